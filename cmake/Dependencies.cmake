@@ -1,0 +1,41 @@
+# Finds every external dependency. Each one comes from a Debian package; when one is
+# missing the configure step stops and names the package to install
+# (or run scripts/install-deps.sh, which installs them all).
+
+function(zone_require found package)
+  if(NOT ${found})
+    message(FATAL_ERROR
+      "Missing dependency: Debian package '${package}'.\n"
+      "Install it with: apt-get install ${package}  (or run scripts/install-deps.sh)")
+  endif()
+endfunction()
+
+find_package(PkgConfig QUIET)
+zone_require(PkgConfig_FOUND pkg-config)
+
+pkg_check_modules(ENET QUIET IMPORTED_TARGET libenet)
+zone_require(ENET_FOUND libenet-dev)
+
+find_package(FlatBuffers CONFIG QUIET)
+zone_require(FlatBuffers_FOUND libflatbuffers-dev)
+find_program(FLATC_EXECUTABLE flatc)
+zone_require(FLATC_EXECUTABLE flatbuffers-compiler)
+
+find_package(fmt CONFIG QUIET)
+zone_require(fmt_FOUND libfmt-dev)
+
+find_package(yaml-cpp CONFIG QUIET)
+zone_require(yaml-cpp_FOUND libyaml-cpp-dev)
+
+find_package(CLI11 CONFIG QUIET)
+zone_require(CLI11_FOUND libcli11-dev)
+
+find_package(nlohmann_json CONFIG QUIET)
+zone_require(nlohmann_json_FOUND nlohmann-json3-dev)
+
+find_package(Threads REQUIRED)
+
+if(ZONE_BUILD_TESTS)
+  find_package(doctest CONFIG QUIET)
+  zone_require(doctest_FOUND doctest-dev)
+endif()

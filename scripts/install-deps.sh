@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the zone server needs, and only those that are missing.
+# Idempotent; needs root (or sudo) only when something is actually missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libenet-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libfmt-dev
+  libyaml-cpp-dev
+  doctest-dev
+  libcli11-dev
+  nlohmann-json3-dev
+  libcpp-httplib-dev
+  libbenchmark-dev
+)
+# Extra packages for optional tooling, requested with --with NAME.
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --with) packages+=("$2"); shift 2 ;;
+    *) echo "install-deps: unknown argument '$1' (expected --with PACKAGE)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root to install ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
