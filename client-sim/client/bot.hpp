@@ -1,0 +1,79 @@
+// One headless client: its connection state, the replica the server's snapshots build,
+// and the inputs it sends. Many bots share one ENet client host; the owner routes each
+// network event to the bot whose peer it concerns.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "net/enet_host.hpp"
+#include "replica/frame_replica.hpp"
+
+namespace zone::client {
+
+struct WelcomeInfo {
+  std::uint32_t entity_id = 0;
+  std::uint32_t server_tick = 0;
+  std::uint32_t tick_rate = 0;
+  float view_radius = 0.0f;
+  float hysteresis = 0.0f;
+  float world_min_x = 0.0f, world_min_y = 0.0f, world_max_x = 0.0f, world_max_y = 0.0f;
+  bool aoi_enabled = true;
+  float max_speed = 0.0f;
+};
+
+struct BotCounters {
+  std::uint64_t packets_in = 0;
+  std::uint64_t bytes_in = 0;
+  std::uint64_t packets_out = 0;
+  std::uint64_t bytes_out = 0;
+  std::uint64_t snapshots = 0;    // snapshot parts received
+  std::uint64_t malformed = 0;    // server packets that failed verification
+};
+
+class Bot {
+ public:
+  enum class Phase : std::uint8_t { kIdle, kConnecting, kAwaitingWelcome, kPlaying, kClosed };
+
+  explicit Bot(std::string name) : name_(std::move(name)) {}
+
+  // Starts connecting; the host delivers the connect event later.
+  void connect(net::EnetHost& host, const std::string& server, std::uint16_t port);
+  // Routed network events.
+  void on_connect(net::EnetHost& host);
+  void on_disconnect(std::uint32_t reason);
+  void on_packet(std::span<const std::uint8_t> bytes);
+  // Sends one input with the given movement intent and the newest complete frame as ack.
+  void send_input(net::EnetHost& host, float move_x, float move_y);
+  // Says goodbye (ClientQuit) and forgets the connection.
+  void quit(net::EnetHost& host);
+
+  Phase phase() const { return phase_; }
+  net::PeerId peer() const { return peer_; }
+  const std::string& name() const { return name_; }
+  const WelcomeInfo& welcome() const { return welcome_; }
+  const replica::FrameReplica& replica() const { return replica_; }
+  replica::FrameReplica& replica() { return replica_; }
+  std::uint32_t disconnect_reason() const { return disconnect_reason_; }
+  const BotCounters& counters() const { return counters_; }
+  std::uint32_t input_sequence() const { return sequence_; }
+  // Protocol version to announce; tests change it to provoke a refusal.
+  void set_protocol_version(std::uint16_t v) { protocol_version_ = v; }
+
+ private:
+  std::string name_;
+  Phase phase_ = Phase::kIdle;
+  net::PeerId peer_;
+  WelcomeInfo welcome_;
+  replica::FrameReplica replica_;
+  std::uint32_t disconnect_reason_ = 0;
+  std::uint32_t sequence_ = 0;
+  std::uint16_t protocol_version_ = 0;  // 0: the current version
+  BotCounters counters_;
+  flatbuffers::FlatBufferBuilder fbb_{128};
+};
+
+}  // namespace zone::client

@@ -1,0 +1,400 @@
+#include "config/config_schema.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "config/config_enums.hpp"
+
+namespace zone::config {
+namespace {
+
+// ---- Limits shared by several rows and checks (documented in configs/zone.yaml). --------
+
+// World coordinates: +-1000 km. The AOI grid refuses anything beyond +-1e7 m; a zone is
+// a few km across, so this is generous while keeping float precision sane.
+constexpr double kMaxCoordinate = 1.0e6;
+// The AOI grid is dense: ceil(W / cell) * ceil(H / cell) cells, 4 bytes each plus
+// bookkeeping. Same cap as aoi::GridAoi::kMaxCells (16 Mi cells, 64 MiB of offsets).
+constexpr double kMaxGridCells = 16777216.0;
+constexpr std::size_t kMaxZoneNameBytes = 64;
+
+// ---- Raw value conversion. ------------------------------------------------------------
+
+bool plain_scalar(const RawValue& v) {
+  return v.kind == RawValue::Kind::kScalar && !v.quoted;
+}
+
+// A YAML number: decimal with optional sign, fraction and exponent. Not .inf/.nan.
+std::optional<double> to_real(std::string_view text) {
+  const bool plus = !text.empty() && text.front() == '+';
+  if (plus) text.remove_prefix(1);
+  if (text.empty() || (plus && text.front() == '-')) return std::nullopt;
+  double out = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  if (ec != std::errc{} || ptr != end || !std::isfinite(out)) return std::nullopt;
+  return out;
+}
+
+struct Integer {
+  bool negative = false;
+  std::uint64_t magnitude = 0;
+};
+
+// A YAML decimal integer with optional sign. "1.0", "1e3" and out-of-range digits fail.
+std::optional<Integer> to_integer(std::string_view text) {
+  Integer out;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    out.negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out.magnitude);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return out;
+}
+
+std::optional<bool> to_bool(std::string_view text) {
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return std::nullopt;
+}
+
+// A string as a double-quoted YAML scalar.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02x}", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// Shortest text that reads back as the same double, with ".0" on whole numbers so that a
+// reader sees a real-valued key ("32.0", "0.2", "1e+20").
+std::string show_real(double v) {
+  std::string out = fmt::format("{}", v);
+  if (out.find_first_not_of("-0123456789") == std::string::npos) out += ".0";
+  return out;
+}
+
+// ---- Member access through a chain of member pointers. ---------------------------------
+//   member<&ZoneConfig::aoi, &AoiConfig::cell_size>(config) -> config.aoi.cell_size
+
+template <auto First, auto... Rest, typename C>
+constexpr auto& member(C& object) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return object.*First;
+  } else {
+    return member<Rest...>(object.*First);
+  }
+}
+
+template <auto... Members>
+using MemberType = std::remove_cvref_t<decltype(member<Members...>(std::declval<ZoneConfig&>()))>;
+
+// ---- Row builders, one per value kind. -------------------------------------------------
+
+struct RealRange {
+  double min;
+  double max;
+  bool min_exclusive;
+};
+constexpr RealRange closed(double min, double max) {
+  return {min, max, false};
+}
+constexpr RealRange above(double min, double max) {
+  return {min, max, true};
+}
+
+template <auto... Members>
+KeySpec real(std::string_view path, RealRange r) {
+  static_assert(std::is_same_v<MemberType<Members...>, double>);
+  const auto in_range = [r](double v) {
+    return std::isfinite(v) && (r.min_exclusive ? v > r.min : v >= r.min) && v <= r.max;
+  };
+  return {
+      path,
+      fmt::format("a number {} {} and <= {}", r.min_exclusive ? ">" : ">=", r.min, r.max),
+      [in_range](const RawValue& raw, ZoneConfig& c) {
+        const auto v = plain_scalar(raw) ? to_real(raw.text) : std::nullopt;
+        if (!v || !in_range(*v)) return false;
+        member<Members...>(c) = *v;
+        return true;
+      },
+      [in_range](const ZoneConfig& c) { return in_range(member<Members...>(c)); },
+      [](const ZoneConfig& c) { return show_real(member<Members...>(c)); },
+  };
+}
+
+template <auto... Members>
+KeySpec integer(std::string_view path, std::uint64_t min, std::uint64_t max) {
+  using T = MemberType<Members...>;
+  static_assert(std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>);
+  max = std::min<std::uint64_t>(max, std::numeric_limits<T>::max());
+  return {
+      path,
+      fmt::format("an integer >= {} and <= {}", min, max),
+      [min, max](const RawValue& raw, ZoneConfig& c) {
+        const auto v = plain_scalar(raw) ? to_integer(raw.text) : std::nullopt;
+        if (!v || (v->negative && v->magnitude != 0)) return false;  // "-0" is zero
+        if (v->magnitude < min || v->magnitude > max) return false;
+        member<Members...>(c) = static_cast<T>(v->magnitude);
+        return true;
+      },
+      [min, max](const ZoneConfig& c) {
+        const std::uint64_t v = member<Members...>(c);
+        return v >= min && v <= max;
+      },
+      [](const ZoneConfig& c) { return fmt::format("{}", member<Members...>(c)); },
+  };
+}
+
+template <auto... Members>
+KeySpec boolean(std::string_view path) {
+  static_assert(std::is_same_v<MemberType<Members...>, bool>);
+  return {
+      path,
+      "true or false",
+      [](const RawValue& raw, ZoneConfig& c) {
+        const auto v = plain_scalar(raw) ? to_bool(raw.text) : std::nullopt;
+        if (!v) return false;
+        member<Members...>(c) = *v;
+        return true;
+      },
+      [](const ZoneConfig&) { return true; },
+      [](const ZoneConfig& c) { return std::string(member<Members...>(c) ? "true" : "false"); },
+  };
+}
+
+template <auto... Members, typename E, std::size_t N>
+KeySpec choice(std::string_view path, const std::array<EnumName<E>, N>& table) {
+  static_assert(std::is_same_v<MemberType<Members...>, E>);
+  const auto* names = &table;  // a static table: outlives the schema
+  return {
+      path,
+      fmt::format("one of {}", enum_choices(table, ", ")),
+      [names](const RawValue& raw, ZoneConfig& c) {
+        // Quoted names are accepted too: an enum value is a word either way.
+        const auto v =
+            raw.kind == RawValue::Kind::kScalar ? enum_from_name(*names, raw.text) : std::nullopt;
+        if (!v) return false;
+        member<Members...>(c) = *v;
+        return true;
+      },
+      [names](const ZoneConfig& c) { return !enum_name(*names, member<Members...>(c)).empty(); },
+      [names](const ZoneConfig& c) {
+        const auto name = enum_name(*names, member<Members...>(c));
+        return name.empty() ? fmt::format("{}", static_cast<int>(member<Members...>(c)))
+                            : std::string(name);
+      },
+  };
+}
+
+template <auto... Members>
+KeySpec text(std::string_view path, std::string expected, bool (*acceptable)(std::string_view)) {
+  static_assert(std::is_same_v<MemberType<Members...>, std::string>);
+  return {
+      path,
+      std::move(expected),
+      [acceptable](const RawValue& raw, ZoneConfig& c) {
+        if (raw.kind != RawValue::Kind::kScalar || !acceptable(raw.text)) return false;
+        member<Members...>(c) = raw.text;
+        return true;
+      },
+      [acceptable](const ZoneConfig& c) { return acceptable(member<Members...>(c)); },
+      [](const ZoneConfig& c) { return quote(member<Members...>(c)); },
+  };
+}
+
+// ---- String predicates. ----------------------------------------------------------------
+
+bool valid_zone_name(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxZoneNameBytes &&
+         std::none_of(s.begin(), s.end(), [](char ch) {
+           const auto c = static_cast<unsigned char>(ch);
+           return c < 0x20 || c == 0x7f;
+         });
+}
+
+bool valid_ipv4(std::string_view s) {
+  if (s.empty() || s.find('\0') != std::string_view::npos) return false;
+  const std::string text(s);
+  in_addr address{};
+  return inet_pton(AF_INET, text.c_str(), &address) == 1;
+}
+
+// ---- Cross-field checks. ---------------------------------------------------------------
+
+std::optional<std::string> check_axis(double min, double max, std::string_view min_key) {
+  if (min < max) return std::nullopt;
+  return fmt::format("must be greater than {} ({}), got {}", min_key, min, max);
+}
+
+double grid_cells(const WorldConfig& w, double cell) {
+  return std::ceil((w.max_x - w.min_x) / cell) * std::ceil((w.max_y - w.min_y) / cell);
+}
+
+std::optional<std::string> check_grid(const ZoneConfig& c) {
+  const WorldConfig& w = c.world;
+  if (!(w.min_x < w.max_x && w.min_y < w.max_y && c.aoi.cell_size > 0.0)) return std::nullopt;
+  const double cells = grid_cells(w, c.aoi.cell_size);
+  if (cells <= kMaxGridCells) return std::nullopt;
+  // The smallest workable cell size, for the hint: start from the area bound, nudge up.
+  double hint = std::sqrt((w.max_x - w.min_x) * (w.max_y - w.min_y) / kMaxGridCells);
+  while (grid_cells(w, hint) > kMaxGridCells) hint *= 1.001;
+  return fmt::format(
+      "the AOI grid would have {:.0f} cells for a {} x {} m world, more than {:.0f}; expected a "
+      "cell size of at least {:.3f}, got {}",
+      cells, w.max_x - w.min_x, w.max_y - w.min_y, kMaxGridCells, std::ceil(hint * 1000) / 1000,
+      c.aoi.cell_size);
+}
+
+}  // namespace
+
+std::string describe_found(const RawValue& value) {
+  switch (value.kind) {
+    case RawValue::Kind::kNull:
+      return "an empty value";
+    case RawValue::Kind::kSequence:
+      return "a list";
+    case RawValue::Kind::kMap:
+      return "a map";
+    case RawValue::Kind::kScalar:
+      break;
+  }
+  constexpr std::size_t kMaxShown = 60;
+  std::string shown;
+  for (const char ch : value.text) {
+    if (shown.size() >= kMaxShown) {
+      shown += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    shown += c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, ch);
+  }
+  const bool looks_typed = to_real(value.text) || to_bool(value.text);
+  if (value.quoted && looks_typed) return fmt::format("\"{}\" (a quoted string)", shown);
+  if (!value.quoted && looks_typed) return shown;
+  return fmt::format("'{}'", shown);
+}
+
+// clang-format off
+const std::vector<KeySpec>& schema() {
+  static const std::vector<KeySpec> table = {
+    text<&ZoneConfig::name>("zone.name", "a non-empty string of at most 64 bytes, no control characters", valid_zone_name),
+
+    real<&ZoneConfig::world, &WorldConfig::min_x>("world.min_x", closed(-kMaxCoordinate, kMaxCoordinate)),
+    real<&ZoneConfig::world, &WorldConfig::min_y>("world.min_y", closed(-kMaxCoordinate, kMaxCoordinate)),
+    real<&ZoneConfig::world, &WorldConfig::max_x>("world.max_x", closed(-kMaxCoordinate, kMaxCoordinate)),
+    real<&ZoneConfig::world, &WorldConfig::max_y>("world.max_y", closed(-kMaxCoordinate, kMaxCoordinate)),
+
+    integer<&ZoneConfig::tick, &TickConfig::rate_hz>("tick.rate_hz", 1, 1000),
+
+    boolean<&ZoneConfig::aoi, &AoiConfig::enabled>("aoi.enabled"),
+    real<&ZoneConfig::aoi, &AoiConfig::cell_size>("aoi.cell_size", above(0, 10000)),
+    real<&ZoneConfig::aoi, &AoiConfig::view_radius>("aoi.view_radius", above(0, 10000)),
+    real<&ZoneConfig::aoi, &AoiConfig::hysteresis>("aoi.hysteresis", closed(0, 1000)),
+
+    integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, 4095),
+    real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),
+    integer<&ZoneConfig::players, &PlayerConfig::max_name_length>("players.max_name_length", 1, 255),
+    integer<&ZoneConfig::players, &PlayerConfig::max_health>("players.max_health", 1, 65535),
+
+    integer<&ZoneConfig::npcs, &NpcConfig::count>("npcs.count", 0, 1000000),
+    integer<&ZoneConfig::npcs, &NpcConfig::seed>("npcs.seed", 0, std::numeric_limits<std::uint64_t>::max()),
+    choice<&ZoneConfig::npcs, &NpcConfig::behaviour>("npcs.behaviour", kNpcBehaviourNames),
+    real<&ZoneConfig::npcs, &NpcConfig::speed>("npcs.speed", closed(0, 100)),
+    real<&ZoneConfig::npcs, &NpcConfig::turn_rate>("npcs.turn_rate", closed(0, 100)),
+    real<&ZoneConfig::npcs, &NpcConfig::patrol_length>("npcs.patrol_length", above(0, 100000)),
+    real<&ZoneConfig::npcs, &NpcConfig::idle_fraction>("npcs.idle_fraction", closed(0, 1)),
+    integer<&ZoneConfig::npcs, &NpcConfig::max_health>("npcs.max_health", 1, 65535),
+
+    text<&ZoneConfig::network, &NetworkConfig::bind_address>("network.bind_address", "an IPv4 address in dotted-quad form, e.g. 0.0.0.0 (all interfaces) or 127.0.0.1", valid_ipv4),
+    integer<&ZoneConfig::network, &NetworkConfig::port>("network.port", 0, 65535),
+    integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 1, 255),
+    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, 1400),
+    integer<&ZoneConfig::network, &NetworkConfig::client_bandwidth>("network.client_bandwidth", 1000, 100000000),
+    integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
+    integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, 256),
+    integer<&ZoneConfig::network, &NetworkConfig::timeout_ms>("network.timeout_ms", 100, 600000),
+
+    integer<&ZoneConfig::limits, &LimitsConfig::max_client_packet_bytes>("limits.max_client_packet_bytes", 64, 65536),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_inputs_per_second>("limits.max_inputs_per_second", 1, 10000),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_bad_packets>("limits.max_bad_packets", 0, 1000000),
+
+    choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
+    integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),
+  };
+  return table;
+}
+
+const std::vector<CrossCheck>& cross_checks() {
+  static const std::vector<CrossCheck> checks = {
+    {{"world.max_x", "world.min_x"}, [](const ZoneConfig& c) { return check_axis(c.world.min_x, c.world.max_x, "world.min_x"); }},
+    {{"world.max_y", "world.min_y"}, [](const ZoneConfig& c) { return check_axis(c.world.min_y, c.world.max_y, "world.min_y"); }},
+    {{"aoi.cell_size", "world.min_x", "world.max_x", "world.min_y", "world.max_y"}, check_grid},
+    {{"network.client_bandwidth", "network.max_packet_bytes"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.network.client_bandwidth >= c.network.max_packet_bytes) return std::nullopt;
+      return fmt::format("must be at least network.max_packet_bytes ({}) so that a client can receive one full packet per second, got {}",
+                         c.network.max_packet_bytes, c.network.client_bandwidth);
+    }},
+    {{"network.snapshot_interval_ticks", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.network.snapshot_interval_ticks <= c.tick.rate_hz) return std::nullopt;
+      return fmt::format("must be at most tick.rate_hz ({}) so that clients get at least one snapshot per second, got {}",
+                         c.tick.rate_hz, c.network.snapshot_interval_ticks);
+    }},
+  };
+  return checks;
+}
+// clang-format on
+
+const KeySpec* find_key(std::string_view path) {
+  for (const KeySpec& k : schema()) {
+    if (k.path == path) return &k;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string_view>& sections() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const KeySpec& k : schema()) {
+      if (std::find(out.begin(), out.end(), k.section()) == out.end()) out.push_back(k.section());
+    }
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace zone::config

@@ -1,0 +1,86 @@
+// The zone server's configuration: every tuning knob, with its default.
+//
+// Loaded from YAML (configs/zone.yaml documents each key), overridden by command-line
+// flags, then validated as a whole. This header is plain data; config_loader.hpp reads
+// and checks it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace zone::config {
+
+enum class NpcBehaviour : std::uint8_t { kIdle, kWander, kPatrol };
+enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
+
+struct WorldConfig {
+  double min_x = 0.0;  // metres
+  double min_y = 0.0;
+  double max_x = 2000.0;
+  double max_y = 2000.0;
+};
+
+struct TickConfig {
+  std::uint32_t rate_hz = 20;  // authoritative simulation ticks per second
+};
+
+struct AoiConfig {
+  bool enabled = true;        // false: every client is sent every entity (broadcast baseline)
+  double cell_size = 32.0;    // metres
+  double view_radius = 30.0;  // metres, default for players
+  double hysteresis = 2.0;    // metres; leave only beyond view_radius + hysteresis
+};
+
+struct PlayerConfig {
+  std::uint32_t max_players = 1000;
+  double max_speed = 7.0;                // m/s; input intents are clamped to this
+  std::uint32_t max_name_length = 32;    // bytes of UTF-8
+  std::uint16_t max_health = 100;
+};
+
+struct NpcConfig {
+  std::uint32_t count = 200;
+  std::uint64_t seed = 1;                // placement and behaviour are reproducible
+  NpcBehaviour behaviour = NpcBehaviour::kWander;
+  double speed = 3.0;                    // m/s
+  double turn_rate = 1.0;                // rad/s, maximum random heading change (wander)
+  double patrol_length = 200.0;          // metres, leg length (patrol)
+  double idle_fraction = 0.2;            // share of time a wandering NPC stands still
+  std::uint16_t max_health = 100;
+};
+
+struct NetworkConfig {
+  std::string bind_address = "0.0.0.0";
+  std::uint16_t port = 7777;             // 0 = pick an ephemeral port (tests)
+  std::uint32_t channel_limit = 2;       // ENet channels per peer
+  std::uint32_t max_packet_bytes = 1200; // payload of one unreliable datagram, MTU-safe
+  std::uint32_t client_bandwidth = 16000;  // bytes/s budget of updates per client
+  std::uint32_t snapshot_interval_ticks = 1;  // send a snapshot every N ticks
+  std::uint32_t history_ticks = 32;      // per-client sent-frame history (delta baselines)
+  std::uint32_t timeout_ms = 5000;       // disconnect a silent client after this
+};
+
+struct LimitsConfig {
+  std::uint32_t max_client_packet_bytes = 512;  // larger client packets are dropped
+  std::uint32_t max_inputs_per_second = 60;     // more is an input flood
+  std::uint32_t max_bad_packets = 20;           // per client, before it is disconnected
+};
+
+struct LogConfig {
+  LogLevel level = LogLevel::kInfo;
+  std::uint32_t status_interval_s = 10;
+};
+
+struct ZoneConfig {
+  std::string name = "zone";
+  WorldConfig world;
+  TickConfig tick;
+  AoiConfig aoi;
+  PlayerConfig players;
+  NpcConfig npcs;
+  NetworkConfig network;
+  LimitsConfig limits;
+  LogConfig log;
+};
+
+}  // namespace zone::config

@@ -1,0 +1,121 @@
+// A thin, allocation-aware wrapper over one ENet host (server or client side).
+//
+// Peers are named by PeerId (slot index + connection generation) rather than raw
+// ENetPeer pointers, so a stale id from a closed connection can never reach the next
+// client that ENet puts in the same slot. Events are pulled one at a time; a received
+// packet stays valid until the next call to next_event().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct _ENetHost;
+struct _ENetPeer;
+struct _ENetPacket;
+
+namespace zone::net {
+
+struct PeerId {
+  std::uint32_t index = 0xFFFFFFFFu;
+  std::uint32_t generation = 0;
+  bool valid() const { return index != 0xFFFFFFFFu; }
+  friend bool operator==(PeerId, PeerId) = default;
+};
+
+enum class Delivery : std::uint8_t {
+  kReliable,    // retransmitted until acknowledged, ordered
+  kUnreliable,  // sent once; must fit one datagram (never fragmented)
+};
+
+struct NetEvent {
+  enum class Type : std::uint8_t { kConnect, kDisconnect, kReceive };
+  Type type = Type::kReceive;
+  PeerId peer;
+  std::uint32_t data = 0;             // connect/disconnect data (a reason code)
+  std::uint8_t channel = 0;
+  std::span<const std::uint8_t> bytes;  // kReceive only
+};
+
+struct TrafficStats {
+  std::uint64_t packets_in = 0;
+  std::uint64_t packets_out = 0;
+  std::uint64_t payload_bytes_in = 0;
+  std::uint64_t payload_bytes_out = 0;
+  std::uint64_t wire_bytes_in = 0;   // UDP payload including ENet's own headers
+  std::uint64_t wire_bytes_out = 0;
+  std::uint64_t send_refused = 0;    // oversize unreliable packets, dead peers
+};
+
+struct HostOptions {
+  std::string bind_address;         // empty: client host, not bound to a known port
+  std::uint16_t port = 0;           // 0 with a bind address: ephemeral port
+  std::size_t max_peers = 64;
+  std::size_t channels = 2;
+  std::size_t max_unreliable_bytes = 1200;
+  std::uint32_t timeout_ms = 5000;  // a peer silent this long is disconnected
+};
+
+class NetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ENet's process-wide setup (enet_initialize / enet_deinitialize), owned by main().
+class EnetLibrary {
+ public:
+  EnetLibrary();
+  ~EnetLibrary();
+  EnetLibrary(const EnetLibrary&) = delete;
+  EnetLibrary& operator=(const EnetLibrary&) = delete;
+};
+
+class EnetHost {
+ public:
+  // Throws NetError with a readable message (address in use, bad address, ...).
+  explicit EnetHost(const HostOptions& options);
+  ~EnetHost();
+  EnetHost(const EnetHost&) = delete;
+  EnetHost& operator=(const EnetHost&) = delete;
+
+  std::uint16_t port() const;  // the bound port, resolved when 0 was asked
+
+  // Sends what is queued and receives what has arrived, for up to timeout_ms (0: one
+  // pass). Received events are queued for next_event(); nothing is dispatched here.
+  void service(std::uint32_t timeout_ms);
+  // Pops the next queued event without touching the socket, so a flood of datagrams can
+  // only ever be drained up to what one service() call read.
+  bool next_event(NetEvent& out);
+
+  // Client side: starts a connection; the kConnect event arrives later.
+  PeerId connect(const std::string& host, std::uint16_t port, std::uint32_t data = 0);
+
+  bool send(PeerId peer, std::span<const std::uint8_t> bytes, Delivery delivery,
+            std::uint8_t channel = 0);
+  // Graceful: queued packets go first, then the peer gets a disconnect with `reason`.
+  void disconnect(PeerId peer, std::uint32_t reason);
+  // Immediate: the peer is dropped now (it is told once, unreliably).
+  void disconnect_now(PeerId peer, std::uint32_t reason);
+  void flush();
+
+  bool connected(PeerId peer) const;
+  std::uint32_t round_trip_ms(PeerId peer) const;
+  std::size_t connected_peers() const;
+  const TrafficStats& stats() const { return stats_; }
+
+ private:
+  _ENetPeer* peer_of(PeerId id) const;
+  PeerId id_of(_ENetPeer* peer) const;
+
+  HostOptions options_;
+  _ENetHost* host_ = nullptr;
+  _ENetPacket* held_packet_ = nullptr;   // the packet behind the last kReceive event
+  std::vector<std::uint32_t> generation_;  // per peer slot, bumped on each connect
+  std::vector<std::uint8_t> outgoing_;     // per peer slot: connect() awaiting its event
+  TrafficStats stats_;
+};
+
+}  // namespace zone::net

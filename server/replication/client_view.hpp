@@ -1,0 +1,61 @@
+// Everything the server remembers about what one client knows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "protocol/zone_generated.h"
+#include "world/entity.hpp"
+
+namespace zone::replication {
+
+using protocol::EntityState;
+
+// One frame as the client holds it once it has received every part of that tick on
+// top of its baseline: the state of each entity in its view, sorted by id.
+struct Frame {
+  std::uint32_t tick = 0;
+  std::vector<EntityState> entities;
+};
+
+// The last `size` frames sent, by tick. Slots are reused, so steady state allocates
+// nothing once every vector has grown to its working size.
+class FrameHistory {
+ public:
+  FrameHistory() : FrameHistory(32) {}
+  explicit FrameHistory(std::uint32_t size) : frames_(size) {}
+  const Frame* find(std::uint32_t tick) const {
+    const Frame& f = frames_[tick % frames_.size()];
+    return (tick != 0 && f.tick == tick) ? &f : nullptr;
+  }
+  Frame& slot_for(std::uint32_t tick) {
+    Frame& f = frames_[tick % frames_.size()];
+    f.tick = tick;
+    return f;
+  }
+  std::uint32_t size() const { return static_cast<std::uint32_t>(frames_.size()); }
+
+ private:
+  std::vector<Frame> frames_;
+};
+
+// An entity in the client's view (from AOI enter/leave events), with its send priority.
+struct InterestEntry {
+  world::EntityId id;
+  std::uint32_t slot;     // the entity's world slot
+  float priority = 0.0f;  // grows every tick a pending change is deferred
+};
+
+struct ClientView {
+  bool active = false;
+  std::uint32_t player_slot = 0;
+  world::EntityId player_id = world::kNoEntity;
+  std::vector<InterestEntry> interest;  // sorted by id
+  FrameHistory history;
+  std::uint32_t acked_tick = 0;         // newest frame the client confirmed complete
+  std::uint32_t last_sent_tick = 0;
+  std::uint32_t last_input_sequence = 0;
+  double tokens = 0.0;                  // bandwidth budget, bytes
+};
+
+}  // namespace zone::replication

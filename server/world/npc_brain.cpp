@@ -1,0 +1,60 @@
+#include "world/npc_brain.hpp"
+
+#include <cmath>
+
+namespace zone::world {
+namespace {
+
+void walk(Entity& npc, double speed) {
+  npc.vx = std::cos(npc.heading) * speed;
+  npc.vy = std::sin(npc.heading) * speed;
+}
+
+void stand(Entity& npc) {
+  npc.vx = 0.0;
+  npc.vy = 0.0;
+}
+
+void think_wander(NpcBrain& b, Entity& npc, const NpcParams& p, SplitMix64& rng, double dt) {
+  b.timer -= dt;
+  if (b.timer <= 0.0) {
+    // Alternate walks and rests; rest phases are sized so that resting takes about
+    // idle_fraction of the time on average.
+    const double walk_s = rng.range(2.0, 8.0);
+    if (!b.resting && rng.u01() < p.idle_fraction) {
+      b.resting = true;
+      b.timer = walk_s * p.idle_fraction / std::max(1e-6, 1.0 - p.idle_fraction);
+    } else {
+      b.resting = false;
+      b.timer = walk_s;
+    }
+  }
+  if (b.resting) {
+    stand(npc);
+    return;
+  }
+  npc.heading += (rng.u01() - 0.5) * 2.0 * p.turn_rate * dt;
+  walk(npc, p.speed);
+}
+
+void think_patrol(NpcBrain& b, Entity& npc, const NpcParams& p) {
+  // Position along the leg; turn round at either end.
+  const double along = (npc.x - b.anchor_x) * b.axis_x + (npc.y - b.anchor_y) * b.axis_y;
+  const double half = p.patrol_length * 0.5;
+  if (along >= half) b.sign = -1.0;
+  if (along <= -half) b.sign = 1.0;
+  npc.heading = std::atan2(b.axis_y * b.sign, b.axis_x * b.sign);
+  walk(npc, p.speed);
+}
+
+}  // namespace
+
+void think(NpcBrain& brain, Entity& npc, const NpcParams& params, SplitMix64& rng, double dt) {
+  switch (params.behaviour) {
+    case NpcBehaviour::kIdle: stand(npc); break;
+    case NpcBehaviour::kWander: think_wander(brain, npc, params, rng, dt); break;
+    case NpcBehaviour::kPatrol: think_patrol(brain, npc, params); break;
+  }
+}
+
+}  // namespace zone::world

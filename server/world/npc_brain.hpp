@@ -1,0 +1,39 @@
+// NPC behaviour: a per-NPC state machine stepped once per tick. Behaviours are an enum
+// switched on in one loop over contiguous brains, not virtual calls per NPC.
+#pragma once
+
+#include <cstdint>
+
+#include "world/entity.hpp"
+#include "world/splitmix64.hpp"
+
+namespace zone::world {
+
+enum class NpcBehaviour : std::uint8_t { kIdle, kWander, kPatrol };
+
+struct NpcParams {
+  std::uint32_t count = 0;
+  std::uint64_t seed = 1;
+  NpcBehaviour behaviour = NpcBehaviour::kWander;
+  double speed = 3.0;          // m/s
+  double turn_rate = 1.0;      // rad/s of random heading drift while wandering
+  double patrol_length = 200;  // metres per patrol leg
+  double idle_fraction = 0.2;  // share of time a wanderer stands still
+  std::uint16_t max_health = 100;
+};
+
+struct NpcBrain {
+  std::uint32_t slot = 0;
+  double timer = 0.0;     // seconds left in the current phase
+  bool resting = false;   // wander: standing still
+  double anchor_x = 0.0;  // patrol: centre of the leg
+  double anchor_y = 0.0;
+  double axis_x = 1.0;    // patrol: unit direction of the leg
+  double axis_y = 0.0;
+  double sign = 1.0;      // patrol: which way along the leg
+};
+
+// Sets the NPC's velocity and heading for this tick.
+void think(NpcBrain& brain, Entity& npc, const NpcParams& params, SplitMix64& rng, double dt);
+
+}  // namespace zone::world

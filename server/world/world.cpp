@@ -1,0 +1,167 @@
+#include "world/world.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+
+namespace zone::world {
+
+World::World(const WorldParams& params)
+    : params_(params),
+      aoi_(params.grid),
+      spawn_rng_(params.spawn_seed),
+      npc_rng_(params.npcs.seed) {}
+
+double World::effective_player_radius() const {
+  if (!params_.broadcast) return params_.player_view_radius;
+  const aoi::Bounds& b = params_.grid.bounds;
+  return std::hypot(b.max.x - b.min.x, b.max.y - b.min.y) + 1.0;
+}
+
+std::uint32_t World::place(EntityKind kind, std::string name, double x, double y, double heading,
+                           double radius, bool observer, std::uint16_t max_health) {
+  const aoi::EntityHandle h = aoi_.add({x, y}, radius, observer);
+  if (!h.valid()) throw std::logic_error("world: AOI refused a spawn inside the world bounds");
+  if (h.index >= entities_.size()) entities_.resize(h.index + 1);
+  Entity& e = entities_[h.index];
+  e = Entity{};
+  e.id = next_id_++;
+  e.kind = kind;
+  e.aoi = h;
+  e.x = x;
+  e.y = y;
+  e.heading = heading;
+  e.health = max_health;
+  e.max_health = max_health;
+  e.name = std::move(name);
+  slot_of_id_[e.id] = h.index;
+  return h.index;
+}
+
+std::uint32_t World::spawn_player(std::string name) {
+  const aoi::Bounds& b = params_.grid.bounds;
+  const double x = spawn_rng_.range(b.min.x, b.max.x);
+  const double y = spawn_rng_.range(b.min.y, b.max.y);
+  ++players_;
+  return place(EntityKind::kPlayer, std::move(name), x, y, 0.0, effective_player_radius(), true,
+               params_.player_max_health);
+}
+
+void World::spawn_npcs() {
+  const aoi::Bounds& b = params_.grid.bounds;
+  const NpcParams& p = params_.npcs;
+  for (std::uint32_t i = 0; i < p.count; ++i) {
+    const double x = npc_rng_.range(b.min.x, b.max.x);
+    const double y = npc_rng_.range(b.min.y, b.max.y);
+    const double heading = npc_rng_.u01() * 2.0 * std::numbers::pi;
+    const std::uint32_t slot = place(EntityKind::kNpc, "npc-" + std::to_string(i + 1), x, y,
+                                     heading, 0.0, false, p.max_health);
+    NpcBrain brain;
+    brain.slot = slot;
+    brain.anchor_x = x;
+    brain.anchor_y = y;
+    const double axis = npc_rng_.u01() * std::numbers::pi;
+    brain.axis_x = std::cos(axis);
+    brain.axis_y = std::sin(axis);
+    brain.timer = npc_rng_.range(0.0, 3.0);
+    npcs_.push_back(brain);
+  }
+}
+
+void World::despawn(std::uint32_t slot) {
+  Entity& e = entities_[slot];
+  if (!e.live()) return;
+  aoi_.remove(e.aoi);
+  slot_of_id_.erase(e.id);
+  if (e.kind == EntityKind::kPlayer) {
+    --players_;
+  } else {
+    std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
+  }
+  e.despawned = true;
+  e.vx = e.vy = 0.0;
+}
+
+const Entity* World::find(EntityId id) const {
+  auto it = slot_of_id_.find(id);
+  return it == slot_of_id_.end() ? nullptr : &entities_[it->second];
+}
+
+void World::set_intent(std::uint32_t slot, double mx, double my) {
+  Entity& e = entities_[slot];
+  if (!std::isfinite(mx) || !std::isfinite(my)) mx = my = 0.0;
+  const double len = std::hypot(mx, my);
+  if (len > 1.0) {
+    mx /= len;
+    my /= len;
+  }
+  e.vx = mx * params_.player_max_speed;
+  e.vy = my * params_.player_max_speed;
+  if (e.moving()) e.heading = std::atan2(e.vy, e.vx);
+}
+
+void World::keep_inside(Entity& e, bool reflect) {
+  const aoi::Bounds& b = params_.grid.bounds;
+  // NPCs bounce off the world's edge; players are stopped by it.
+  if (e.x < b.min.x || e.x > b.max.x) {
+    e.x = std::clamp(e.x, b.min.x, b.max.x);
+    if (reflect) {
+      e.heading = std::numbers::pi - e.heading;
+      e.vx = -e.vx;
+    }
+  }
+  if (e.y < b.min.y || e.y > b.max.y) {
+    e.y = std::clamp(e.y, b.min.y, b.max.y);
+    if (reflect) {
+      e.heading = -e.heading;
+      e.vy = -e.vy;
+    }
+  }
+}
+
+void World::step(double dt) {
+  for (NpcBrain& brain : npcs_) {
+    think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
+  }
+  for (Entity& e : entities_) {
+    if (!e.live() || !e.moving()) continue;
+    e.x += e.vx * dt;
+    e.y += e.vy * dt;
+    keep_inside(e, e.kind == EntityKind::kNpc);
+    aoi_.move(e.aoi, {e.x, e.y});
+  }
+}
+
+bool World::set_player_view_radius(double radius) {
+  params_.player_view_radius = radius;
+  const double r = effective_player_radius();
+  bool ok = true;
+  for (const Entity& e : entities_) {
+    if (e.live() && e.kind == EntityKind::kPlayer) ok &= aoi_.set_view_radius(e.aoi, r);
+  }
+  return ok;
+}
+
+bool World::set_hysteresis(double hysteresis) {
+  if (aoi_.set_hysteresis(hysteresis) != aoi::ConfigError::kNone) return false;
+  params_.grid.hysteresis = hysteresis;
+  return true;
+}
+
+bool World::set_cell_size(double cell_size) {
+  if (aoi_.set_cell_size(cell_size) != aoi::ConfigError::kNone) return false;
+  params_.grid.cell_size = cell_size;
+  return true;
+}
+
+void World::set_npc_params(const NpcParams& npcs) {
+  // The population is fixed at start-up; behaviour and speeds can change live.
+  const std::uint32_t count = params_.npcs.count;
+  const std::uint64_t seed = params_.npcs.seed;
+  params_.npcs = npcs;
+  params_.npcs.count = count;
+  params_.npcs.seed = seed;
+}
+
+}  // namespace zone::world

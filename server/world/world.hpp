@@ -1,0 +1,92 @@
+// The zone's entities: players and NPCs, their movement, and the AOI that tracks them.
+//
+// Entities live in a dense vector indexed by their AOI slot, so the AOI's events point
+// straight at them. Movement is authoritative: players send intents (a direction of
+// length <= 1), the world turns them into velocities clamped to the maximum speed and
+// keeps every entity inside the world bounds.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "aoi/grid_aoi.hpp"
+#include "world/entity.hpp"
+#include "world/npc_brain.hpp"
+#include "world/splitmix64.hpp"
+
+namespace zone::world {
+
+struct WorldParams {
+  aoi::GridConfig grid;
+  double player_view_radius = 30.0;
+  bool broadcast = false;        // players see the whole world (AOI off baseline)
+  double player_max_speed = 7.0; // m/s
+  std::uint16_t player_max_health = 100;
+  std::uint64_t spawn_seed = 1;  // player spawn points
+  NpcParams npcs;
+};
+
+class World {
+ public:
+  explicit World(const WorldParams& params);
+
+  // Places a player at a random point of the world; returns its slot. The record stays
+  // at that slot until the entity is despawned and its slot reused.
+  std::uint32_t spawn_player(std::string name);
+  // Places the configured NPCs (seeded, reproducible).
+  void spawn_npcs();
+  void despawn(std::uint32_t slot);
+
+  // Movement intent for a player: (mx, my) with length <= 1, scaled by max speed.
+  // Longer vectors are shortened; non-finite ones stop the player.
+  void set_intent(std::uint32_t slot, double mx, double my);
+
+  // NPC behaviour and movement integration for one tick of dt seconds.
+  void step(double dt);
+  // Brings the AOI up to date; the events are valid until the next call.
+  std::span<const aoi::VisibilityEvent> update_aoi() { return aoi_.update(); }
+
+  const Entity& entity(std::uint32_t slot) const { return entities_[slot]; }
+  const Entity* find(EntityId id) const;
+  const aoi::GridAoi& aoi() const { return aoi_; }
+  std::uint32_t player_count() const { return players_; }
+  std::uint32_t npc_count() const { return static_cast<std::uint32_t>(npcs_.size()); }
+  const WorldParams& params() const { return params_; }
+  // Radius a player observes with: the configured one, or the whole world when the AOI
+  // is switched off.
+  double effective_player_radius() const;
+  // Every live entity's slot, in slot order (ground-truth dumps, tests).
+  template <typename Fn>
+  void for_each_entity(Fn&& fn) const {
+    for (std::uint32_t s = 0; s < entities_.size(); ++s) {
+      if (entities_[s].live()) fn(s, entities_[s]);
+    }
+  }
+
+  // Run-time tuning (config reload). Returns false if the AOI refused the value.
+  bool set_player_view_radius(double radius);
+  bool set_hysteresis(double hysteresis);
+  bool set_cell_size(double cell_size);
+  void set_npc_params(const NpcParams& npcs);
+  void set_player_max_speed(double speed) { params_.player_max_speed = speed; }
+
+ private:
+  std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
+                      double radius, bool observer, std::uint16_t max_health);
+  void keep_inside(Entity& e, bool reflect);
+
+  WorldParams params_;
+  aoi::GridAoi aoi_;
+  std::vector<Entity> entities_;  // by AOI slot; see Entity::live()
+  std::vector<NpcBrain> npcs_;
+  std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
+  EntityId next_id_ = 1;
+  std::uint32_t players_ = 0;
+  SplitMix64 spawn_rng_;
+  SplitMix64 npc_rng_;
+};
+
+}  // namespace zone::world

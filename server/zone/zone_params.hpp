@@ -1,0 +1,66 @@
+// Translation from the config file's shape to each layer's own parameters, so that no
+// layer below the zone depends on the config format.
+#pragma once
+
+#include "config/zone_config.hpp"
+#include "net/enet_host.hpp"
+#include "replication/replicator.hpp"
+#include "world/world.hpp"
+
+namespace zone {
+
+inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
+  world::NpcParams p;
+  p.count = c.count;
+  p.seed = c.seed;
+  switch (c.behaviour) {
+    case config::NpcBehaviour::kIdle: p.behaviour = world::NpcBehaviour::kIdle; break;
+    case config::NpcBehaviour::kWander: p.behaviour = world::NpcBehaviour::kWander; break;
+    case config::NpcBehaviour::kPatrol: p.behaviour = world::NpcBehaviour::kPatrol; break;
+  }
+  p.speed = c.speed;
+  p.turn_rate = c.turn_rate;
+  p.patrol_length = c.patrol_length;
+  p.idle_fraction = c.idle_fraction;
+  p.max_health = c.max_health;
+  return p;
+}
+
+inline world::WorldParams make_world_params(const config::ZoneConfig& c) {
+  world::WorldParams p;
+  p.grid.bounds = {{c.world.min_x, c.world.min_y}, {c.world.max_x, c.world.max_y}};
+  p.grid.cell_size = c.aoi.cell_size;
+  p.grid.hysteresis = c.aoi.hysteresis;
+  p.player_view_radius = c.aoi.view_radius;
+  p.broadcast = !c.aoi.enabled;
+  p.player_max_speed = c.players.max_speed;
+  p.player_max_health = c.players.max_health;
+  p.spawn_seed = c.npcs.seed ^ 0x5A17E5EEDull;
+  p.npcs = make_npc_params(c.npcs);
+  return p;
+}
+
+inline replication::ReplicationParams make_replication_params(const config::ZoneConfig& c) {
+  replication::ReplicationParams p;
+  p.tick_rate = c.tick.rate_hz;
+  p.max_packet_bytes = c.network.max_packet_bytes;
+  p.client_bandwidth = c.network.client_bandwidth;
+  p.snapshot_interval = c.network.snapshot_interval_ticks;
+  p.history_ticks = c.network.history_ticks;
+  return p;
+}
+
+inline net::HostOptions make_host_options(const config::ZoneConfig& c) {
+  net::HostOptions o;
+  o.bind_address = c.network.bind_address;
+  o.port = c.network.port;
+  // A few slots beyond max_players, so a full server can still tell a newcomer why it
+  // is refused instead of leaving its connection attempt unanswered.
+  o.max_peers = c.players.max_players + 16;
+  o.channels = c.network.channel_limit;
+  o.max_unreliable_bytes = c.network.max_packet_bytes;
+  o.timeout_ms = c.network.timeout_ms;
+  return o;
+}
+
+}  // namespace zone

@@ -1,0 +1,284 @@
+#include "zone/zone_server.hpp"
+
+#include <cmath>
+#include <thread>
+
+#include "protocol/codec.hpp"
+#include "zone/zone_params.hpp"
+
+namespace zone {
+
+using protocol::DisconnectReason;
+
+namespace {
+
+constexpr std::uint8_t kReliableChannel = 0;
+constexpr std::uint8_t kSnapshotChannel = 1;
+// Bound on events taken from the transport in one tick, so a flood cannot stall it;
+// the rest wait for the next tick.
+constexpr std::size_t kMaxEventsPerTick = 20000;
+// A movement intent is a direction of length <= 1; components far beyond that mean a
+// broken or hostile client, not a fast one.
+constexpr float kMaxIntentComponent = 16.0f;
+
+bool printable_name(std::string_view name) {
+  for (const unsigned char ch : name) {
+    if (ch < 0x20 || ch == 0x7F) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::kOversize: return "oversize";
+    case DropReason::kMalformed: return "malformed";
+    case DropReason::kUnknownMessage: return "unknown_message";
+    case DropReason::kBeforeHello: return "before_hello";
+    case DropReason::kDuplicateHello: return "duplicate_hello";
+    case DropReason::kBadValue: return "bad_value";
+    case DropReason::kStaleInput: return "stale_input";
+    case DropReason::kFlood: return "flood";
+    case DropReason::kBadAck: return "bad_ack";
+  }
+  return "unknown";
+}
+
+ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
+    : config_(config),
+      log_(log),
+      period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
+      dt_(1.0 / config.tick.rate_hz),
+      host_(std::make_unique<net::EnetHost>(make_host_options(config))),
+      world_(make_world_params(config)),
+      replicator_(make_replication_params(config), world_),
+      last_status_(std::chrono::steady_clock::now()) {
+  sessions_.resize(make_host_options(config).max_peers);
+  world_.spawn_npcs();
+}
+
+ZoneServer::~ZoneServer() = default;
+
+Session* ZoneServer::session_of(net::PeerId peer) {
+  if (peer.index >= sessions_.size()) return nullptr;
+  Session& s = sessions_[peer.index];
+  return (s.phase != Session::Phase::kFree && s.peer == peer) ? &s : nullptr;
+}
+
+void ZoneServer::wait_until(std::chrono::steady_clock::time_point deadline) {
+  // Receive while waiting, so packets are queued by the time the next tick drains them.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() > 1) host_->service(static_cast<std::uint32_t>(left.count() - 1));
+  std::this_thread::sleep_until(deadline);
+}
+
+void ZoneServer::tick() {
+  const auto start = std::chrono::steady_clock::now();
+  ++tick_;
+  drain_network();
+  apply_inputs();
+  world_.step(dt_);
+  replicator_.apply_events(world_.update_aoi());
+  replicator_.replicate(tick_, [&](replication::ClientId c, std::span<const std::uint8_t> bytes) {
+    host_->send(peer_of_client_[c], bytes, net::Delivery::kUnreliable, kSnapshotChannel);
+  });
+  host_->flush();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ++counters_.ticks;
+  if (took > period_) ++counters_.overruns;
+  tick_stats_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+  log_status();
+}
+
+void ZoneServer::drain_network() {
+  host_->service(0);
+  net::NetEvent ev;
+  for (std::size_t n = 0; n < kMaxEventsPerTick && host_->next_event(ev); ++n) {
+    switch (ev.type) {
+      case net::NetEvent::Type::kConnect: on_connect(ev.peer); break;
+      case net::NetEvent::Type::kDisconnect: on_disconnect(ev.peer, ev.data); break;
+      case net::NetEvent::Type::kReceive: on_receive(ev.peer, ev.bytes); break;
+    }
+  }
+}
+
+void ZoneServer::on_connect(net::PeerId peer) {
+  Session& s = sessions_[peer.index];
+  s = Session{};
+  s.peer = peer;
+  s.phase = Session::Phase::kAwaitingHello;
+  s.window_start_tick = tick_;
+  if (!accepting_) kick(s, DisconnectReason::ServerShutdown);
+}
+
+void ZoneServer::on_disconnect(net::PeerId peer, std::uint32_t data) {
+  Session* s = session_of(peer);
+  if (s == nullptr) return;
+  // ENet 1.3 reports a timeout as a disconnect with no data; a client that quits
+  // politely says so.
+  const auto reason = data == static_cast<std::uint32_t>(DisconnectReason::ClientQuit)
+                          ? DisconnectReason::ClientQuit
+                          : DisconnectReason::Timeout;
+  ++counters_.disconnects[static_cast<std::size_t>(reason)];
+  if (s->phase == Session::Phase::kPlaying) {
+    log_.info("player '{}' left (entity {}): {}", s->name, world_.entity(s->player_slot).id,
+              protocol::to_string(reason));
+  }
+  end_session(*s);
+}
+
+void ZoneServer::end_session(Session& s) {
+  if (s.phase == Session::Phase::kPlaying) {
+    // Despawning makes the AOI emit leave events to everyone who saw this player.
+    replicator_.remove_client(s.client);
+    world_.despawn(s.player_slot);
+    ++counters_.leaves;
+  }
+  s = Session{};
+}
+
+void ZoneServer::kick(Session& s, DisconnectReason reason) {
+  ++counters_.disconnects[static_cast<std::size_t>(reason)];
+  if (s.phase == Session::Phase::kPlaying) {
+    log_.info("player '{}' disconnected: {}", s.name, protocol::to_string(reason));
+  }
+  host_->disconnect(s.peer, static_cast<std::uint32_t>(reason));
+  // The player leaves the world now; ENet finishes the goodbye on its own.
+  end_session(s);
+}
+
+void ZoneServer::drop(Session& s, DropReason reason) {
+  ++counters_.drops[static_cast<std::size_t>(reason)];
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(std::chrono::steady_clock::now(), suppressed)) {
+    log_.warn("dropped packet from peer {}: {}{}", s.peer.index, to_string(reason),
+              suppressed ? fmt::format(" ({} similar lines suppressed)", suppressed) : "");
+  }
+  // Stale inputs are normal on a lossy network (reordering); everything else counts
+  // against the client.
+  if (reason == DropReason::kStaleInput) return;
+  if (++s.bad_packets > config_.limits.max_bad_packets) {
+    kick(s, reason == DropReason::kFlood ? DisconnectReason::InputFlood
+                                         : DisconnectReason::MalformedPackets);
+  }
+}
+
+void ZoneServer::on_receive(net::PeerId peer, std::span<const std::uint8_t> bytes) {
+  Session* s = session_of(peer);
+  if (s == nullptr || s->phase == Session::Phase::kClosing) return;
+  if (bytes.size() > config_.limits.max_client_packet_bytes) return drop(*s, DropReason::kOversize);
+  const protocol::ClientPacket* packet = protocol::parse_client_packet(bytes);
+  if (packet == nullptr) return drop(*s, DropReason::kMalformed);
+  switch (packet->message_type()) {
+    case protocol::ClientMessage::Hello: return on_hello(*s, *packet->message_as_Hello());
+    case protocol::ClientMessage::Input: return on_input(*s, *packet->message_as_Input());
+    default: return drop(*s, DropReason::kUnknownMessage);
+  }
+}
+
+void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
+  if (s.phase != Session::Phase::kAwaitingHello) return drop(s, DropReason::kDuplicateHello);
+  if (hello.protocol_version() != protocol::kProtocolVersion) {
+    log_.info("refused peer {}: protocol version {} (server speaks {})", s.peer.index,
+              hello.protocol_version(), protocol::kProtocolVersion);
+    return kick(s, DisconnectReason::ProtocolMismatch);
+  }
+  const std::string_view name = hello.player_name() ? hello.player_name()->string_view() : "";
+  if (name.empty() || name.size() > config_.players.max_name_length || !printable_name(name)) {
+    return kick(s, DisconnectReason::BadHello);
+  }
+  if (world_.player_count() >= config_.players.max_players) {
+    return kick(s, DisconnectReason::ServerFull);
+  }
+  s.name = std::string(name);
+  s.player_slot = world_.spawn_player(s.name);
+  s.client = replicator_.add_client(s.player_slot);
+  if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
+  peer_of_client_[s.client] = s.peer;
+  s.phase = Session::Phase::kPlaying;
+  ++counters_.joins;
+
+  const world::Entity& e = world_.entity(s.player_slot);
+  const config::WorldConfig& w = config_.world;
+  fbb_.Clear();
+  const auto welcome = protocol::CreateWelcome(
+      fbb_, e.id, tick_, static_cast<std::uint16_t>(config_.tick.rate_hz),
+      static_cast<float>(world_.effective_player_radius()),
+      static_cast<float>(config_.aoi.hysteresis), static_cast<float>(w.min_x),
+      static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
+      config_.aoi.enabled, static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)));
+  fbb_.Finish(protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
+  host_->send(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable, kReliableChannel);
+  log_.info("player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
+            e.y, world_.player_count());
+}
+
+void ZoneServer::on_input(Session& s, const protocol::Input& input) {
+  if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello);
+  // Flood control: count inputs per one-second window of ticks.
+  if (tick_ - s.window_start_tick >= config_.tick.rate_hz) {
+    s.window_start_tick = tick_;
+    s.inputs_in_window = 0;
+  }
+  if (++s.inputs_in_window > config_.limits.max_inputs_per_second) {
+    return drop(s, DropReason::kFlood);
+  }
+  const float mx = input.move_x();
+  const float my = input.move_y();
+  if (!std::isfinite(mx) || !std::isfinite(my) || std::abs(mx) > kMaxIntentComponent ||
+      std::abs(my) > kMaxIntentComponent) {
+    return drop(s, DropReason::kBadValue);
+  }
+  if (!replicator_.acknowledge(s.client, input.ack_tick())) return drop(s, DropReason::kBadAck);
+  if (input.sequence() <= s.last_sequence) return drop(s, DropReason::kStaleInput);
+  s.last_sequence = input.sequence();
+  s.intent_x = mx;
+  s.intent_y = my;
+  replicator_.set_last_input_sequence(s.client, s.last_sequence);
+}
+
+void ZoneServer::apply_inputs() {
+  for (const Session& s : sessions_) {
+    if (s.phase == Session::Phase::kPlaying) world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
+  }
+}
+
+void ZoneServer::log_status() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto elapsed = now - last_status_;
+  if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
+  const double secs = std::chrono::duration<double>(elapsed).count();
+  const std::uint64_t out = host_->stats().wire_bytes_out;
+  log_.info("status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
+            "overruns {} out {:.1f} kB/s",
+            tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
+            tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), counters_.overruns,
+            static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
+  tick_stats_.reset();
+  status_bytes_out_ = out;
+  last_status_ = now;
+}
+
+void ZoneServer::shutdown(std::chrono::milliseconds grace) {
+  accepting_ = false;
+  std::size_t told = 0;
+  for (Session& s : sessions_) {
+    if (s.phase == Session::Phase::kFree) continue;
+    kick(s, DisconnectReason::ServerShutdown);
+    ++told;
+  }
+  log_.info("shutting down: told {} clients", told);
+  // Let ENet deliver the goodbyes (and see their acknowledgments) within the grace time.
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  net::NetEvent ev;
+  while (std::chrono::steady_clock::now() < deadline && host_->connected_peers() > 0) {
+    host_->service(10);
+    while (host_->next_event(ev)) {
+    }
+  }
+  host_->flush();
+}
+
+}  // namespace zone

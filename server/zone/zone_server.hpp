@@ -1,0 +1,110 @@
+// The zone: one authoritative fixed-tick loop that owns the transport, the world and
+// the replicator and wires them together.
+//
+// Tick order: drain network events, apply validated inputs, run NPC behaviour and
+// integrate movement, update the AOI, replicate, flush the network.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "config/zone_config.hpp"
+#include "net/enet_host.hpp"
+#include "protocol/zone_generated.h"
+#include "replication/replicator.hpp"
+#include "world/world.hpp"
+#include "zone/logger.hpp"
+#include "zone/session.hpp"
+#include "zone/tick_stats.hpp"
+
+namespace zone {
+
+inline constexpr std::size_t kDisconnectReasons =
+    static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
+
+struct ZoneCounters {
+  std::uint64_t ticks = 0;
+  std::uint64_t overruns = 0;           // ticks that took longer than the period
+  std::uint64_t joins = 0;
+  std::uint64_t leaves = 0;
+  std::array<std::uint64_t, kDropReasons> drops{};
+  std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
+};
+
+class ZoneServer {
+ public:
+  // Binds the port and places the NPCs. Throws net::NetError if the port is unusable.
+  ZoneServer(const config::ZoneConfig& config, Logger& log);
+  ~ZoneServer();
+
+  std::uint16_t port() const { return host_->port(); }
+  // Runs ticks at the configured rate until should_stop() returns true.
+  template <typename StopFn>
+  void run(StopFn&& should_stop) {
+    using clock = std::chrono::steady_clock;
+    auto next = clock::now();
+    while (!should_stop()) {
+      tick();
+      next += period_;
+      const auto now = clock::now();
+      if (now >= next) {
+        // Overran: start the next tick now, without trying to catch up on missed ones.
+        next = now;
+        continue;
+      }
+      wait_until(next);
+    }
+  }
+  // One tick of the loop (tests drive it directly).
+  void tick();
+  // Tells every client the zone is shutting down and gives the goodbyes up to `grace`
+  // to leave.
+  void shutdown(std::chrono::milliseconds grace);
+
+  const ZoneCounters& counters() const { return counters_; }
+  const world::World& world() const { return world_; }
+  const replication::Replicator& replicator() const { return replicator_; }
+  const net::TrafficStats& traffic() const { return host_->stats(); }
+  std::uint32_t current_tick() const { return tick_; }
+  std::size_t players() const { return world_.player_count(); }
+
+ private:
+  void wait_until(std::chrono::steady_clock::time_point deadline);
+  void drain_network();
+  void on_connect(net::PeerId peer);
+  void on_disconnect(net::PeerId peer, std::uint32_t data);
+  void on_receive(net::PeerId peer, std::span<const std::uint8_t> bytes);
+  void on_hello(Session& s, const protocol::Hello& hello);
+  void on_input(Session& s, const protocol::Input& input);
+  void drop(Session& s, DropReason reason);
+  void kick(Session& s, protocol::DisconnectReason reason);
+  void end_session(Session& s);
+  void apply_inputs();
+  void log_status();
+  Session* session_of(net::PeerId peer);
+
+  config::ZoneConfig config_;
+  Logger& log_;
+  std::chrono::nanoseconds period_;
+  double dt_;
+  std::unique_ptr<net::EnetHost> host_;
+  world::World world_;
+  replication::Replicator replicator_;
+  std::vector<Session> sessions_;  // by peer slot index
+  std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
+  bool accepting_ = true;
+  std::uint32_t tick_ = 0;
+  ZoneCounters counters_;
+  TickStats tick_stats_;
+  flatbuffers::FlatBufferBuilder fbb_{256};
+  LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};
+  std::chrono::steady_clock::time_point last_status_;
+  std::uint64_t status_bytes_out_ = 0;
+};
+
+}  // namespace zone

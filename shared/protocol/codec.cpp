@@ -1,0 +1,67 @@
+#include "protocol/codec.hpp"
+
+namespace zone::protocol {
+namespace {
+
+// Bounds on what the verifier will walk, far above any legal packet, so a crafted
+// buffer cannot make verification expensive.
+constexpr flatbuffers::uoffset_t kMaxDepth = 16;
+constexpr flatbuffers::uoffset_t kMaxTables = 100000;
+
+template <typename Root>
+const Root* verified_root(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < sizeof(flatbuffers::uoffset_t)) return nullptr;
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), kMaxDepth, kMaxTables);
+  if (!verifier.VerifyBuffer<Root>(nullptr)) return nullptr;
+  return flatbuffers::GetRoot<Root>(bytes.data());
+}
+
+}  // namespace
+
+const ClientPacket* parse_client_packet(std::span<const std::uint8_t> bytes) {
+  const ClientPacket* p = verified_root<ClientPacket>(bytes);
+  if (p == nullptr || p->message_type() == ClientMessage::NONE || p->message() == nullptr) {
+    return nullptr;
+  }
+  return p;
+}
+
+const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes) {
+  const ServerPacket* p = verified_root<ServerPacket>(bytes);
+  if (p == nullptr || p->message_type() == ServerMessage::NONE || p->message() == nullptr) {
+    return nullptr;
+  }
+  return p;
+}
+
+void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
+                 std::string_view player_name) {
+  fbb.Clear();
+  const auto name = fbb.CreateString(player_name.data(), player_name.size());
+  const auto hello = CreateHello(fbb, protocol_version, name);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
+}
+
+void build_input(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, float move_x,
+                 float move_y, std::uint32_t ack_tick) {
+  fbb.Clear();
+  const auto input = CreateInput(fbb, sequence, move_x, move_y, ack_tick);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::Input, input.Union()));
+}
+
+const char* to_string(DisconnectReason reason) {
+  switch (reason) {
+    case DisconnectReason::None: return "none";
+    case DisconnectReason::ServerShutdown: return "server shutting down";
+    case DisconnectReason::ProtocolMismatch: return "protocol version mismatch";
+    case DisconnectReason::ServerFull: return "server full";
+    case DisconnectReason::MalformedPackets: return "too many malformed packets";
+    case DisconnectReason::InputFlood: return "input flood";
+    case DisconnectReason::BadHello: return "bad hello";
+    case DisconnectReason::Timeout: return "timed out";
+    case DisconnectReason::ClientQuit: return "client quit";
+  }
+  return "unknown";
+}
+
+}  // namespace zone::protocol

@@ -1,0 +1,106 @@
+// Client-side replica of the world as the server describes it.
+//
+// Rebuilds each server frame from its baseline frame plus the snapshot parts of that
+// tick (the Quake 3 scheme the server uses), keeps the recent frames as future
+// baselines, and checks the protocol's invariants on every message: no delta or despawn
+// for an entity the baseline does not hold, no duplicate spawn, no impossible jump, no
+// frame built on a baseline the client does not have.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/zone_generated.h"
+
+namespace zone::replica {
+
+using protocol::EntityState;
+
+enum class Violation : std::uint8_t {
+  kUnknownBaseline,   // snapshot built on a frame this client never completed
+  kDeltaForUnknown,   // move/heading/health for an entity not in the baseline
+  kDespawnUnknown,    // despawn of an entity not in the baseline
+  kDuplicateSpawn,    // spawn of an entity already in the baseline or twice in a frame
+  kImpossibleJump,    // a delta larger than max speed allows since the baseline
+  kSelfInView,        // the client's own entity replicated as a foreign entity
+  kInconsistentParts, // parts of one tick disagree on baseline or part count
+};
+inline constexpr std::size_t kViolationKinds = 7;
+const char* to_string(Violation v);
+
+struct ViolationRecord {
+  Violation kind;
+  std::uint32_t server_tick;
+  std::uint32_t entity_id;
+};
+
+struct Frame {
+  std::uint32_t tick = 0;
+  std::vector<EntityState> entities;  // sorted by id
+};
+
+struct ReplicaLimits {
+  double max_speed = 10.0;       // m/s, from Welcome; used by the jump check
+  std::uint32_t tick_rate = 20;  // Hz, from Welcome
+  std::uint32_t self_id = 0;
+};
+
+class FrameReplica {
+ public:
+  static constexpr std::uint32_t kFrameHistory = 64;
+
+  void reset(const ReplicaLimits& limits);
+
+  // Feeds one snapshot part; `packet` is the verified ServerPacket that holds it (kept
+  // only while the other parts of a split frame are on their way). Returns true when it
+  // completed a frame newer than the current one. Violations go to violations().
+  bool apply(std::span<const std::uint8_t> packet, const protocol::Snapshot& part);
+
+  // Newest tick the client holds completely: what it acknowledges in its inputs.
+  std::uint32_t ack_tick() const { return current_.tick; }
+  const Frame& current() const { return current_; }
+  const EntityState* find(std::uint32_t id) const;
+  const EntityState& self_state() const { return self_state_; }
+  std::uint32_t last_input_sequence() const { return last_input_sequence_; }
+  const std::string& name_of(std::uint32_t id) const;
+
+  const std::vector<ViolationRecord>& violations() const { return violations_; }
+  void clear_violations() { violations_.clear(); }
+
+  // Counters since reset(): entities that entered/left the current frame.
+  std::uint64_t enters() const { return enters_; }
+  std::uint64_t leaves() const { return leaves_; }
+  std::uint64_t frames_completed() const { return frames_completed_; }
+
+ private:
+  struct PendingFrame {
+    std::uint32_t tick = 0;
+    std::uint32_t baseline = 0;
+    std::uint16_t part_count = 0;
+    std::vector<std::vector<std::uint8_t>> parts;  // verified packet bytes, by part index
+    std::uint16_t received = 0;
+  };
+  const Frame* frame_at(std::uint32_t tick) const;
+  void complete(std::uint32_t tick, std::uint32_t baseline,
+                std::span<const protocol::Snapshot* const> parts);
+  void violation(Violation v, std::uint32_t tick, std::uint32_t id);
+
+  ReplicaLimits limits_;
+  Frame current_;
+  std::vector<Frame> history_ = std::vector<Frame>(kFrameHistory);  // ring by tick
+  std::vector<PendingFrame> pending_;
+  std::unordered_map<std::uint32_t, std::string> names_;
+  EntityState self_state_{};
+  std::uint32_t self_tick_ = 0;
+  std::uint32_t last_input_sequence_ = 0;
+  std::vector<ViolationRecord> violations_;
+  std::uint64_t enters_ = 0;
+  std::uint64_t leaves_ = 0;
+  std::uint64_t frames_completed_ = 0;
+  Frame scratch_;
+};
+
+}  // namespace zone::replica
