@@ -10,9 +10,9 @@
 //   auto loaded = load_config_file(path);
 //   if (!loaded.ok()) { fputs(loaded.error_report().c_str(), stderr); return 2; }
 //   ZoneConfig cfg = loaded.config;
-//   cfg.network.port = flag_port;                       // command-line overrides...
-//   if (auto e = set_value(cfg, "aoi.cell_size", "16"))  // ...or generic --set key=value
-//   for (const auto& e : validate(cfg)) ...              // re-check the final result
+//   // command-line overrides: set fields directly, or by key for --set key=value
+//   if (auto e = set_value(cfg, "aoi.cell_size", "16")) report(format_error(*e, "<command line>"));
+//   for (const auto& e : validate(cfg)) report(format_error(e, "<effective config>"));
 //   log(describe(cfg));
 #pragma once
 

@@ -355,6 +355,13 @@ const std::vector<KeySpec>& schema() {
 
     choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
     integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),
+
+    boolean<&ZoneConfig::admin, &AdminConfig::enabled>("admin.enabled"),
+    text<&ZoneConfig::admin, &AdminConfig::bind_address>("admin.bind_address", "an IPv4 address in dotted-quad form, e.g. 127.0.0.1 (this machine only) or 0.0.0.0", valid_ipv4),
+    integer<&ZoneConfig::admin, &AdminConfig::port>("admin.port", 0, 65535),
+
+    boolean<&ZoneConfig::debug, &DebugConfig::truth>("debug.truth"),
+    integer<&ZoneConfig::debug, &DebugConfig::truth_history_ticks>("debug.truth_history_ticks", 2, 1024),
   };
   return table;
 }

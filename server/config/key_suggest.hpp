@@ -18,6 +18,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 //     "aoi.cell_size", "netwrok" -> "network");
 //   - failing that, known keys with the same (or nearly the same) last component in
 //     another section ("world.cell_size" -> "aoi.cell_size", "port" -> "network.port").
+// Case is ignored when comparing ("AOI" -> "aoi"); `unknown` itself is never suggested.
 std::vector<std::string_view> suggest_keys(std::string_view unknown,
                                            std::span<const std::string_view> known);
 

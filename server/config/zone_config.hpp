@@ -71,6 +71,17 @@ struct LogConfig {
   std::uint32_t status_interval_s = 10;
 };
 
+struct AdminConfig {
+  bool enabled = true;                       // HTTP admin endpoint (metrics, health, map)
+  std::string bind_address = "127.0.0.1";    // loopback only unless opened on purpose
+  std::uint16_t port = 7780;                 // 0 = pick an ephemeral port (tests)
+};
+
+struct DebugConfig {
+  bool truth = false;                     // serve /debug/truth (ground truth for client-sim)
+  std::uint32_t truth_history_ticks = 64; // ticks of ground truth kept for it
+};
+
 struct ZoneConfig {
   std::string name = "zone";
   WorldConfig world;
@@ -81,6 +92,8 @@ struct ZoneConfig {
   NetworkConfig network;
   LimitsConfig limits;
   LogConfig log;
+  AdminConfig admin;
+  DebugConfig debug;
 };
 
 }  // namespace zone::config

@@ -16,6 +16,9 @@ using protocol::EntityState;
 struct Frame {
   std::uint32_t tick = 0;
   std::vector<EntityState> entities;
+  // In view, but held back by the bandwidth budget in this frame: a deferred spawn is
+  // missing from `entities`, a deferred update left at its baseline state.
+  std::vector<world::EntityId> deferred;
 };
 
 // The last `size` frames sent, by tick. Slots are reused, so steady state allocates

@@ -117,6 +117,7 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
 
   Frame& frame = v.history.slot_for(tick);
   frame.entities.clear();
+  frame.deferred.clear();
   candidates_.clear();
   send_order_.clear();
 
@@ -220,6 +221,7 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
     } else {
       entry.priority = cand.priority;
       ++stats_.deferred;
+      frame.deferred.push_back(cand.record.state.id());
       // A deferred spawn is not part of this frame: the client will not have it.
       if (cand.record.fields & EntityRecord::kSpawn) {
         frame.entities[cand.frame_index] = EntityState();  // id 0: removed below

@@ -85,6 +85,8 @@ class Replicator {
   }
 
   const ClientView& client(ClientId c) const { return clients_[c]; }
+  // Number of client slots, active or not (iterate with client(c).active).
+  ClientId client_slots() const { return static_cast<ClientId>(clients_.size()); }
   std::size_t client_count() const { return active_; }
   const ReplicationStats& stats() const { return stats_; }
   void set_params(const ReplicationParams& params);

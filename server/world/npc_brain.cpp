@@ -15,7 +15,7 @@ void stand(Entity& npc) {
   npc.vy = 0.0;
 }
 
-void think_wander(NpcBrain& b, Entity& npc, const NpcParams& p, SplitMix64& rng, double dt) {
+void think_wander(NpcBrain& b, Entity& npc, const NpcParams& p, util::SplitMix64& rng, double dt) {
   b.timer -= dt;
   if (b.timer <= 0.0) {
     // Alternate walks and rests; rest phases are sized so that resting takes about
@@ -49,7 +49,7 @@ void think_patrol(NpcBrain& b, Entity& npc, const NpcParams& p) {
 
 }  // namespace
 
-void think(NpcBrain& brain, Entity& npc, const NpcParams& params, SplitMix64& rng, double dt) {
+void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng, double dt) {
   switch (params.behaviour) {
     case NpcBehaviour::kIdle: stand(npc); break;
     case NpcBehaviour::kWander: think_wander(brain, npc, params, rng, dt); break;

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "world/entity.hpp"
-#include "world/splitmix64.hpp"
+#include "util/splitmix64.hpp"
 
 namespace zone::world {
 
@@ -34,6 +34,6 @@ struct NpcBrain {
 };
 
 // Sets the NPC's velocity and heading for this tick.
-void think(NpcBrain& brain, Entity& npc, const NpcParams& params, SplitMix64& rng, double dt);
+void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng, double dt);
 
 }  // namespace zone::world

@@ -15,7 +15,7 @@
 #include "aoi/grid_aoi.hpp"
 #include "world/entity.hpp"
 #include "world/npc_brain.hpp"
-#include "world/splitmix64.hpp"
+#include "util/splitmix64.hpp"
 
 namespace zone::world {
 
@@ -85,8 +85,8 @@ class World {
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
   EntityId next_id_ = 1;
   std::uint32_t players_ = 0;
-  SplitMix64 spawn_rng_;
-  SplitMix64 npc_rng_;
+  util::SplitMix64 spawn_rng_;
+  util::SplitMix64 npc_rng_;
 };
 
 }  // namespace zone::world

@@ -43,7 +43,7 @@ class SignalWatch {
 struct Overrides {
   std::vector<std::string> sets;  // key=value
   std::optional<std::string> bind;
-  std::optional<std::string> port, tick_rate, cell_size, view_radius, npcs, log_level;
+  std::optional<std::string> port, admin_port, tick_rate, cell_size, view_radius, npcs, log_level;
 };
 
 }  // namespace
@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", config_path, "YAML config file")->capture_default_str();
   app.add_option("--bind", o.bind, "network.bind_address");
   app.add_option("--port", o.port, "network.port (0 = ephemeral)");
+  app.add_option("--admin-port", o.admin_port, "admin.port (0 = ephemeral)");
   app.add_option("--tick-rate", o.tick_rate, "tick.rate_hz");
   app.add_option("--cell-size", o.cell_size, "aoi.cell_size in metres");
   app.add_option("--view-radius", o.view_radius, "aoi.view_radius in metres");
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> kv;
   if (o.bind) kv.emplace_back("network.bind_address", *o.bind);
   if (o.port) kv.emplace_back("network.port", *o.port);
+  if (o.admin_port) kv.emplace_back("admin.port", *o.admin_port);
   if (o.tick_rate) kv.emplace_back("tick.rate_hz", *o.tick_rate);
   if (o.cell_size) kv.emplace_back("aoi.cell_size", *o.cell_size);
   if (o.view_radius) kv.emplace_back("aoi.view_radius", *o.view_radius);
@@ -120,6 +122,10 @@ int main(int argc, char** argv) {
              cfg.world.max_x - cfg.world.min_x, cfg.world.max_y - cfg.world.min_y,
              cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
              cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
+    if (server.admin_port() != 0) {
+      log.info("admin endpoint on http://{}:{}/ (metrics, health{})", cfg.admin.bind_address,
+               server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
+    }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
     int sig = 0;
     server.run([&] { return (sig = signals.poll()) != 0; });
@@ -127,7 +133,7 @@ int main(int argc, char** argv) {
     server.shutdown(std::chrono::milliseconds(500));
     log.info("stopped after {} ticks ({} overruns)", server.counters().ticks,
              server.counters().overruns);
-  } catch (const zone::net::NetError& e) {
+  } catch (const std::runtime_error& e) {
     log.error("cannot start: {}", e.what());
     return 1;
   }

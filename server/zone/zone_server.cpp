@@ -3,6 +3,8 @@
 #include <cmath>
 #include <thread>
 
+#include <httplib.h>
+
 #include "protocol/codec.hpp"
 #include "zone/zone_params.hpp"
 
@@ -56,6 +58,49 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
       last_status_(std::chrono::steady_clock::now()) {
   sessions_.resize(make_host_options(config).max_peers);
   world_.spawn_npcs();
+  if (config.debug.truth) truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
+  if (config.admin.enabled) start_admin();
+}
+
+void ZoneServer::start_admin() {
+  admin_ = std::make_unique<admin::AdminServer>(config_.admin.bind_address, config_.admin.port);
+  admin_->get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    // Healthy while the loop completes ticks: a stall of a second or ten periods fails it.
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    const auto age = std::chrono::nanoseconds(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() - last_tick_ns_.load());
+    const auto limit = std::max<std::chrono::nanoseconds>(std::chrono::seconds(1), period_ * 10);
+    const bool ok = last_tick_ns_.load() != 0 && age <= limit;
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : "tick loop stalled\n", "text/plain");
+  });
+  admin_->get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ok = accepting_.load() && last_tick_ns_.load() != 0;
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ready\n" : "not accepting players\n", "text/plain");
+  });
+  if (truth_) {
+    admin_->get("/debug/truth", [this](const httplib::Request& req, httplib::Response& res) {
+      std::uint32_t tick = truth_->newest_tick();
+      if (req.has_param("tick")) {
+        try {
+          tick = static_cast<std::uint32_t>(std::stoul(req.get_param_value("tick")));
+        } catch (const std::exception&) {
+          res.status = 400;
+          res.set_content("tick must be a non-negative integer\n", "text/plain");
+          return;
+        }
+      }
+      if (auto json = truth_->json_for(tick)) {
+        res.set_content(*json, "application/json");
+      } else {
+        res.status = 404;
+        res.set_content(fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
+                        "text/plain");
+      }
+    });
+  }
+  admin_->start();
 }
 
 ZoneServer::~ZoneServer() = default;
@@ -85,10 +130,14 @@ void ZoneServer::tick() {
     host_->send(peer_of_client_[c], bytes, net::Delivery::kUnreliable, kSnapshotChannel);
   });
   host_->flush();
+  if (truth_) truth_->record(tick_, world_, replicator_);
   const auto took = std::chrono::steady_clock::now() - start;
   ++counters_.ticks;
   if (took > period_) ++counters_.overruns;
   tick_stats_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+  last_tick_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
   log_status();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "admin/admin_server.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
@@ -21,6 +23,7 @@
 #include "zone/logger.hpp"
 #include "zone/session.hpp"
 #include "zone/tick_stats.hpp"
+#include "zone/truth_recorder.hpp"
 
 namespace zone {
 
@@ -43,6 +46,8 @@ class ZoneServer {
   ~ZoneServer();
 
   std::uint16_t port() const { return host_->port(); }
+  // The admin HTTP port, or 0 when admin.enabled is false.
+  std::uint16_t admin_port() const { return admin_ ? admin_->port() : 0; }
   // Runs ticks at the configured rate until should_stop() returns true.
   template <typename StopFn>
   void run(StopFn&& should_stop) {
@@ -87,6 +92,7 @@ class ZoneServer {
   void apply_inputs();
   void log_status();
   Session* session_of(net::PeerId peer);
+  void start_admin();
 
   config::ZoneConfig config_;
   Logger& log_;
@@ -97,7 +103,11 @@ class ZoneServer {
   replication::Replicator replicator_;
   std::vector<Session> sessions_;  // by peer slot index
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
-  bool accepting_ = true;
+  std::atomic<bool> accepting_{true};
+  // Steady-clock time of the last completed tick, for /healthz on the admin thread.
+  std::atomic<std::int64_t> last_tick_ns_{0};
+  std::unique_ptr<TruthRecorder> truth_;
+  std::unique_ptr<admin::AdminServer> admin_;  // last: stopped first, before what it reads
   std::uint32_t tick_ = 0;
   ZoneCounters counters_;
   TickStats tick_stats_;

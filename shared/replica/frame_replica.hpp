@@ -62,6 +62,9 @@ class FrameReplica {
   // Newest tick the client holds completely: what it acknowledges in its inputs.
   std::uint32_t ack_tick() const { return current_.tick; }
   const Frame& current() const { return current_; }
+  // A recent complete frame by server tick, or nullptr if the client never completed it
+  // (or it is older than kFrameHistory ticks).
+  const Frame* frame_at(std::uint32_t tick) const;
   const EntityState* find(std::uint32_t id) const;
   const EntityState& self_state() const { return self_state_; }
   std::uint32_t last_input_sequence() const { return last_input_sequence_; }
@@ -83,7 +86,6 @@ class FrameReplica {
     std::vector<std::vector<std::uint8_t>> parts;  // verified packet bytes, by part index
     std::uint16_t received = 0;
   };
-  const Frame* frame_at(std::uint32_t tick) const;
   void complete(std::uint32_t tick, std::uint32_t baseline,
                 std::span<const protocol::Snapshot* const> parts);
   void violation(Violation v, std::uint32_t tick, std::uint32_t id);

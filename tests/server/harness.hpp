@@ -2,10 +2,14 @@
 // tick loop in a background thread, and a client host driving real bots against it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -29,6 +33,7 @@ inline config::ZoneConfig small_zone() {
   c.npcs.behaviour = config::NpcBehaviour::kIdle;
   c.network.bind_address = "127.0.0.1";
   c.network.port = 0;
+  c.admin.port = 0;
   c.players.max_players = 16;
   c.log.level = config::LogLevel::kWarn;
   return c;
@@ -57,8 +62,22 @@ class ServerThread {
 };
 
 // Bots sharing one ENet client host; pump() routes events and sends inputs.
+//
+// Besides bots, a test may open raw connections (connect_raw) that never say hello, and
+// send any bytes on any connection through host(). Events for raw connections are
+// recorded in RawPeer. A frame observer, when set, is called every time a bot's replica
+// makes a newer frame current, so a test can check invariants on every frame.
 class Clients {
  public:
+  struct RawPeer {
+    net::PeerId peer;
+    bool connected = false;
+    bool closed = false;
+    std::uint32_t disconnect_reason = 0;
+    std::uint64_t packets_in = 0;
+  };
+  using FrameObserver = std::function<void(client::Bot&)>;
+
   explicit Clients(std::size_t max_bots = 32)
       : host_({.bind_address = "", .port = 0, .max_peers = max_bots, .channels = 2,
                .max_unreliable_bytes = 1200, .timeout_ms = 5000}) {}
@@ -69,8 +88,31 @@ class Clients {
     return *bots_.back();
   }
 
+  // Opens a connection that sends nothing by itself (no hello, no inputs).
+  net::PeerId connect_raw(std::uint16_t port) {
+    raws_.push_back(std::make_unique<RawPeer>());
+    raws_.back()->peer = host_.connect("127.0.0.1", port);
+    return raws_.back()->peer;
+  }
+  const RawPeer& raw(net::PeerId peer) const {
+    for (const auto& r : raws_) {
+      if (r->peer == peer) return *r;
+    }
+    throw std::out_of_range("no such raw peer");
+  }
+
+  // A muted bot sends no inputs from pump(); the test sends for it.
+  void mute(const client::Bot& bot, bool muted = true) {
+    if (muted) {
+      muted_.push_back(&bot);
+    } else {
+      std::erase(muted_, &bot);
+    }
+  }
+  void set_frame_observer(FrameObserver observer) { observer_ = std::move(observer); }
+
   // Runs the client side for `duration`: every `input_period` each playing bot sends the
-  // intent `intent(bot)` returns. Calls after(bot) whenever a frame may have completed.
+  // intent `intent(bot)` returns.
   using Intent = std::function<std::pair<float, float>(client::Bot&)>;
   void pump(std::chrono::milliseconds duration, const Intent& intent = nullptr,
             std::chrono::milliseconds input_period = std::chrono::milliseconds(20)) {
@@ -84,6 +126,7 @@ class Clients {
       if (clock::now() >= next_input) {
         next_input += input_period;
         for (auto& b : bots_) {
+          if (std::find(muted_.begin(), muted_.end(), b.get()) != muted_.end()) continue;
           auto [mx, my] = intent ? intent(*b) : std::pair<float, float>{0.0f, 0.0f};
           b->send_input(host_, mx, my);
         }
@@ -109,7 +152,24 @@ class Clients {
       switch (ev.type) {
         case net::NetEvent::Type::kConnect: b->on_connect(host_); break;
         case net::NetEvent::Type::kDisconnect: b->on_disconnect(ev.data); break;
-        case net::NetEvent::Type::kReceive: b->on_packet(ev.bytes); break;
+        case net::NetEvent::Type::kReceive: {
+          const std::uint32_t before = b->replica().current().tick;
+          b->on_packet(ev.bytes);
+          if (observer_ && b->replica().current().tick != before) observer_(*b);
+          break;
+        }
+      }
+      return;
+    }
+    for (auto& r : raws_) {
+      if (!(r->peer == ev.peer)) continue;
+      switch (ev.type) {
+        case net::NetEvent::Type::kConnect: r->connected = true; break;
+        case net::NetEvent::Type::kDisconnect:
+          r->closed = true;
+          r->disconnect_reason = ev.data;
+          break;
+        case net::NetEvent::Type::kReceive: ++r->packets_in; break;
       }
       return;
     }
@@ -117,6 +177,9 @@ class Clients {
 
   net::EnetHost host_;
   std::vector<std::unique_ptr<client::Bot>> bots_;
+  std::vector<std::unique_ptr<RawPeer>> raws_;
+  std::vector<const client::Bot*> muted_;
+  FrameObserver observer_;
 };
 
 }  // namespace zone::test

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace zone::world {
+namespace zone::util {
 
 class SplitMix64 {
  public:
@@ -23,4 +23,4 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-}  // namespace zone::world
+}  // namespace zone::util

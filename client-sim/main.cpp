@@ -1,0 +1,128 @@
+// client-sim: thousands of headless bots against a zone server, with a live progress
+// line, a JSON summary, and (in verification mode) an end-to-end truth check.
+//
+//   client-sim --server 127.0.0.1:7777 --bots 1000 --ramp 200 --duration 60
+//              --scenario wander --seed 1 --summary-json out.json [--truth 127.0.0.1:7780]
+//
+// Exit codes: 0 clean run; 1 protocol violations, truth mismatches or crossed --fail-if
+// thresholds; 2 bad arguments or scenario.
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "net/enet_host.hpp"
+#include "sim/scenario.hpp"
+#include "sim/summary.hpp"
+#include "sim/swarm.hpp"
+
+namespace {
+
+bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  host = text.substr(0, colon);
+  try {
+    const unsigned long p = std::stoul(text.substr(colon + 1));
+    if (p == 0 || p > 65535) return false;
+    port = static_cast<std::uint16_t>(p);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"client-sim: headless bots that load a zone server and check what they see"};
+  std::string server = "127.0.0.1:7777";
+  std::string scenario_name = "wander";
+  std::string scenario_dir = ZONE_SCENARIO_DIR;
+  std::string summary_path;
+  std::string truth;
+  std::vector<std::string> fail_if_text;
+  zone::sim::SwarmOptions o;
+  bool quiet = false;
+  app.add_option("--server", server, "zone server HOST:PORT")->capture_default_str();
+  app.add_option("--bots", o.bots, "number of bots")->capture_default_str()->check(CLI::Range(1u, 100000u));
+  app.add_option("--ramp", o.ramp_per_s, "new connections per second")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--duration", o.duration_s, "run time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--scenario", scenario_name, "scenario name (configs/scenarios/NAME.yaml) or a YAML path")->capture_default_str();
+  app.add_option("--scenario-dir", scenario_dir, "where scenario names are looked up")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed for bot behaviour")->capture_default_str();
+  app.add_option("--summary-json", summary_path, "write the summary as JSON to this file");
+  app.add_option("--truth", truth, "verification mode: the server's admin HOST:PORT (needs debug.truth on the server)");
+  app.add_option("--truth-interval", o.truth_interval_s, "seconds between truth checks")->capture_default_str();
+  app.add_option("--settle", o.settle_s, "seconds before the first truth check")->capture_default_str();
+  app.add_option("--bots-per-host", o.bots_per_host, "bots sharing one ENet client host")->capture_default_str()->check(CLI::Range(1u, 4000u));
+  app.add_option("--fail-if", fail_if_text, "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
+  app.add_flag("-q,--quiet", quiet, "no progress line");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  o.progress = !quiet;
+  if (!split_host_port(server, o.server_host, o.server_port)) {
+    std::fprintf(stderr, "--server '%s': expected HOST:PORT\n", server.c_str());
+    return 2;
+  }
+  if (!truth.empty()) {
+    std::string host;
+    if (!split_host_port(truth, host, o.truth_port)) {
+      std::fprintf(stderr, "--truth '%s': expected HOST:PORT of the admin endpoint\n", truth.c_str());
+      return 2;
+    }
+    o.truth_host = host;
+  }
+  std::vector<zone::sim::FailIf> fail_if;
+  for (const std::string& t : fail_if_text) {
+    zone::sim::FailIf f;
+    if (auto err = zone::sim::parse_fail_if(t, f)) {
+      std::fprintf(stderr, "%s\n", err->c_str());
+      return 2;
+    }
+    fail_if.push_back(f);
+  }
+  const zone::sim::ScenarioLoad loaded = zone::sim::load_scenario(scenario_name, scenario_dir);
+  if (!loaded.ok()) {
+    for (const std::string& e : loaded.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return 2;
+  }
+
+  zone::net::EnetLibrary enet;
+  zone::sim::Swarm swarm(o, loaded.scenario);
+  fmt::print(stderr, "client-sim: {} bots -> {}, scenario '{}', ramp {}/s, {} s{}\n", o.bots, server,
+             loaded.scenario.name, o.ramp_per_s, o.duration_s,
+             o.truth_host ? fmt::format(", truth check via {}", truth) : "");
+  swarm.run();
+  const zone::sim::Summary summary = swarm.summary();
+  const std::string json = summary.to_json().dump(2);
+  std::printf("%s\n", json.c_str());
+  if (!summary_path.empty()) {
+    std::ofstream(summary_path) << json << "\n";
+  }
+
+  bool failed = false;
+  if (summary.protocol_violations > 0) {
+    failed = true;
+    fmt::print(stderr, "FAIL: {} protocol violations, first ones:\n", summary.protocol_violations);
+    for (const auto& d : swarm.violation_details()) fmt::print(stderr, "  {}\n", d);
+  }
+  if (summary.truth_mismatches > 0) {
+    failed = true;
+    fmt::print(stderr, "FAIL: {} truth mismatches in {} checks, first ones:\n", summary.truth_mismatches,
+               summary.truth_checks);
+    for (const auto& d : swarm.truth().details) fmt::print(stderr, "  {}\n", d);
+  }
+  for (const std::string& c : zone::sim::crossed(summary, fail_if)) {
+    failed = true;
+    fmt::print(stderr, "FAIL: threshold crossed: {}\n", c);
+  }
+  if (!failed) fmt::print(stderr, "client-sim: OK\n");
+  return failed ? 1 : 0;
+}

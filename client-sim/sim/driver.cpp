@@ -1,0 +1,76 @@
+#include "sim/driver.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "protocol/quantize.hpp"
+
+namespace zone::sim {
+namespace {
+
+constexpr double kEdgeMargin = 5.0;  // metres: turn back this close to the world's edge
+
+// Keeps a heading pointing back into the world when the bot is near an edge.
+void steer_inside(double& heading, double x, double y, const client::WelcomeInfo& w) {
+  double cx = std::cos(heading);
+  double cy = std::sin(heading);
+  if ((x < w.world_min_x + kEdgeMargin && cx < 0) || (x > w.world_max_x - kEdgeMargin && cx > 0)) cx = -cx;
+  if ((y < w.world_min_y + kEdgeMargin && cy < 0) || (y > w.world_max_y - kEdgeMargin && cy > 0)) cy = -cy;
+  heading = std::atan2(cy, cx);
+}
+
+std::pair<float, float> along(double heading, double speed) {
+  return {static_cast<float>(std::cos(heading) * speed), static_cast<float>(std::sin(heading) * speed)};
+}
+
+}  // namespace
+
+std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
+                                    util::SplitMix64& rng, double dt) {
+  const auto& self = bot.replica().self_state();
+  const double x = protocol::dequantize_position(self.x());
+  const double y = protocol::dequantize_position(self.y());
+  const client::WelcomeInfo& w = bot.welcome();
+  switch (s.movement) {
+    case Movement::kIdle: return {0.0f, 0.0f};
+    case Movement::kWander: {
+      d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;
+      steer_inside(d.heading, x, y, w);
+      return along(d.heading, s.speed);
+    }
+    case Movement::kHotspot: {
+      const double tx = w.world_min_x + s.target_x * (w.world_max_x - w.world_min_x);
+      const double ty = w.world_min_y + s.target_y * (w.world_max_y - w.world_min_y);
+      const double dist = std::hypot(tx - x, ty - y);
+      if (dist > s.arrive_radius) {
+        d.heading = std::atan2(ty - y, tx - x);
+        return along(d.heading, s.speed);
+      }
+      d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;  // mill around the square
+      return along(d.heading, s.speed * 0.3);
+    }
+    case Movement::kPatrol: {
+      if (!d.anchored) {
+        d.anchored = true;
+        d.anchor_x = x;
+        d.anchor_y = y;
+        d.axis = rng.u01() * std::numbers::pi;
+      }
+      const double ax = std::cos(d.axis);
+      const double ay = std::sin(d.axis);
+      const double pos = (x - d.anchor_x) * ax + (y - d.anchor_y) * ay;
+      const double half = s.patrol_length * 0.5;
+      if (pos >= half) d.sign = -1.0;
+      if (pos <= -half) d.sign = 1.0;
+      d.heading = std::atan2(ay * d.sign, ax * d.sign);
+      // A leg that runs into the world's edge turns back there.
+      const double before = d.heading;
+      steer_inside(d.heading, x, y, w);
+      if (d.heading != before) d.sign = -d.sign;
+      return along(d.heading, s.speed);
+    }
+  }
+  return {0.0f, 0.0f};
+}
+
+}  // namespace zone::sim

@@ -1,0 +1,26 @@
+// Per-bot movement: turns the scenario and the bot's authoritative position into the
+// movement intent of its next input.
+#pragma once
+
+#include <utility>
+
+#include "client/bot.hpp"
+#include "sim/scenario.hpp"
+#include "util/splitmix64.hpp"
+
+namespace zone::sim {
+
+struct DriverState {
+  double heading = 0.0;
+  bool anchored = false;   // patrol: anchor taken from the first known position
+  double anchor_x = 0.0;
+  double anchor_y = 0.0;
+  double axis = 0.0;       // patrol: leg direction, radians
+  double sign = 1.0;
+};
+
+// Returns (move_x, move_y) with length <= 1.
+std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
+                                    util::SplitMix64& rng, double dt);
+
+}  // namespace zone::sim

@@ -1,0 +1,139 @@
+#include "sim/scenario.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace zone::sim {
+namespace {
+
+class Reader {
+ public:
+  Reader(std::string source, std::vector<std::string>& errors)
+      : source_(std::move(source)), errors_(errors) {}
+
+  void error(const YAML::Node& n, const std::string& key, const std::string& msg) {
+    errors_.push_back(fmt::format("{}:{}: {}: {}", source_, n.Mark().line + 1, key, msg));
+  }
+
+  void number(const YAML::Node& map, const char* key, double& out, double lo, double hi) {
+    const YAML::Node n = map[key];
+    if (!n) return;
+    try {
+      const double v = n.as<double>();
+      if (!(v >= lo && v <= hi)) {
+        error(n, key, fmt::format("expected a number in [{}, {}], got {}", lo, hi, n.Scalar()));
+        return;
+      }
+      out = v;
+    } catch (const YAML::Exception&) {
+      error(n, key, fmt::format("expected a number in [{}, {}]", lo, hi));
+    }
+  }
+
+  void range(const YAML::Node& map, const char* key, Range& out) {
+    const YAML::Node n = map[key];
+    if (!n) return;
+    if (!n.IsSequence() || n.size() != 2) {
+      error(n, key, "expected [min, max] in seconds");
+      return;
+    }
+    try {
+      Range r{n[0].as<double>(), n[1].as<double>()};
+      if (!(r.min >= 0.0 && r.min <= r.max && r.max <= 86400.0)) {
+        error(n, key, "expected 0 <= min <= max <= 86400");
+        return;
+      }
+      out = r;
+    } catch (const YAML::Exception&) {
+      error(n, key, "expected [min, max] in seconds");
+    }
+  }
+
+  void known_keys(const YAML::Node& map, const std::set<std::string>& keys,
+                  const std::string& prefix) {
+    for (const auto& kv : map) {
+      const std::string k = kv.first.as<std::string>();
+      if (!keys.count(k)) error(kv.first, prefix + k, "unknown key");
+    }
+  }
+
+ private:
+  std::string source_;
+  std::vector<std::string>& errors_;
+};
+
+}  // namespace
+
+ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_dir) {
+  ScenarioLoad out;
+  std::string path = name;
+  if (!std::filesystem::exists(path)) path = scenario_dir + "/" + name + ".yaml";
+  if (!std::filesystem::exists(path)) {
+    out.errors.push_back(
+        fmt::format("scenario '{}': no such file (looked for {} and {})", name, name, path));
+    return out;
+  }
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    out.errors.push_back(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+    return out;
+  }
+  if (!root.IsMap()) {
+    out.errors.push_back(fmt::format("{}: expected a map of scenario keys", path));
+    return out;
+  }
+  Scenario& s = out.scenario;
+  Reader r(path, out.errors);
+  r.known_keys(root,
+               {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
+                "patrol_length", "input_rate_hz", "churn"},
+               "");
+  s.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
+  if (root["description"]) s.description = root["description"].as<std::string>();
+  if (const YAML::Node m = root["movement"]) {
+    const std::string v = m.as<std::string>();
+    if (v == "idle") s.movement = Movement::kIdle;
+    else if (v == "wander") s.movement = Movement::kWander;
+    else if (v == "hotspot") s.movement = Movement::kHotspot;
+    else if (v == "patrol") s.movement = Movement::kPatrol;
+    else r.error(m, "movement", "expected one of idle, wander, hotspot, patrol, got '" + v + "'");
+  }
+  r.number(root, "speed", s.speed, 0.0, 1.0);
+  r.number(root, "turn_rate", s.turn_rate, 0.0, 100.0);
+  r.number(root, "arrive_radius", s.arrive_radius, 0.0, 1e6);
+  r.number(root, "patrol_length", s.patrol_length, 1.0, 1e6);
+  r.number(root, "input_rate_hz", s.input_rate_hz, 0.0, 1000.0);
+  if (const YAML::Node t = root["target"]) {
+    if (!t.IsMap()) {
+      r.error(t, "target", "expected a map with x and y (fractions of the world, 0..1)");
+    } else {
+      r.known_keys(t, {"x", "y"}, "target.");
+      r.number(t, "x", s.target_x, 0.0, 1.0);
+      r.number(t, "y", s.target_y, 0.0, 1.0);
+    }
+  }
+  if (const YAML::Node c = root["churn"]) {
+    if (!c.IsMap()) {
+      r.error(c, "churn", "expected a map with enabled, session_s, offline_s");
+    } else {
+      r.known_keys(c, {"enabled", "session_s", "offline_s"}, "churn.");
+      if (c["enabled"]) {
+        try {
+          s.churn = c["enabled"].as<bool>();
+        } catch (const YAML::Exception&) {
+          r.error(c["enabled"], "churn.enabled", "expected true or false");
+        }
+      }
+      r.range(c, "session_s", s.session_s);
+      r.range(c, "offline_s", s.offline_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace zone::sim

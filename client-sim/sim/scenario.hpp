@@ -1,0 +1,43 @@
+// A load-test scenario: how bots move, how fast they send inputs, and whether they
+// keep leaving and rejoining. Loaded from configs/scenarios/NAME.yaml.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zone::sim {
+
+enum class Movement : std::uint8_t { kIdle, kWander, kHotspot, kPatrol };
+
+struct Range {
+  double min = 0.0;
+  double max = 0.0;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  Movement movement = Movement::kWander;
+  double speed = 1.0;          // intent length, fraction of the server's max speed
+  double turn_rate = 1.5;      // rad/s of heading drift (wander)
+  double target_x = 0.5;       // hotspot centre as a fraction of the world bounds
+  double target_y = 0.5;
+  double arrive_radius = 20.0; // metres: inside it, hotspot bots mill around
+  double patrol_length = 300.0;  // metres per leg
+  double input_rate_hz = 0.0;  // 0: one input per server tick
+  bool churn = false;          // bots quit and rejoin
+  Range session_s{3.0, 8.0};   // churn: connected time before quitting
+  Range offline_s{0.5, 2.0};   // churn: time before rejoining
+};
+
+struct ScenarioLoad {
+  Scenario scenario;
+  std::vector<std::string> errors;  // "FILE:LINE: KEY: message"
+  bool ok() const { return errors.empty(); }
+};
+
+// NAME is a path to a YAML file, or a scenario name looked up in `scenario_dir`.
+ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_dir);
+
+}  // namespace zone::sim

@@ -1,0 +1,91 @@
+#include "sim/summary.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace zone::sim {
+
+nlohmann::json Summary::to_json() const {
+  return {
+      {"scenario", scenario},
+      {"seed", seed},
+      {"bots_requested", bots_requested},
+      {"bots_connected", bots_connected},
+      {"bots_peak", bots_peak},
+      {"connect_failures", connect_failures},
+      {"disconnects", disconnects},
+      {"duration_s", duration_s},
+      {"rtt_ms", {{"p50", rtt_p50_ms}, {"p99", rtt_p99_ms}, {"max", rtt_max_ms}}},
+      {"bytes_in_per_bot_per_s", bytes_in_per_bot_per_s},
+      {"bytes_out_per_bot_per_s", bytes_out_per_bot_per_s},
+      {"packets_in_per_bot_per_s", packets_in_per_bot_per_s},
+      {"entities_in_view_avg", entities_in_view_avg},
+      {"enters_total", enters_total},
+      {"leaves_total", leaves_total},
+      {"protocol_violations", protocol_violations},
+      {"violations_by_kind", violations_by_kind},
+      {"truth_checks", truth_checks},
+      {"truth_entity_checks", truth_entity_checks},
+      {"truth_mismatches", truth_mismatches},
+      {"truth_skipped", truth_skipped},
+  };
+}
+
+std::optional<double> Summary::metric(const std::string& name) const {
+  const std::map<std::string, double> m = {
+      {"bots_requested", bots_requested},
+      {"bots_connected", bots_connected},
+      {"bots_peak", bots_peak},
+      {"connect_failures", connect_failures},
+      {"disconnects", disconnects},
+      {"duration_s", duration_s},
+      {"rtt_p50_ms", rtt_p50_ms},
+      {"rtt_p99_ms", rtt_p99_ms},
+      {"rtt_max_ms", rtt_max_ms},
+      {"bytes_in_per_bot_per_s", bytes_in_per_bot_per_s},
+      {"bytes_out_per_bot_per_s", bytes_out_per_bot_per_s},
+      {"packets_in_per_bot_per_s", packets_in_per_bot_per_s},
+      {"entities_in_view_avg", entities_in_view_avg},
+      {"enters_total", static_cast<double>(enters_total)},
+      {"leaves_total", static_cast<double>(leaves_total)},
+      {"protocol_violations", static_cast<double>(protocol_violations)},
+      {"truth_checks", static_cast<double>(truth_checks)},
+      {"truth_mismatches", static_cast<double>(truth_mismatches)},
+  };
+  auto it = m.find(name);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> parse_fail_if(const std::string& text, FailIf& out) {
+  const auto pos = text.find_first_of("<>");
+  if (pos == std::string::npos || pos == 0) {
+    return fmt::format("--fail-if '{}': expected METRIC>VALUE or METRIC<VALUE", text);
+  }
+  out.metric = text.substr(0, pos);
+  out.op = text[pos];
+  out.text = text;
+  const std::string v = text.substr(pos + 1);
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out.value);
+  if (ec != std::errc{} || ptr != v.data() + v.size()) {
+    return fmt::format("--fail-if '{}': '{}' is not a number", text, v);
+  }
+  if (!Summary{}.metric(out.metric)) {
+    return fmt::format("--fail-if '{}': unknown metric '{}'", text, out.metric);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> crossed(const Summary& s, const std::vector<FailIf>& thresholds) {
+  std::vector<std::string> out;
+  for (const FailIf& f : thresholds) {
+    const double v = *s.metric(f.metric);
+    if ((f.op == '>' && v > f.value) || (f.op == '<' && v < f.value)) {
+      out.push_back(fmt::format("{} (measured {:.3f})", f.text, v));
+    }
+  }
+  return out;
+}
+
+}  // namespace zone::sim

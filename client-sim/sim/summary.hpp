@@ -1,0 +1,54 @@
+// The run's summary (printed and written as JSON) and the --fail-if thresholds on it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zone::sim {
+
+struct Summary {
+  std::string scenario;
+  std::uint64_t seed = 0;
+  std::uint32_t bots_requested = 0;
+  std::uint32_t bots_connected = 0;    // bots that completed a join at least once
+  std::uint32_t bots_peak = 0;         // most bots playing at the same time
+  std::uint32_t connect_failures = 0;
+  std::uint32_t disconnects = 0;       // by the server, unexpected
+  double duration_s = 0.0;
+  double rtt_p50_ms = 0.0, rtt_p99_ms = 0.0, rtt_max_ms = 0.0;
+  double bytes_in_per_bot_per_s = 0.0;
+  double bytes_out_per_bot_per_s = 0.0;
+  double packets_in_per_bot_per_s = 0.0;
+  double entities_in_view_avg = 0.0;
+  std::uint64_t enters_total = 0;
+  std::uint64_t leaves_total = 0;
+  std::uint64_t protocol_violations = 0;
+  std::map<std::string, std::uint64_t> violations_by_kind;
+  std::uint64_t truth_checks = 0;
+  std::uint64_t truth_entity_checks = 0;
+  std::uint64_t truth_mismatches = 0;
+  std::uint64_t truth_skipped = 0;
+
+  nlohmann::json to_json() const;
+  // The numeric fields by their JSON names, for --fail-if.
+  std::optional<double> metric(const std::string& name) const;
+};
+
+// A threshold such as "rtt_p99_ms>100" or "truth_checks<1".
+struct FailIf {
+  std::string metric;
+  char op = '>';
+  double value = 0.0;
+  std::string text;
+};
+// Parses one --fail-if expression; returns an error message on failure.
+std::optional<std::string> parse_fail_if(const std::string& text, FailIf& out);
+// The thresholds crossed, as readable lines.
+std::vector<std::string> crossed(const Summary& s, const std::vector<FailIf>& thresholds);
+
+}  // namespace zone::sim

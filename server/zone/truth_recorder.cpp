@@ -1,0 +1,59 @@
+#include "zone/truth_recorder.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace zone {
+
+void TruthRecorder::record(std::uint32_t tick, const world::World& world,
+                           const replication::Replicator& replicator) {
+  TruthFrame& f = scratch_;
+  f.tick = tick;
+  f.view_radius = world.effective_player_radius();
+  f.hysteresis = world.params().grid.hysteresis;
+  f.entities.clear();
+  world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+    f.entities.push_back({e.id, e.x, e.y});
+  });
+  std::size_t n = 0;
+  for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
+    const replication::ClientView& v = replicator.client(c);
+    if (!v.active) continue;
+    const replication::Frame* frame = v.history.find(tick);
+    if (frame == nullptr || frame->deferred.empty()) continue;
+    if (n == f.deferred.size()) f.deferred.emplace_back();
+    f.deferred[n].player = v.player_id;
+    f.deferred[n].ids.assign(frame->deferred.begin(), frame->deferred.end());
+    ++n;
+  }
+  f.deferred.resize(n);
+
+  std::lock_guard lock(mutex_);
+  std::swap(frames_[tick % frames_.size()], scratch_);
+  newest_ = tick;
+}
+
+std::uint32_t TruthRecorder::newest_tick() const {
+  std::lock_guard lock(mutex_);
+  return newest_;
+}
+
+std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick) const {
+  TruthFrame copy;
+  {
+    std::lock_guard lock(mutex_);
+    const TruthFrame& f = frames_[tick % frames_.size()];
+    if (tick == 0 || f.tick != tick) return std::nullopt;
+    copy = f;
+  }
+  nlohmann::json j;
+  j["tick"] = copy.tick;
+  j["view_radius"] = copy.view_radius;
+  j["hysteresis"] = copy.hysteresis;
+  auto& entities = j["entities"] = nlohmann::json::array();
+  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
+  auto& deferred = j["deferred"] = nlohmann::json::object();
+  for (const Deferred& d : copy.deferred) deferred[std::to_string(d.player)] = d.ids;
+  return j.dump();
+}
+
+}  // namespace zone

@@ -1,0 +1,55 @@
+// Ground truth for verification runs (debug.truth): every entity's exact position at
+// each recent tick, and which entities each client's frame deferred, served as JSON at
+// /debug/truth?tick=N so client-sim can compare its bots' replicas with the world.
+//
+// The tick thread records into a ring under a mutex; the admin thread copies one frame
+// out under the same mutex and formats it after releasing it, so a request never holds
+// the tick up for longer than a copy.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "replication/replicator.hpp"
+#include "world/world.hpp"
+
+namespace zone {
+
+class TruthRecorder {
+ public:
+  explicit TruthRecorder(std::uint32_t history_ticks) : frames_(history_ticks) {}
+
+  // Tick thread: records the world as replicated in this tick.
+  void record(std::uint32_t tick, const world::World& world,
+              const replication::Replicator& replicator);
+  // Admin thread: the JSON for `tick`, or nullopt if it is not (or no longer) recorded.
+  std::optional<std::string> json_for(std::uint32_t tick) const;
+  std::uint32_t newest_tick() const;
+
+ private:
+  struct Position {
+    std::uint32_t id;
+    double x, y;
+  };
+  struct Deferred {
+    std::uint32_t player;
+    std::vector<std::uint32_t> ids;
+  };
+  struct TruthFrame {
+    std::uint32_t tick = 0;
+    double view_radius = 0.0;
+    double hysteresis = 0.0;
+    std::vector<Position> entities;
+    std::vector<Deferred> deferred;
+  };
+
+  mutable std::mutex mutex_;
+  std::vector<TruthFrame> frames_;  // ring by tick
+  std::uint32_t newest_ = 0;
+  TruthFrame scratch_;
+};
+
+}  // namespace zone
