@@ -33,6 +33,9 @@ zone_require(CLI11_FOUND libcli11-dev)
 find_package(nlohmann_json CONFIG QUIET)
 zone_require(nlohmann_json_FOUND nlohmann-json3-dev)
 
+pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)
+zone_require(HTTPLIB_FOUND libcpp-httplib-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)
