@@ -1,0 +1,38 @@
+// A lossy UDP relay for tests: clients talk to the relay's port, the relay forwards to
+// the server and back, dropping a configured share of datagrams in each direction.
+// Runs on its own thread; one upstream socket per client address keeps ENet's peers
+// apart on the server side.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+namespace zone::test {
+
+class UdpRelay {
+ public:
+  UdpRelay(std::uint16_t server_port, double loss, std::uint64_t seed);
+  ~UdpRelay();
+  UdpRelay(const UdpRelay&) = delete;
+  UdpRelay& operator=(const UdpRelay&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  std::uint64_t forwarded() const { return forwarded_.load(); }
+  std::uint64_t dropped() const { return dropped_.load(); }
+
+ private:
+  void run();
+
+  std::uint16_t server_port_;
+  double loss_;
+  std::uint64_t seed_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> forwarded_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::thread thread_;
+};
+
+}  // namespace zone::test
