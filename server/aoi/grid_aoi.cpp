@@ -159,9 +159,7 @@ ConfigError GridAoi::set_cell_size(double cell_size) {
   GridConfig next = config_;
   next.cell_size = cell_size;
   if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
-  config_ = next;
-  resize_grid();
-  rebuild_cells();  // queries stay answerable before the next update()
+  pending_cell_size_ = cell_size;
   return ConfigError::kNone;
 }
 
@@ -306,6 +304,11 @@ void GridAoi::release_removed() {
 
 std::span<const VisibilityEvent> GridAoi::update() {
   events_.clear();
+  if (pending_cell_size_ > 0.0) {
+    config_.cell_size = pending_cell_size_;
+    pending_cell_size_ = 0.0;
+    resize_grid();
+  }
   rebuild_cells();
   const std::uint32_t capacity = slots_.capacity();
   for (std::uint32_t s = 0; s < capacity; ++s) {

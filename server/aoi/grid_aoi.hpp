@@ -112,7 +112,9 @@ class GridAoi {
   // reused only afterwards.
   std::span<const VisibilityEvent> update();
 
-  // --- Queries (positions and view sets as of the last update()). -----------------------
+  // --- Queries. The broad-phase queries (query_radius, view sets, stats) answer as of
+  // the last update(); position(), view_radius() and is_observer() return the latest
+  // values set, including changes still pending for the next update(). ----------------
   // False for stale handles and for entities removed since the last update().
   bool contains(EntityHandle h) const { return usable(h); }
   Vec2 position(EntityHandle h) const;  // precondition: contains(h)
@@ -131,8 +133,9 @@ class GridAoi {
   std::uint32_t grid_height() const { return rows_; }
   EntityHandle handle_at(std::uint32_t slot) const { return slots_.handle_at(slot); }
 
-  // Replaces the cell size (a designer tuning it while the zone runs). View sets are kept,
-  // so this produces no events by itself: visibility depends on distances, not cells.
+  // Replaces the cell size (a designer tuning it while the zone runs) from the next
+  // update() on; until then queries keep using the current grid. View sets are kept, so
+  // this produces no events by itself: visibility depends on distances, not cells.
   ConfigError set_cell_size(double cell_size);
   // Replaces the hysteresis; takes effect at the next update().
   ConfigError set_hysteresis(double hysteresis);
@@ -179,6 +182,7 @@ class GridAoi {
   std::vector<std::uint32_t> removed_;  // slots removed since the last update
   std::vector<VisibilityEvent> events_;
   std::uint32_t epoch_ = 0;
+  double pending_cell_size_ = 0.0;  // > 0: applied at the start of the next update()
 };
 
 }  // namespace zone::aoi

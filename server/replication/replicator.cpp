@@ -110,7 +110,10 @@ EntityState Replicator::current_state(const world::Entity& e) const {
 
 void Replicator::build_frame(ClientId c, std::uint32_t tick) {
   ClientView& v = clients_[c];
-  const Frame* baseline = v.history.find(v.acked_tick);
+  // The baseline must be older than one full history: the slot this frame is about to
+  // be written into must not be the baseline itself.
+  const Frame* baseline = tick - v.acked_tick < v.history.size() ? v.history.find(v.acked_tick)
+                                                                   : nullptr;
   if (baseline == nullptr && v.acked_tick != 0) ++stats_.full_resyncs;
   static const std::vector<EntityState> kEmpty;
   const std::vector<EntityState>& base = baseline ? baseline->entities : kEmpty;

@@ -36,7 +36,7 @@ TEST_CASE("describe() of the defaults") {
   check_same(round_trip(ZoneConfig{}), ZoneConfig{});
 }
 
-TEST_CASE("describe() names every key, each under its section") {
+TEST_CASE("describe() names every key - each under its section") {
   const std::string text = describe(ZoneConfig{});
   std::size_t lines = 0;
   for (const char ch : text) lines += ch == '\n';

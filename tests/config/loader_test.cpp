@@ -13,7 +13,7 @@ using zone::config::test::error_for;
 using zone::config::test::load;
 using zone::config::test::only_error;
 
-TEST_CASE("an empty document, or one with only comments, gives the defaults") {
+TEST_CASE("an empty document - or one with only comments - gives the defaults") {
   for (const char* yaml : {"", "# nothing here\n", "\n\n", "---\n"}) {
     const LoadResult r = load(yaml);
     INFO(r.error_report());
@@ -22,7 +22,7 @@ TEST_CASE("an empty document, or one with only comments, gives the defaults") {
   }
 }
 
-TEST_CASE("keys in the file replace the defaults; the rest keep them") {
+TEST_CASE("keys in the file replace the defaults - the rest keep them") {
   const LoadResult r = load(R"(zone:
   name: east-march
 world: {min_x: -500, min_y: -250.5, max_x: 500, max_y: 1e3}
@@ -65,7 +65,7 @@ log:
   CHECK(r.config.limits.max_bad_packets == LimitsConfig{}.max_bad_packets);
 }
 
-TEST_CASE("the documented example message, exactly") {
+TEST_CASE("the documented example message - exactly") {
   std::string yaml;
   for (int i = 1; i <= 12; ++i) yaml += "# line " + std::to_string(i) + "\n";
   yaml += "aoi:\n  cell_size: -5\n";  // cell_size on line 14
@@ -106,7 +106,7 @@ TEST_CASE("a YAML syntax error is reported with its line") {
   }
 }
 
-TEST_CASE("unknown keys are errors at every level, with the full path, line and a hint") {
+TEST_CASE("unknown keys are errors at every level - with the full path - line and a hint") {
   SUBCASE("typo inside a section") {
     const ConfigError e = only_error(load("aoi:\n  enabled: true\n  cel_size: 16\n"));
     CHECK(e.key == "aoi.cel_size");
@@ -277,7 +277,7 @@ TEST_CASE("number syntax accepted") {
   CHECK_FALSE(accepts("aoi", "cell_size", "3m"));
 }
 
-TEST_CASE("ranges, at and just beyond their edges") {
+TEST_CASE("ranges - at and just beyond their edges") {
   // The example of the brief.
   CHECK(error_for("aoi", "cell_size", "-5").message ==
         "expected a number > 0 and <= 10000, got -5");
@@ -331,7 +331,7 @@ TEST_CASE("ranges, at and just beyond their edges") {
   CHECK_FALSE(accepts("log", "status_interval_s", "0"));
 }
 
-TEST_CASE("enum values: all accepted, anything else lists the allowed ones") {
+TEST_CASE("enum values: all accepted - anything else lists the allowed ones") {
   const std::pair<const char*, NpcBehaviour> behaviours[] = {
       {"idle", NpcBehaviour::kIdle},
       {"wander", NpcBehaviour::kWander},
@@ -392,7 +392,7 @@ TEST_CASE("bind_address must be an IPv4 address") {
   CHECK(error_for("network", "bind_address", "\"\"").message == expected + "''");
 }
 
-TEST_CASE("zone.name must be a short, printable, non-empty string") {
+TEST_CASE("zone.name must be a short - printable - non-empty string") {
   CHECK(accepts("zone", "name", "Starter Valley"));
   CHECK(accepts("zone", "name", "\"1234\""));
   CHECK(accepts("zone", "name", "1234"));  // a plain scalar is a string for a string key
@@ -469,7 +469,7 @@ TEST_CASE("checks across keys") {
   }
 }
 
-TEST_CASE("every error in a file is reported, in line order, checks across keys last") {
+TEST_CASE("every error in a file is reported - in line order - checks across keys last") {
   const LoadResult r = load_config_string(R"(zone:
   name: ""
 world:

@@ -14,7 +14,7 @@ TEST_CASE("the built-in defaults are valid") {
   CHECK(validate(ZoneConfig{}).empty());
 }
 
-TEST_CASE("validate() reports range errors by key path, without a line") {
+TEST_CASE("validate() reports range errors by key path - without a line") {
   ZoneConfig c;
   c.aoi.cell_size = -1.0;
   c.network.max_packet_bytes = 9000;
@@ -73,7 +73,7 @@ TEST_CASE("validate() runs the checks across keys") {
   CHECK(errors[0].message.find("the AOI grid would have 40000000000 cells") == 0);
 }
 
-TEST_CASE("load, then override in code, then validate()") {
+TEST_CASE("load - then override in code - then validate()") {
   const LoadResult r = load("tick:\n  rate_hz: 20\nnetwork:\n  snapshot_interval_ticks: 10\n");
   REQUIRE(r.ok());
   ZoneConfig c = r.config;
@@ -89,7 +89,7 @@ TEST_CASE("load, then override in code, then validate()") {
         "got 10");
 }
 
-TEST_CASE("set_value() sets one key from text, with the loader's checks") {
+TEST_CASE("set_value() sets one key from text - with the loader's checks") {
   ZoneConfig c;
   CHECK_FALSE(set_value(c, "aoi.cell_size", "16").has_value());
   CHECK(c.aoi.cell_size == 16.0);

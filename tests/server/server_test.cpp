@@ -8,7 +8,7 @@
 using namespace std::chrono_literals;
 using namespace zone;
 
-TEST_CASE("a client joins, gets a welcome and sees exactly the NPCs within its view") {
+TEST_CASE("a client joins - gets a welcome and sees exactly the NPCs within its view") {
   net::EnetLibrary enet;
   test::ServerThread server(test::small_zone());
   test::Clients clients;

@@ -96,13 +96,13 @@ void scenario_case(const std::string& scenario, double loss) {
 
 }  // namespace
 
-TEST_CASE("client-sim wander: 100 bots, 10 s, zero violations and zero truth mismatches") {
+TEST_CASE("client-sim wander: 100 bots - 10 s - zero violations and zero truth mismatches") {
   scenario_case("wander", 0.0);
 }
-TEST_CASE("client-sim hotspot: 100 bots crowd one square, replicas match the truth") {
+TEST_CASE("client-sim hotspot: 100 bots crowd one square - replicas match the truth") {
   scenario_case("hotspot", 0.0);
 }
-TEST_CASE("client-sim churn: bots leave and rejoin, replicas match the truth") {
+TEST_CASE("client-sim churn: bots leave and rejoin - replicas match the truth") {
   scenario_case("churn", 0.0);
 }
 TEST_CASE("client-sim wander through 10% packet loss both ways: replicas still exact") {
