@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "config/config_enums.hpp"
+#include "protocol/limits.hpp"
 
 namespace zone::config {
 namespace {
@@ -346,7 +347,7 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, 1400),
     integer<&ZoneConfig::network, &NetworkConfig::client_bandwidth>("network.client_bandwidth", 1000, 100000000),
     integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
-    integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, 256),
+    integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, protocol::kClientFrameHistory),
     integer<&ZoneConfig::network, &NetworkConfig::timeout_ms>("network.timeout_ms", 100, 600000),
 
     integer<&ZoneConfig::limits, &LimitsConfig::max_client_packet_bytes>("limits.max_client_packet_bytes", 64, 65536),

@@ -31,11 +31,8 @@ class FrameHistory {
     const Frame& f = frames_[tick % frames_.size()];
     return (tick != 0 && f.tick == tick) ? &f : nullptr;
   }
-  Frame& slot_for(std::uint32_t tick) {
-    Frame& f = frames_[tick % frames_.size()];
-    f.tick = tick;
-    return f;
-  }
+  // Stores `frame` as the frame of its tick; `frame` receives the recycled slot.
+  void commit(Frame& frame) { std::swap(frames_[frame.tick % frames_.size()], frame); }
   std::uint32_t size() const { return static_cast<std::uint32_t>(frames_.size()); }
 
  private:
@@ -56,6 +53,7 @@ struct ClientView {
   std::vector<InterestEntry> interest;  // sorted by id
   FrameHistory history;
   std::uint32_t acked_tick = 0;         // newest frame the client confirmed complete
+  std::uint32_t first_sent_tick = 0;    // 0: nothing sent yet
   std::uint32_t last_sent_tick = 0;
   std::uint32_t last_input_sequence = 0;
   double tokens = 0.0;                  // bandwidth budget, bytes

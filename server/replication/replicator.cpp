@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
 
 namespace zone::replication {
@@ -16,7 +17,12 @@ bool id_less(const InterestEntry& e, world::EntityId id) { return e.id < id; }
 }  // namespace
 
 Replicator::Replicator(const ReplicationParams& params, const world::World& world)
-    : params_(params), world_(world), writer_(params.max_packet_bytes) {}
+    : params_(params), world_(world), writer_(params.max_packet_bytes) {
+  // Never offer a baseline older than clients keep.
+  params_.history_ticks =
+      std::clamp<std::uint32_t>(params_.history_ticks, 2, protocol::kClientFrameHistory);
+  params_.snapshot_interval = std::max(1u, params_.snapshot_interval);
+}
 
 void Replicator::set_params(const ReplicationParams& params) {
   // Packet size and history length are fixed at start-up (they size buffers); the
@@ -60,12 +66,18 @@ void Replicator::remove_client(ClientId c) {
 
 bool Replicator::acknowledge(ClientId c, std::uint32_t ack_tick) {
   ClientView& v = clients_[c];
-  if (ack_tick == 0 || ack_tick <= v.acked_tick) return true;  // nothing new
-  if (ack_tick > v.last_sent_tick || v.history.find(ack_tick) == nullptr) {
-    return ack_tick <= v.last_sent_tick;  // too old to use is fine; never sent is not
+  if (ack_tick == 0) return true;  // nothing received yet
+  if (v.first_sent_tick == 0 || ack_tick < v.first_sent_tick || ack_tick > v.last_sent_tick) {
+    return false;  // never sent to this client
   }
-  v.acked_tick = ack_tick;
-  return true;
+  if (ack_tick <= v.acked_tick) return true;  // reordered or repeated: nothing new
+  if (v.history.find(ack_tick) != nullptr) {
+    v.acked_tick = ack_tick;
+    return true;
+  }
+  // Not in the history: legitimate only if it is too old to be kept (then it is simply
+  // not usable as a baseline); inside the history window it was never sent.
+  return v.last_sent_tick - ack_tick >= v.history.size();
 }
 
 void Replicator::set_last_input_sequence(ClientId c, std::uint32_t sequence) {
@@ -96,7 +108,8 @@ void Replicator::refill_budget(ClientView& v) const {
   // spawn through now and then instead of starving it.
   const double cap = std::max<double>(params_.max_packet_bytes,
                                       per_tick * params_.snapshot_interval * 2.0);
-  v.tokens = std::min(cap, v.tokens + per_tick);
+  // Debt is bounded too, so a client recovers within a couple of seconds of starving.
+  v.tokens = std::clamp(v.tokens + per_tick, -cap, cap);
 }
 
 EntityState Replicator::current_state(const world::Entity& e) const {
@@ -108,7 +121,7 @@ EntityState Replicator::current_state(const world::Entity& e) const {
       e.moving() ? protocol::MoveState::Walking : protocol::MoveState::Idle);
 }
 
-void Replicator::build_frame(ClientId c, std::uint32_t tick) {
+bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
   ClientView& v = clients_[c];
   // The baseline must be older than one full history: the slot this frame is about to
   // be written into must not be the baseline itself.
@@ -118,7 +131,8 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
   static const std::vector<EntityState> kEmpty;
   const std::vector<EntityState>& base = baseline ? baseline->entities : kEmpty;
 
-  Frame& frame = v.history.slot_for(tick);
+  Frame& frame = next_frame_;
+  frame.tick = tick;
   frame.entities.clear();
   frame.deferred.clear();
   candidates_.clear();
@@ -136,7 +150,6 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
       rec.fields = EntityRecord::kDespawn;
       rec.state = base[i];
       send_order_.push_back(rec);  // despawns always go, first
-      ++stats_.despawns;
       ++i;
       continue;
     }
@@ -201,6 +214,7 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
   std::uint32_t used_in_part = SnapshotWriter::kPartOverhead;
   for (const EntityRecord& d : send_order_) used_in_part += record_cost(d);
   bool budget_left = true;
+  std::uint32_t selected = 0;
   for (const std::uint32_t k : order_) {
     Candidate& cand = candidates_[k];
     const std::uint32_t cost = record_cost(cand.record);
@@ -216,19 +230,33 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
       frame.entities[cand.frame_index] = cand.record.state;
       send_order_.push_back(cand.record);
       entry.priority = 0.0f;
-      if (cand.record.fields & EntityRecord::kSpawn) {
-        ++stats_.spawns;
-      } else {
-        ++stats_.updates;
-      }
+      ++selected;
     } else {
-      entry.priority = cand.priority;
-      ++stats_.deferred;
+      entry.priority = cand.priority;  // the accumulator: waits longer, ranks higher
       frame.deferred.push_back(cand.record.state.id());
       // A deferred spawn is not part of this frame: the client will not have it.
       if (cand.record.fields & EntityRecord::kSpawn) {
         frame.entities[cand.frame_index] = EntityState();  // id 0: removed below
       }
+    }
+  }
+  const std::size_t despawns = send_order_.size() - selected;
+  // Hold the snapshot back when it would carry nothing while something waits for budget
+  // (or the client is in debt): sending headers alone would spend the tokens the
+  // waiting record needs. A client still hears from us at least once a second.
+  const bool progress = selected > 0 || despawns > 0;
+  const bool saving = !candidates_.empty() || v.tokens < 0.0;
+  const bool heard_recently =
+      v.last_sent_tick != 0 && tick - v.last_sent_tick < std::max(1u, params_.tick_rate);
+  if (!progress && saving && heard_recently) return false;
+
+  stats_.despawns += despawns;
+  stats_.deferred += candidates_.size() - selected;
+  for (std::size_t k = despawns; k < send_order_.size(); ++k) {
+    if (send_order_[k].fields & EntityRecord::kSpawn) {
+      ++stats_.spawns;
+    } else {
+      ++stats_.updates;
     }
   }
   std::erase_if(frame.entities, [](const EntityState& s) { return s.id() == 0; });
@@ -237,7 +265,10 @@ void Replicator::build_frame(ClientId c, std::uint32_t tick) {
   header_.baseline_tick = baseline ? baseline->tick : 0;
   header_.self_state = current_state(self);
   header_.last_input_sequence = v.last_input_sequence;
+  v.history.commit(frame);  // after the last use of `baseline`, which may share its slot
+  if (v.first_sent_tick == 0) v.first_sent_tick = tick;
   v.last_sent_tick = tick;
+  return true;
 }
 
 }  // namespace zone::replication

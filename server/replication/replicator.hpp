@@ -74,7 +74,7 @@ class Replicator {
       if (!clients_[c].active) continue;
       refill_budget(clients_[c]);
       if ((tick + c) % params_.snapshot_interval != 0) continue;
-      build_frame(c, tick);
+      if (!build_frame(c, tick)) continue;  // saving up budget for a pending record
       stats_.packets += writer_.parts_needed(send_order_);
       stats_.bytes += writer_.write(header_, send_order_, [&](std::span<const std::uint8_t> b) {
         send(c, b);
@@ -94,7 +94,9 @@ class Replicator {
 
  private:
   void refill_budget(ClientView& view) const;
-  void build_frame(ClientId c, std::uint32_t tick);
+  // Builds the client's next frame into the history and the send order. Returns false
+  // (leaving the history untouched) when the snapshot should be held back this tick.
+  bool build_frame(ClientId c, std::uint32_t tick);
   EntityState current_state(const world::Entity& e) const;
 
   ReplicationParams params_;
@@ -116,6 +118,7 @@ class Replicator {
   std::vector<Candidate> candidates_;
   std::vector<std::uint32_t> order_;
   std::vector<EntityRecord> send_order_;
+  Frame next_frame_;
   SnapshotHeader header_;
 };
 

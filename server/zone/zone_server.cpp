@@ -218,13 +218,14 @@ void ZoneServer::on_receive(net::PeerId peer, std::span<const std::uint8_t> byte
   Session* s = session_of(peer);
   if (s == nullptr || s->phase == Session::Phase::kClosing) return;
   if (bytes.size() > config_.limits.max_client_packet_bytes) return drop(*s, DropReason::kOversize);
-  const protocol::ClientPacket* packet = protocol::parse_client_packet(bytes);
-  if (packet == nullptr) return drop(*s, DropReason::kMalformed);
-  switch (packet->message_type()) {
-    case protocol::ClientMessage::Hello: return on_hello(*s, *packet->message_as_Hello());
-    case protocol::ClientMessage::Input: return on_input(*s, *packet->message_as_Input());
-    default: return drop(*s, DropReason::kUnknownMessage);
+  protocol::ParseError why = protocol::ParseError::kNone;
+  const protocol::ClientPacket* packet = protocol::parse_client_packet(bytes, &why);
+  if (packet == nullptr) {
+    return drop(*s, why == protocol::ParseError::kUnknownMessage ? DropReason::kUnknownMessage
+                                                                 : DropReason::kMalformed);
   }
+  if (const protocol::Hello* hello = packet->message_as_Hello()) return on_hello(*s, *hello);
+  if (const protocol::Input* input = packet->message_as_Input()) return on_input(*s, *input);
 }
 
 void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {

@@ -16,22 +16,29 @@ const Root* verified_root(std::span<const std::uint8_t> bytes) {
   return flatbuffers::GetRoot<Root>(bytes.data());
 }
 
-}  // namespace
-
-const ClientPacket* parse_client_packet(std::span<const std::uint8_t> bytes) {
-  const ClientPacket* p = verified_root<ClientPacket>(bytes);
-  if (p == nullptr || p->message_type() == ClientMessage::NONE || p->message() == nullptr) {
-    return nullptr;
+// The generated verifier accepts union types it does not know (forward compatibility);
+// this side only reads the ones it does.
+template <typename Root, typename Message>
+const Root* parse(std::span<const std::uint8_t> bytes, ParseError* why) {
+  const Root* p = verified_root<Root>(bytes);
+  ParseError e = ParseError::kNone;
+  if (p == nullptr || p->message() == nullptr || p->message_type() == Message::NONE) {
+    e = ParseError::kMalformed;
+  } else if (p->message_type() > Message::MAX) {
+    e = ParseError::kUnknownMessage;
   }
-  return p;
+  if (why != nullptr) *why = e;
+  return e == ParseError::kNone ? p : nullptr;
 }
 
-const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes) {
-  const ServerPacket* p = verified_root<ServerPacket>(bytes);
-  if (p == nullptr || p->message_type() == ServerMessage::NONE || p->message() == nullptr) {
-    return nullptr;
-  }
-  return p;
+}  // namespace
+
+const ClientPacket* parse_client_packet(std::span<const std::uint8_t> bytes, ParseError* why) {
+  return parse<ClientPacket, ClientMessage>(bytes, why);
+}
+
+const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes, ParseError* why) {
+  return parse<ServerPacket, ServerMessage>(bytes, why);
 }
 
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,

@@ -15,10 +15,19 @@ namespace zone::protocol {
 inline constexpr std::uint16_t kProtocolVersion =
     static_cast<std::uint16_t>(ProtocolVersion::Current);
 
+enum class ParseError : std::uint8_t {
+  kNone,
+  kMalformed,       // not a verifiable packet of this protocol
+  kUnknownMessage,  // well-formed, but a message type this side does not know
+};
+
 // Returns the packet when the bytes are a well-formed ClientPacket holding a known
-// message, nullptr otherwise. The result points into `bytes`.
-const ClientPacket* parse_client_packet(std::span<const std::uint8_t> bytes);
-const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes);
+// message, nullptr otherwise (with the reason in *why, if given). The result points
+// into `bytes`.
+const ClientPacket* parse_client_packet(std::span<const std::uint8_t> bytes,
+                                        ParseError* why = nullptr);
+const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
+                                        ParseError* why = nullptr);
 
 // Builders: each clears `fbb`, writes one packet and finishes it.
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/limits.hpp"
 #include "protocol/zone_generated.h"
 
 namespace zone::replica {
@@ -50,7 +51,7 @@ struct ReplicaLimits {
 
 class FrameReplica {
  public:
-  static constexpr std::uint32_t kFrameHistory = 64;
+  static constexpr std::uint32_t kFrameHistory = protocol::kClientFrameHistory;
 
   void reset(const ReplicaLimits& limits);
 

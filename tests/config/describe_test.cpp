@@ -78,7 +78,7 @@ TEST_CASE("describe() round-trips unusual values exactly") {
   c.npcs.patrol_length = 1e-300;
   c.npcs.idle_fraction = 1.0;
   c.npcs.max_health = 1;
-  c.network = {"192.168.10.20", 0, 255, 576, 100000000, 1000, 256, 600000};
+  c.network = {"192.168.10.20", 0, 255, 576, 100000000, 1000, 64, 600000};
   c.limits = {64, 10000, 0};
   c.log = {LogLevel::kError, 86400};
   REQUIRE(validate(c).empty());

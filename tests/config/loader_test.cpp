@@ -308,10 +308,10 @@ TEST_CASE("ranges - at and just beyond their edges") {
   CHECK_FALSE(accepts("tick", "rate_hz", "1001"));
 
   CHECK(error_for("network", "history_ticks", "1").message ==
-        "expected an integer >= 2 and <= 256, got 1");
+        "expected an integer >= 2 and <= 64, got 1");
   CHECK(accepts("network", "history_ticks", "2"));
-  CHECK(accepts("network", "history_ticks", "256"));
-  CHECK_FALSE(accepts("network", "history_ticks", "257"));
+  CHECK(accepts("network", "history_ticks", "64"));
+  CHECK_FALSE(accepts("network", "history_ticks", "65"));
 
   CHECK(accepts("players", "max_players", "4095"));
   CHECK_FALSE(accepts("players", "max_players", "4096"));

@@ -1,0 +1,118 @@
+#include "zone/metrics.hpp"
+
+#include <fmt/format.h>
+
+namespace zone {
+namespace {
+
+// Prometheus label values escape backslash, double quote and newline.
+std::string escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  void header(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void sample(const char* name, double v) { out_ += fmt::format("{} {}\n", name, v); }
+  void counter(const char* name, const char* help, std::uint64_t v) {
+    header(name, "counter", help);
+    out_ += fmt::format("{} {}\n", name, v);
+  }
+  void gauge(const char* name, const char* help, double v) {
+    header(name, "gauge", help);
+    sample(name, v);
+  }
+  void labelled(const char* name, const char* type, const char* help, const char* label,
+                const std::vector<LabelledCount>& values) {
+    header(name, type, help);
+    for (const LabelledCount& c : values) {
+      out_ += fmt::format("{}{{{}=\"{}\"}} {}\n", name, label, escape(c.label), c.value);
+    }
+  }
+  void histogram(const char* name, const char* help, const Histogram& h) {
+    header(name, "histogram", help);
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < h.bounds().size(); ++i) {
+      cumulative += h.counts()[i];
+      out_ += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, h.bounds()[i], cumulative);
+    }
+    cumulative += h.counts().back();
+    out_ += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, cumulative);
+    out_ += fmt::format("{}_sum {}\n{}_count {}\n", name, h.sum(), name, h.count());
+  }
+  std::string take() { return std::move(out_); }
+  std::string& raw() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name) {
+  Writer w;
+  w.header("zone_build_info", "gauge", "Build and zone information; always 1.");
+  w.raw() += fmt::format("zone_build_info{{version=\"{}\",zone=\"{}\",compiler=\"{}\"}} 1\n",
+                         ZONE_VERSION, escape(zone_name), escape(__VERSION__));
+  w.gauge("zone_start_time_seconds", "Unix time the zone server started.", m.start_time_seconds);
+  w.counter("zone_ticks_total", "Simulation ticks completed.", m.ticks);
+  w.counter("zone_tick_overruns_total", "Ticks that took longer than the tick period.", m.overruns);
+  w.histogram("zone_tick_duration_seconds", "Wall time of one whole tick.", m.tick_seconds);
+  w.histogram("zone_aoi_update_duration_seconds", "Time spent in the AOI update per tick.",
+              m.aoi_seconds);
+  w.histogram("zone_replication_duration_seconds",
+              "Time spent building and sending snapshots per tick.", m.replication_seconds);
+  w.gauge("zone_players", "Players in the zone.", static_cast<double>(m.players));
+  w.gauge("zone_npcs", "NPCs in the zone.", static_cast<double>(m.npcs));
+  w.gauge("zone_entities", "Entities in the zone (players and NPCs).",
+          static_cast<double>(m.entities));
+  w.gauge("zone_aoi_occupied_cells", "AOI grid cells holding at least one entity.",
+          static_cast<double>(m.occupied_cells));
+  w.gauge("zone_aoi_max_cell_entities", "Entities in the most crowded AOI cell.",
+          static_cast<double>(m.max_cell_entities));
+  w.gauge("zone_aoi_visible_pairs", "Observer-target pairs currently in view.",
+          static_cast<double>(m.visible_pairs));
+  w.counter("zone_aoi_enter_events_total", "AOI enter events delivered to clients.", m.enter_events);
+  w.counter("zone_aoi_leave_events_total", "AOI leave events delivered to clients.", m.leave_events);
+  w.counter("zone_network_sent_bytes_total", "UDP payload bytes sent, ENet headers included.",
+            m.bytes_out);
+  w.counter("zone_network_received_bytes_total",
+            "UDP payload bytes received, ENet headers included.", m.bytes_in);
+  w.counter("zone_network_sent_packets_total", "Application packets sent.", m.packets_out);
+  w.counter("zone_network_received_packets_total", "Application packets received.", m.packets_in);
+  w.counter("zone_replication_spawns_total", "Entity spawns (full states) sent to clients.",
+            m.spawns_sent);
+  w.counter("zone_replication_updates_total", "Entity delta updates sent to clients.",
+            m.updates_sent);
+  w.counter("zone_replication_despawns_total", "Entity despawns sent to clients.", m.despawns_sent);
+  w.counter("zone_replication_deferred_total",
+            "Entity records held back by a client's bandwidth budget.", m.deferred);
+  w.histogram("zone_client_send_rate_bytes_per_second",
+              "Snapshot bytes per second sent to each client, observed once a second.",
+              m.client_send_rate);
+  w.counter("zone_player_joins_total", "Players that joined.", m.joins);
+  w.counter("zone_player_leaves_total", "Players that left or were removed.", m.leaves);
+  w.labelled("zone_dropped_packets_total", "counter", "Client packets dropped, by reason.",
+             "reason", m.drops);
+  w.labelled("zone_disconnects_total", "counter", "Client disconnects, by reason.", "reason",
+             m.disconnects);
+  w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.",
+             "result",
+             {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
+  w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",
+          m.last_reload_ok ? 1.0 : 0.0);
+  return w.take();
+}
+
+}  // namespace zone

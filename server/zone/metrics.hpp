@@ -1,0 +1,98 @@
+// Zone metrics in the Prometheus text format.
+//
+// The tick thread owns the live values (plain integers, no atomics on the hot path) and
+// publishes a copy to the admin thread once per tick under a mutex; /metrics renders the
+// last published copy. Names follow Prometheus conventions: base units (seconds,
+// bytes), counters end in _total, no per-player labels.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace zone {
+
+// A fixed-bucket histogram (cumulative on output, as Prometheus expects).
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds)
+      : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
+  void observe(double v) {
+    std::size_t i = 0;
+    while (i < bounds_.size() && v > bounds_[i]) ++i;
+    ++counts_[i];
+    sum_ += v;
+    ++count_;
+  }
+  const std::vector<double>& bounds() const { return bounds_; }
+  const std::vector<std::uint64_t>& counts() const { return counts_; }  // per bucket, +Inf last
+  double sum() const { return sum_; }
+  std::uint64_t count() const { return count_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::uint64_t> counts_;
+  double sum_ = 0.0;
+  std::uint64_t count_ = 0;
+};
+
+struct LabelledCount {
+  std::string label;  // the label value
+  std::uint64_t value = 0;
+};
+
+struct ZoneMetrics {
+  Histogram tick_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25}};
+  Histogram aoi_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05}};
+  Histogram replication_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05}};
+  Histogram client_send_rate{{250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000}};
+  std::uint64_t ticks = 0;
+  std::uint64_t overruns = 0;
+  std::uint64_t players = 0;
+  std::uint64_t npcs = 0;
+  std::uint64_t entities = 0;
+  std::uint64_t occupied_cells = 0;
+  std::uint64_t max_cell_entities = 0;
+  std::uint64_t visible_pairs = 0;
+  std::uint64_t enter_events = 0;
+  std::uint64_t leave_events = 0;
+  std::uint64_t bytes_out = 0;     // UDP payload incl. ENet headers
+  std::uint64_t bytes_in = 0;
+  std::uint64_t packets_out = 0;
+  std::uint64_t packets_in = 0;
+  std::uint64_t spawns_sent = 0;
+  std::uint64_t updates_sent = 0;
+  std::uint64_t despawns_sent = 0;
+  std::uint64_t deferred = 0;
+  std::uint64_t joins = 0;
+  std::uint64_t leaves = 0;
+  std::vector<LabelledCount> drops;        // by reason
+  std::vector<LabelledCount> disconnects;  // by reason
+  std::uint64_t reloads_ok = 0;
+  std::uint64_t reloads_failed = 0;
+  bool last_reload_ok = true;
+  double start_time_seconds = 0.0;  // Unix time the process started
+};
+
+std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name);
+
+// The tick thread's copy goes in; the admin thread takes the newest out.
+class MetricsBoard {
+ public:
+  void publish(const ZoneMetrics& m) {
+    std::lock_guard lock(mutex_);
+    published_ = m;
+  }
+  ZoneMetrics latest() const {
+    std::lock_guard lock(mutex_);
+    return published_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  ZoneMetrics published_;
+};
+
+}  // namespace zone
