@@ -25,6 +25,8 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
                               std::to_string(options.port) + " (address in use or not available)"
                         : std::string("cannot create ENet client host"));
   }
+  enet_socket_set_option(host_->socket, ENET_SOCKOPT_RCVBUF, options.socket_buffer_bytes);
+  enet_socket_set_option(host_->socket, ENET_SOCKOPT_SNDBUF, options.socket_buffer_bytes);
   generation_.assign(options.max_peers, 0);
   outgoing_.assign(options.max_peers, 0);
 }

@@ -57,6 +57,10 @@ struct HostOptions {
   std::size_t channels = 2;
   std::size_t max_unreliable_bytes = 1200;
   std::uint32_t timeout_ms = 5000;  // a peer silent this long is disconnected
+  // Kernel socket buffers. A busy zone reads its socket once per tick; the receive
+  // buffer must hold a tick's worth of datagrams from every client or the kernel drops
+  // them. The kernel caps this at net.core.rmem_max / wmem_max.
+  int socket_buffer_bytes = 4 * 1024 * 1024;
 };
 
 class NetError : public std::runtime_error {

@@ -141,6 +141,13 @@ bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
   const world::Entity& self = world_.entity(v.player_slot);
   const double r = std::max(1.0, world_.effective_player_radius());
 
+  // Bytes this snapshot may spend, and how its records will fill parts.
+  PartPlan plan(params_.max_packet_bytes);
+  double budget = v.tokens - SnapshotWriter::kPartOverhead;
+  auto room_for = [&](std::uint32_t cost) {
+    return !(plan.opens_part(cost) && plan.parts() >= SnapshotWriter::kMaxParts);
+  };
+
   // Merge the baseline frame with the interest set, both sorted by id.
   std::size_t i = 0;
   std::uint32_t j = 0;
@@ -149,7 +156,16 @@ bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
       EntityRecord rec;
       rec.fields = EntityRecord::kDespawn;
       rec.state = base[i];
-      send_order_.push_back(rec);  // despawns always go, first
+      const std::uint32_t cost = record_cost(rec);
+      if (room_for(cost)) {
+        budget -= plan.extra_for(cost);  // despawns go first, whatever the budget
+        plan.add(cost);
+        send_order_.push_back(rec);
+      } else {
+        // Only a frame of more than 255 parts gets here: keep it for the next one.
+        frame.entities.push_back(base[i]);
+        frame.deferred.push_back(base[i].id());
+      }
       ++i;
       continue;
     }
@@ -181,8 +197,8 @@ bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
           f |= EntityRecord::kTeleport;
         }
       }
-      if (now.heading() != was.heading() || now.move_state() != was.move_state()) {
-        f |= EntityRecord::kHeading;
+      if (f == 0 && (now.heading() != was.heading() || now.move_state() != was.move_state())) {
+        f |= EntityRecord::kHeading;  // moves carry heading and state with them
       }
       if (now.health() != was.health()) f |= EntityRecord::kHealth;
       frame.entities.push_back(was);  // stays at the baseline state unless sent
@@ -208,25 +224,18 @@ bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
     return candidates_[a].record.state.id() < candidates_[b].record.state.id();
   });
 
-  // Spend the budget. Each part also costs its overhead; the first part's is always paid.
-  double budget = v.tokens - SnapshotWriter::kPartOverhead;
-  for (const EntityRecord& d : send_order_) budget -= record_cost(d);
-  std::uint32_t used_in_part = SnapshotWriter::kPartOverhead;
-  for (const EntityRecord& d : send_order_) used_in_part += record_cost(d);
+  // Spend the budget, highest priority first; the first part's overhead is always paid.
   bool budget_left = true;
   std::uint32_t selected = 0;
   for (const std::uint32_t k : order_) {
     Candidate& cand = candidates_[k];
     const std::uint32_t cost = record_cost(cand.record);
-    std::uint32_t extra = cost;
-    if (used_in_part + cost > params_.max_packet_bytes) extra += SnapshotWriter::kPartOverhead;
-    budget_left = budget_left && budget >= extra;
+    const std::uint32_t extra = plan.extra_for(cost);
+    budget_left = budget_left && budget >= extra && room_for(cost);
     InterestEntry& entry = v.interest[cand.interest_index];
     if (budget_left) {
       budget -= extra;
-      used_in_part = (used_in_part + cost > params_.max_packet_bytes)
-                         ? SnapshotWriter::kPartOverhead + cost
-                         : used_in_part + cost;
+      plan.add(cost);
       frame.entities[cand.frame_index] = cand.record.state;
       send_order_.push_back(cand.record);
       entry.priority = 0.0f;

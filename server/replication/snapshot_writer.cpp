@@ -1,5 +1,7 @@
 #include "replication/snapshot_writer.hpp"
 
+#include <stdexcept>
+
 namespace zone::replication {
 
 // Sizes include FlatBuffers' alignment padding; a spawn is a table with a vtable of its
@@ -12,8 +14,8 @@ std::uint32_t record_cost(const EntityRecord& r) {
              pad*/ + 4 /*name offset*/ + 4 /*length*/ + static_cast<std::uint32_t>(r.name.size()) +
             1 /*nul*/ + 3 /*pad*/ + 8 /*table alignment slack*/;
   }
-  if (r.fields & EntityRecord::kMove) cost += 8;
-  if (r.fields & EntityRecord::kTeleport) cost += 12;
+  if (r.fields & EntityRecord::kMove) cost += 12;
+  if (r.fields & EntityRecord::kTeleport) cost += 16;
   if (r.fields & EntityRecord::kHeading) cost += 8;
   if (r.fields & EntityRecord::kHealth) cost += 8;
   if (r.fields & EntityRecord::kDespawn) cost += 4;
@@ -21,32 +23,24 @@ std::uint32_t record_cost(const EntityRecord& r) {
 }
 
 std::uint32_t SnapshotWriter::parts_needed(std::span<const EntityRecord> records) const {
-  std::uint32_t parts = 1;
-  std::uint32_t used = kPartOverhead;
-  for (const EntityRecord& r : records) {
-    const std::uint32_t c = record_cost(r);
-    if (used + c > max_bytes_) {
-      ++parts;
-      used = kPartOverhead;
-    }
-    used += c;
-  }
-  return parts;
+  PartPlan plan(max_bytes_);
+  for (const EntityRecord& r : records) plan.add(record_cost(r));
+  return plan.parts();
 }
 
 void SnapshotWriter::split(std::span<const EntityRecord> records) {
   bounds_.clear();
   bounds_.push_back(0);
-  std::uint32_t used = kPartOverhead;
+  PartPlan plan(max_bytes_);
   for (std::uint32_t i = 0; i < records.size(); ++i) {
     const std::uint32_t c = record_cost(records[i]);
-    if (used + c > max_bytes_ && i != bounds_.back()) {
-      bounds_.push_back(i);
-      used = kPartOverhead;
-    }
-    used += c;
+    if (plan.opens_part(c)) bounds_.push_back(i);
+    plan.add(c);
   }
   bounds_.push_back(static_cast<std::uint32_t>(records.size()));
+  if (bounds_.size() - 1 > kMaxParts) {
+    throw std::length_error("snapshot needs more than 255 parts");
+  }
 }
 
 void SnapshotWriter::encode_part(const SnapshotHeader& header,
@@ -70,8 +64,12 @@ void SnapshotWriter::encode_part(const SnapshotHeader& header,
       spawns_.push_back(protocol::CreateSpawn(fbb_, &r.state, r.max_health, name));
       continue;  // a spawn carries the full state; no update fields with it
     }
-    if (r.fields & EntityRecord::kMove) moves_.emplace_back(id, r.dx, r.dy);
-    if (r.fields & EntityRecord::kTeleport) teleports_.emplace_back(id, r.state.x(), r.state.y());
+    if (r.fields & EntityRecord::kMove) {
+      moves_.emplace_back(id, r.dx, r.dy, r.state.heading(), r.state.move_state());
+    }
+    if (r.fields & EntityRecord::kTeleport) {
+      teleports_.emplace_back(id, r.state.x(), r.state.y(), r.state.heading(), r.state.move_state());
+    }
     if (r.fields & EntityRecord::kHeading) {
       headings_.emplace_back(id, r.state.heading(), r.state.move_state());
     }
@@ -84,13 +82,13 @@ void SnapshotWriter::encode_part(const SnapshotHeader& header,
   const auto healths = healths_.empty() ? 0 : fbb_.CreateVectorOfStructs(healths_).o;
   const auto despawns = despawns_.empty() ? 0 : fbb_.CreateVector(despawns_).o;
 
+  const protocol::SnapshotHeader wire_header(header.server_tick, header.baseline_tick,
+                                             header.last_input_sequence,
+                                             static_cast<std::uint8_t>(part),
+                                             static_cast<std::uint8_t>(part_count));
   protocol::SnapshotBuilder b(fbb_);
-  b.add_server_tick(header.server_tick);
-  b.add_baseline_tick(header.baseline_tick);
-  b.add_part(part);
-  b.add_part_count(part_count);
+  b.add_header(&wire_header);
   b.add_self_state(&header.self_state);
-  b.add_last_input_sequence(header.last_input_sequence);
   if (spawns) b.add_spawns(spawns);
   if (moves) b.add_moves(moves);
   if (teleports) b.add_teleports(teleports);

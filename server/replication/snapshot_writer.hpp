@@ -20,9 +20,9 @@ namespace zone::replication {
 struct EntityRecord {
   enum : std::uint8_t {
     kSpawn = 1,
-    kMove = 2,      // MoveDelta against the baseline
-    kTeleport = 4,  // MoveAbsolute
-    kHeading = 8,
+    kMove = 2,      // MoveDelta against the baseline (carries heading and move state)
+    kTeleport = 4,  // MoveAbsolute (likewise)
+    kHeading = 8,   // heading or move state alone, position unchanged
     kHealth = 16,
     kDespawn = 32,
   };
@@ -37,6 +37,39 @@ struct EntityRecord {
 // Upper bound of the bytes a record adds to a packet.
 std::uint32_t record_cost(const EntityRecord& r);
 
+// How records fill parts: a record opens a new part when it would push the current one
+// past max_packet_bytes (an empty part takes any record). SnapshotWriter splits with
+// it, and the replicator plans with it, so the two can never disagree.
+class PartPlan {
+ public:
+  static constexpr std::uint32_t kPartOverhead = 160;  // upper bound of an empty part
+
+  explicit PartPlan(std::uint32_t max_bytes) : max_bytes_(max_bytes) {}
+  bool opens_part(std::uint32_t cost) const {
+    return records_in_part_ > 0 && used_ + cost > max_bytes_;
+  }
+  // Bytes that appending a record of `cost` adds, a new part's overhead included.
+  std::uint32_t extra_for(std::uint32_t cost) const {
+    return cost + (opens_part(cost) ? kPartOverhead : 0);
+  }
+  void add(std::uint32_t cost) {
+    if (opens_part(cost)) {
+      ++parts_;
+      used_ = kPartOverhead;
+      records_in_part_ = 0;
+    }
+    used_ += cost;
+    ++records_in_part_;
+  }
+  std::uint32_t parts() const { return parts_; }
+
+ private:
+  std::uint32_t max_bytes_;
+  std::uint32_t parts_ = 1;
+  std::uint32_t used_ = kPartOverhead;
+  std::uint32_t records_in_part_ = 0;
+};
+
 struct SnapshotHeader {
   std::uint32_t server_tick = 0;
   std::uint32_t baseline_tick = 0;
@@ -46,16 +79,16 @@ struct SnapshotHeader {
 
 class SnapshotWriter {
  public:
-  // Upper bound of a part with no records: header, self state, empty vectors.
-  static constexpr std::uint32_t kPartOverhead = 160;
-  static constexpr std::uint32_t kMaxParts = 64;
+  static constexpr std::uint32_t kPartOverhead = PartPlan::kPartOverhead;
+  static constexpr std::uint32_t kMaxParts = 255;  // part numbers are one byte on the wire
 
   explicit SnapshotWriter(std::uint32_t max_packet_bytes) : max_bytes_(max_packet_bytes) {}
 
   // How many parts `records` (in send order) need.
   std::uint32_t parts_needed(std::span<const EntityRecord> records) const;
   // Serialises the records into parts; calls send(bytes) for each, in part order.
-  // Returns the total number of bytes produced.
+  // Returns the total number of bytes produced. Precondition: parts_needed(records) <=
+  // kMaxParts (throws std::length_error otherwise; the replicator plans within it).
   template <typename Send>
   std::uint64_t write(const SnapshotHeader& header, std::span<const EntityRecord> records,
                       Send&& send) {

@@ -11,16 +11,6 @@ namespace {
 
 bool by_id(const EntityState& a, const EntityState& b) { return a.id() < b.id(); }
 
-EntityState* find_in(std::vector<EntityState>& v, std::uint32_t id) {
-  auto it = std::lower_bound(v.begin(), v.end(), id,
-                             [](const EntityState& e, std::uint32_t k) { return e.id() < k; });
-  return (it != v.end() && it->id() == id) ? &*it : nullptr;
-}
-
-EntityState with_position(const EntityState& e, std::int32_t x, std::int32_t y) {
-  return EntityState(e.id(), x, y, e.heading(), e.health(), e.kind(), e.move_state());
-}
-
 }  // namespace
 
 const char* to_string(Violation v) {
@@ -63,22 +53,27 @@ void FrameReplica::violation(Violation v, std::uint32_t tick, std::uint32_t id) 
 }
 
 bool FrameReplica::apply(std::span<const std::uint8_t> packet, const protocol::Snapshot& part) {
-  const std::uint32_t tick = part.server_tick();
+  if (part.header() == nullptr) {
+    violation(Violation::kInconsistentParts, 0, 0);
+    return false;
+  }
+  const protocol::SnapshotHeader& header = *part.header();
+  const std::uint32_t tick = header.server_tick();
   // The client's own state rides on every part; keep the newest.
   if (part.self_state() != nullptr && tick >= self_tick_) {
     self_state_ = *part.self_state();
     self_tick_ = tick;
-    last_input_sequence_ = part.last_input_sequence();
+    last_input_sequence_ = header.last_input_sequence();
   }
   if (tick <= current_.tick || frame_at(tick) != nullptr) return false;  // old or duplicate
-  const std::uint16_t count = std::max<std::uint16_t>(1, part.part_count());
-  if (part.part() >= count) {
+  const std::uint16_t count = std::max<std::uint16_t>(1, header.part_count());
+  if (header.part() >= count) {
     violation(Violation::kInconsistentParts, tick, 0);
     return false;
   }
   if (count == 1) {
     const protocol::Snapshot* only = &part;
-    complete(tick, part.baseline_tick(), {&only, 1});
+    complete(tick, header.baseline_tick(), {&only, 1});
     return current_.tick == tick;
   }
 
@@ -87,15 +82,15 @@ bool FrameReplica::apply(std::span<const std::uint8_t> packet, const protocol::S
   if (it == pending_.end()) {
     // Keep a handful of frames in flight; older incomplete ones are abandoned.
     if (pending_.size() >= 8) pending_.erase(pending_.begin());
-    pending_.push_back({tick, part.baseline_tick(), count, {}, 0});
+    pending_.push_back({tick, header.baseline_tick(), count, {}, 0});
     it = std::prev(pending_.end());
     it->parts.resize(count);
   }
-  if (it->baseline != part.baseline_tick() || it->part_count != count) {
+  if (it->baseline != header.baseline_tick() || it->part_count != count) {
     violation(Violation::kInconsistentParts, tick, 0);
     return false;
   }
-  auto& slot = it->parts[part.part()];
+  auto& slot = it->parts[header.part()];
   if (!slot.empty()) return false;  // duplicate part
   slot.assign(packet.begin(), packet.end());
   if (++it->received < count) return false;
@@ -119,6 +114,7 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
   Frame& next = scratch_;
   next.tick = tick;
   next.entities.clear();
+  next.updated.clear();
   if (baseline != 0) {
     const Frame* base = frame_at(baseline);
     if (base == nullptr) {
@@ -126,23 +122,31 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       return;  // cannot rebuild: do not acknowledge this tick
     }
     next.entities = base->entities;
+    next.updated = base->updated;
   }
-  const std::uint32_t elapsed = baseline != 0 ? tick - baseline : 0;
-  // Largest legal MoveDelta: max speed over the ticks since the baseline, plus rounding.
-  const double max_step_cm =
-      limits_.max_speed * elapsed / std::max(1u, limits_.tick_rate) / protocol::kPositionStep + 2.0;
+  auto index_of = [&](std::uint32_t id) -> std::ptrdiff_t {
+    auto it = std::lower_bound(next.entities.begin(), next.entities.end(), id,
+                               [](const EntityState& e, std::uint32_t k) { return e.id() < k; });
+    return (it != next.entities.end() && it->id() == id) ? it - next.entities.begin() : -1;
+  };
+  // Largest legal move of an entity whose state dates from tick `since`: max speed over
+  // the elapsed ticks, plus rounding.
+  auto max_step_cm = [&](std::uint32_t since) {
+    return limits_.max_speed * (tick - since) / std::max(1u, limits_.tick_rate) /
+               protocol::kPositionStep +
+           2.0;
+  };
 
   for (const protocol::Snapshot* s : parts) {
-    if (s->despawns() != nullptr) {
-      for (const std::uint32_t id : *s->despawns()) {
-        auto it = std::lower_bound(next.entities.begin(), next.entities.end(), id,
-                                   [](const EntityState& e, std::uint32_t k) { return e.id() < k; });
-        if (it == next.entities.end() || it->id() != id) {
-          violation(Violation::kDespawnUnknown, tick, id);
-          continue;
-        }
-        next.entities.erase(it);
+    if (s->despawns() == nullptr) continue;
+    for (const std::uint32_t id : *s->despawns()) {
+      const std::ptrdiff_t i = index_of(id);
+      if (i < 0) {
+        violation(Violation::kDespawnUnknown, tick, id);
+        continue;
       }
+      next.entities.erase(next.entities.begin() + i);
+      next.updated.erase(next.updated.begin() + i);
     }
   }
   for (const protocol::Snapshot* s : parts) {
@@ -154,59 +158,69 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
         violation(Violation::kSelfInView, tick, st.id());
         continue;
       }
-      if (find_in(next.entities, st.id()) != nullptr) {
+      if (index_of(st.id()) >= 0) {
         violation(Violation::kDuplicateSpawn, tick, st.id());
         continue;
       }
       auto pos = std::lower_bound(next.entities.begin(), next.entities.end(), st, by_id);
+      next.updated.insert(next.updated.begin() + (pos - next.entities.begin()), tick);
       next.entities.insert(pos, st);
       if (sp->name() != nullptr) names_[st.id()] = sp->name()->str();
     }
   }
+  // Every update record carries all of an entity's changed fields, so after one the
+  // entity's whole state is as of this tick.
+  auto updatable = [&](std::uint32_t id) -> EntityState* {
+    const std::ptrdiff_t i = index_of(id);
+    if (i < 0) {
+      violation(Violation::kDeltaForUnknown, tick, id);
+      return nullptr;
+    }
+    return &next.entities[static_cast<std::size_t>(i)];
+  };
+  auto mark_updated = [&](const EntityState* e) {
+    next.updated[static_cast<std::size_t>(e - next.entities.data())] = tick;
+  };
   for (const protocol::Snapshot* s : parts) {
     if (s->moves() != nullptr) {
       for (const protocol::MoveDelta* m : *s->moves()) {
-        EntityState* e = find_in(next.entities, m->id());
-        if (e == nullptr) {
-          violation(Violation::kDeltaForUnknown, tick, m->id());
-          continue;
-        }
-        if (std::hypot(static_cast<double>(m->dx()), static_cast<double>(m->dy())) > max_step_cm) {
+        EntityState* e = updatable(m->id());
+        if (e == nullptr) continue;
+        const std::uint32_t since = next.updated[static_cast<std::size_t>(e - next.entities.data())];
+        if (std::hypot(static_cast<double>(m->dx()), static_cast<double>(m->dy())) >
+            max_step_cm(since)) {
           violation(Violation::kImpossibleJump, tick, m->id());
         }
-        *e = with_position(*e, e->x() + m->dx(), e->y() + m->dy());
+        *e = EntityState(e->id(), e->x() + m->dx(), e->y() + m->dy(), m->heading(), e->health(),
+                         e->kind(), m->move_state());
+        mark_updated(e);
       }
     }
     if (s->teleports() != nullptr) {
       for (const protocol::MoveAbsolute* m : *s->teleports()) {
-        EntityState* e = find_in(next.entities, m->id());
-        if (e == nullptr) {
-          violation(Violation::kDeltaForUnknown, tick, m->id());
-          continue;
-        }
-        *e = with_position(*e, m->x(), m->y());
+        EntityState* e = updatable(m->id());
+        if (e == nullptr) continue;
+        *e = EntityState(e->id(), m->x(), m->y(), m->heading(), e->health(), e->kind(),
+                         m->move_state());
+        mark_updated(e);
       }
     }
     if (s->headings() != nullptr) {
       for (const protocol::HeadingUpdate* h : *s->headings()) {
-        EntityState* e = find_in(next.entities, h->id());
-        if (e == nullptr) {
-          violation(Violation::kDeltaForUnknown, tick, h->id());
-          continue;
-        }
+        EntityState* e = updatable(h->id());
+        if (e == nullptr) continue;
         *e = EntityState(e->id(), e->x(), e->y(), h->heading(), e->health(), e->kind(),
                          h->move_state());
+        mark_updated(e);
       }
     }
     if (s->healths() != nullptr) {
       for (const protocol::HealthUpdate* h : *s->healths()) {
-        EntityState* e = find_in(next.entities, h->id());
-        if (e == nullptr) {
-          violation(Violation::kDeltaForUnknown, tick, h->id());
-          continue;
-        }
+        EntityState* e = updatable(h->id());
+        if (e == nullptr) continue;
         *e = EntityState(e->id(), e->x(), e->y(), e->heading(), h->health(), e->kind(),
                          e->move_state());
+        mark_updated(e);
       }
     }
   }
@@ -215,6 +229,7 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
   Frame& stored = history_[tick % kFrameHistory];
   stored.tick = tick;
   stored.entities = next.entities;
+  stored.updated = next.updated;
   if (tick > current_.tick) {
     // Count view changes between the frames the client actually displayed.
     auto a = current_.entities.begin();

@@ -41,6 +41,10 @@ struct ViolationRecord {
 struct Frame {
   std::uint32_t tick = 0;
   std::vector<EntityState> entities;  // sorted by id
+  // Per entity (same order): the server tick its state was last sent at. A record the
+  // server deferred leaves an entity's state older than the frame, and the jump check
+  // must measure movement from then.
+  std::vector<std::uint32_t> updated;
 };
 
 struct ReplicaLimits {

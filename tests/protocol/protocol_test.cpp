@@ -69,10 +69,10 @@ test::SnapshotSpec full_snapshot_spec() {
                                        MoveState::Walking),
                       65535, std::string(64, 'x')});
   s.spawns.push_back({test::make_state(12, 0, 0), 1, ""});
-  s.moves.emplace_back(20, std::int16_t{-32767}, std::int16_t{32767});
-  s.moves.emplace_back(21, std::int16_t{5}, std::int16_t{-6});
+  s.moves.emplace_back(20, std::int16_t{-32767}, std::int16_t{32767}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s.moves.emplace_back(21, std::int16_t{5}, std::int16_t{-6}, std::uint16_t{0}, protocol::MoveState::Walking);
   s.teleports.emplace_back(30, std::numeric_limits<std::int32_t>::min(),
-                           std::numeric_limits<std::int32_t>::max());
+                           std::numeric_limits<std::int32_t>::max(), std::uint16_t{0}, protocol::MoveState::Walking);
   s.headings.emplace_back(40, std::uint16_t{12345}, MoveState::Walking);
   s.headings.emplace_back(41, std::uint16_t{0}, MoveState::Idle);
   s.healths.emplace_back(50, std::uint16_t{0});
@@ -189,7 +189,7 @@ TEST_CASE("protocol: Hello round-trips through build_hello and parse_client_pack
       CHECK(h->player_name()->str() == name);
     }
   }
-  CHECK(kProtocolVersion == 1);
+  CHECK(kProtocolVersion == 2);
 }
 
 TEST_CASE("protocol: Input round-trips exactly") {
@@ -306,7 +306,7 @@ TEST_CASE("protocol: Snapshot with every vector round-trips") {
   CHECK(s->spawns() == nullptr);
   CHECK(s->moves() == nullptr);
   CHECK(s->despawns() == nullptr);
-  CHECK(s->server_tick() == 5);
+  CHECK(s->header()->server_tick() == 5);
 }
 
 TEST_CASE("protocol: parse rejects empty and tiny and garbage buffers") {

@@ -3,6 +3,8 @@
 // the replica is compared with the world's ground truth every tick.
 #include <doctest/doctest.h>
 
+#include "protocol/quantize.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -230,8 +232,11 @@ TEST_CASE("replicator: acknowledged baselines make snapshots small deltas") {
       CHECK(s.moves[0].id() == walker);
       CHECK(s.moves[0].dx() == 35);  // 7 m/s for 50 ms
       CHECK(s.moves[0].dy() == 0);
+      // The move carries the heading and the Idle -> Walking change with it.
+      CHECK(s.moves[0].move_state() == protocol::MoveState::Walking);
+      CHECK(s.moves[0].heading() == protocol::quantize_heading(0.0));
     }
-    CHECK(s.headings.size() == (t == 0 ? 1u : 0u));  // Idle -> Walking once
+    CHECK(s.headings.empty());
     CHECK(a.sizes[0] <= replication::SnapshotWriter::kPartOverhead + 16);
     CHECK(lb.diff(a).empty());
   }

@@ -89,22 +89,27 @@ inline std::vector<std::uint8_t> encode(const SnapshotSpec& s, bool all_vectors 
   const auto v_healths =
       maybe(s.healths.empty(), [&] { return fbb.CreateVectorOfStructs(s.healths); });
   const auto v_despawns = maybe(s.despawns.empty(), [&] { return fbb.CreateVector(s.despawns); });
-  const auto snap = protocol::CreateSnapshot(
-      fbb, s.tick, s.baseline, s.part, s.part_count, s.has_self ? &s.self : nullptr, s.last_input,
-      v_spawns, v_moves, v_teleports, v_headings, v_healths, v_despawns);
+  const protocol::SnapshotHeader header(s.tick, s.baseline, s.last_input,
+                                        static_cast<std::uint8_t>(s.part),
+                                        static_cast<std::uint8_t>(s.part_count));
+  const auto snap = protocol::CreateSnapshot(fbb, &header, s.has_self ? &s.self : nullptr,
+                                             v_spawns, v_moves, v_teleports, v_headings,
+                                             v_healths, v_despawns);
   fbb.Finish(protocol::CreateServerPacket(fbb, protocol::ServerMessage::Snapshot, snap.Union()));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
 inline SnapshotSpec decode(const protocol::Snapshot& s) {
   SnapshotSpec out;
-  out.tick = s.server_tick();
-  out.baseline = s.baseline_tick();
-  out.part = s.part();
-  out.part_count = s.part_count();
+  if (s.header() != nullptr) {
+    out.tick = s.header()->server_tick();
+    out.baseline = s.header()->baseline_tick();
+    out.part = s.header()->part();
+    out.part_count = s.header()->part_count();
+    out.last_input = s.header()->last_input_sequence();
+  }
   out.has_self = s.self_state() != nullptr;
   if (out.has_self) out.self = *s.self_state();
-  out.last_input = s.last_input_sequence();
   if (s.spawns() != nullptr) {
     out.has_vectors[0] = true;
     for (const protocol::Spawn* sp : *s.spawns()) {
