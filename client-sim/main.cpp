@@ -61,12 +61,19 @@ int main(int argc, char** argv) {
   app.add_option("--bots-per-host", o.bots_per_host, "bots sharing one ENet client host")->capture_default_str()->check(CLI::Range(1u, 4000u));
   app.add_option("--fail-if", fail_if_text, "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
   app.add_flag("-q,--quiet", quiet, "no progress line");
+  app.add_flag("--light", o.light,
+               "bots acknowledge snapshots without rebuilding replicas (no invariant or truth "
+               "checks): for loads, such as broadcast, that full replicas could not keep up with");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   o.progress = !quiet;
+  if (o.light && !truth.empty()) {
+    std::fprintf(stderr, "--light and --truth exclude each other: light bots keep no replica\n");
+    return 2;
+  }
   if (!split_host_port(server, o.server_host, o.server_port)) {
     std::fprintf(stderr, "--server '%s': expected HOST:PORT\n", server.c_str());
     return 2;

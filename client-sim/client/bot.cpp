@@ -1,5 +1,7 @@
 #include "client/bot.hpp"
 
+#include <algorithm>
+
 #include "protocol/codec.hpp"
 
 namespace zone::client {
@@ -45,13 +47,24 @@ void Bot::on_packet(std::span<const std::uint8_t> bytes) {
   } else if (const protocol::Snapshot* s = packet->message_as_Snapshot()) {
     if (phase_ != Phase::kPlaying) return;  // cannot happen before the reliable welcome
     ++counters_.snapshots;
-    replica_.apply(bytes, *s);
+    if (!light_) {
+      replica_.apply(bytes, *s);
+      return;
+    }
+    const protocol::SnapshotHeader* h = s->header();
+    if (h == nullptr || h->server_tick() <= light_ack_) return;
+    if (s->self_state() != nullptr) light_self_ = *s->self_state();
+    if (h->server_tick() != light_tick_) {
+      light_tick_ = h->server_tick();
+      light_parts_ = 0;
+    }
+    if (++light_parts_ >= std::max<std::uint32_t>(1, h->part_count())) light_ack_ = light_tick_;
   }
 }
 
 void Bot::send_input(net::EnetHost& host, float move_x, float move_y) {
   if (phase_ != Phase::kPlaying) return;
-  protocol::build_input(fbb_, ++sequence_, move_x, move_y, replica_.ack_tick());
+  protocol::build_input(fbb_, ++sequence_, move_x, move_y, ack_tick());
   if (host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kUnreliable, kInputChannel)) {
     ++counters_.packets_out;
     counters_.bytes_out += fbb_.GetSize();

@@ -62,6 +62,17 @@ class Bot {
   std::uint32_t input_sequence() const { return sequence_; }
   // Protocol version to announce; tests change it to provoke a refusal.
   void set_protocol_version(std::uint16_t v) { protocol_version_ = v; }
+  // Light mode: snapshots are verified and acknowledged once every part of a tick has
+  // arrived, but no replica is rebuilt. For loading a server harder than full replicas
+  // would let one client machine (broadcast runs); no invariant checks in this mode.
+  void set_light(bool light) { light_ = light; }
+  bool light() const { return light_; }
+  // The bot's own authoritative state (from the newest snapshot, in either mode).
+  const replica::EntityState& self_state() const {
+    return light_ ? light_self_ : replica_.self_state();
+  }
+  // The newest tick this bot holds completely; what its inputs acknowledge.
+  std::uint32_t ack_tick() const { return light_ ? light_ack_ : replica_.ack_tick(); }
 
  private:
   std::string name_;
@@ -74,6 +85,11 @@ class Bot {
   std::uint16_t protocol_version_ = 0;  // 0: the current version
   BotCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{128};
+  bool light_ = false;
+  replica::EntityState light_self_{};
+  std::uint32_t light_ack_ = 0;
+  std::uint32_t light_tick_ = 0;   // tick whose parts are being counted
+  std::uint32_t light_parts_ = 0;  // parts of light_tick_ received so far
 };
 
 }  // namespace zone::client

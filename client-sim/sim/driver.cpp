@@ -27,7 +27,7 @@ std::pair<float, float> along(double heading, double speed) {
 
 std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
                                     util::SplitMix64& rng, double dt) {
-  const auto& self = bot.replica().self_state();
+  const auto& self = bot.self_state();
   const double x = protocol::dequantize_position(self.x());
   const double y = protocol::dequantize_position(self.y());
   const client::WelcomeInfo& w = bot.welcome();

@@ -34,7 +34,7 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
     net::HostOptions o;
     o.max_peers = per_host;
     o.channels = 2;
-    o.timeout_ms = 10000;
+    o.timeout_ms = 60000;  // generous: an overloaded server must not shed the load test
     hosts_.push_back(std::make_unique<net::EnetHost>(o));
     bot_of_peer_.emplace_back(per_host, -1);
   }
@@ -48,6 +48,7 @@ void Swarm::connect(std::uint32_t index, clock::time_point now) {
   Slot& slot = slots_[index];
   ++slot.generation;
   slot.bot = std::make_unique<client::Bot>(fmt::format("bot-{}", index));
+  slot.bot->set_light(options_.light);
   slot.bot->connect(*hosts_[slot.host], options_.server_host, options_.server_port);
   bot_of_peer_[slot.host][slot.bot->peer().index] = static_cast<std::int32_t>(index);
   slot.driver = DriverState{};
@@ -207,7 +208,7 @@ void Swarm::truth_check() {
   std::uint32_t newest = 0;
   for (const Slot& slot : slots_) {
     if (slot.bot && slot.bot->phase() == client::Bot::Phase::kPlaying) {
-      newest = std::max(newest, slot.bot->replica().ack_tick());
+      newest = std::max(newest, slot.bot->ack_tick());
     }
   }
   if (newest < 4) return;

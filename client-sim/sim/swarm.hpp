@@ -35,6 +35,7 @@ struct SwarmOptions {
   double truth_interval_s = 1.0;
   double settle_s = 2.0;       // no truth checks before this (initial joins)
   bool progress = true;        // the once-per-second line on stderr
+  bool light = false;          // bots skip replicas (see client::Bot::set_light)
 };
 
 class Swarm {

@@ -57,6 +57,7 @@ struct ClientView {
   std::uint32_t last_sent_tick = 0;
   std::uint32_t last_input_sequence = 0;
   double tokens = 0.0;                  // bandwidth budget, bytes
+  std::uint64_t bytes_sent = 0;         // snapshot bytes sent to this client, ever
 };
 
 }  // namespace zone::replication

@@ -79,6 +79,7 @@ class Replicator {
       stats_.bytes += writer_.write(header_, send_order_, [&](std::span<const std::uint8_t> b) {
         send(c, b);
         clients_[c].tokens -= static_cast<double>(b.size());
+        clients_[c].bytes_sent += b.size();
       });
       ++stats_.snapshots;
     }

@@ -32,6 +32,26 @@ bool printable_name(std::string_view name) {
 
 }  // namespace
 
+namespace {
+
+// Label values for zone_disconnects_total: stable, lower case, no spaces.
+const char* metric_label(DisconnectReason r) {
+  switch (r) {
+    case DisconnectReason::None: return "none";
+    case DisconnectReason::ServerShutdown: return "server_shutdown";
+    case DisconnectReason::ProtocolMismatch: return "protocol_mismatch";
+    case DisconnectReason::ServerFull: return "server_full";
+    case DisconnectReason::MalformedPackets: return "malformed_packets";
+    case DisconnectReason::InputFlood: return "input_flood";
+    case DisconnectReason::BadHello: return "bad_hello";
+    case DisconnectReason::Timeout: return "timeout";
+    case DisconnectReason::ClientQuit: return "client_quit";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
 const char* to_string(DropReason r) {
   switch (r) {
     case DropReason::kOversize: return "oversize";
@@ -59,6 +79,18 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
   sessions_.resize(make_host_options(config).max_peers);
   world_.spawn_npcs();
   if (config.debug.truth) truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
+  // Publish metrics about 5 times a second: fresh enough for any scrape interval.
+  metrics_publish_ticks_ = std::max(1u, config.tick.rate_hz / 5);
+  metrics_.start_time_seconds =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (std::size_t i = 0; i < kDropReasons; ++i) {
+    metrics_.drops.push_back({to_string(static_cast<DropReason>(i)), 0});
+  }
+  for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
+    metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
+  }
+  last_rate_sample_ = std::chrono::steady_clock::now();
+  metrics_board_.publish(metrics_);
   if (config.admin.enabled) start_admin();
 }
 
@@ -73,6 +105,10 @@ void ZoneServer::start_admin() {
     const bool ok = last_tick_ns_.load() != 0 && age <= limit;
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "tick loop stalled\n", "text/plain");
+  });
+  admin_->get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(render_prometheus(metrics_board_.latest(), config_.name),
+                    "text/plain; version=0.0.4; charset=utf-8");
   });
   admin_->get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     const bool ok = accepting_.load() && last_tick_ns_.load() != 0;
@@ -120,21 +156,27 @@ void ZoneServer::wait_until(std::chrono::steady_clock::time_point deadline) {
 }
 
 void ZoneServer::tick() {
-  const auto start = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
   ++tick_;
   drain_network();
   apply_inputs();
   world_.step(dt_);
-  replicator_.apply_events(world_.update_aoi());
+  const auto aoi_start = clock::now();
+  const auto events = world_.update_aoi();
+  const auto aoi_end = clock::now();
+  replicator_.apply_events(events);
   replicator_.replicate(tick_, [&](replication::ClientId c, std::span<const std::uint8_t> bytes) {
     host_->send(peer_of_client_[c], bytes, net::Delivery::kUnreliable, kSnapshotChannel);
   });
   host_->flush();
+  const auto replication_end = clock::now();
   if (truth_) truth_->record(tick_, world_, replicator_);
-  const auto took = std::chrono::steady_clock::now() - start;
+  const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
   ++counters_.ticks;
   if (took > period_) ++counters_.overruns;
-  tick_stats_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+  tick_stats_.add(took);
+  update_metrics(took, aoi_end - aoi_start, replication_end - aoi_end);
   last_tick_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count();
@@ -293,6 +335,58 @@ void ZoneServer::apply_inputs() {
   for (const Session& s : sessions_) {
     if (s.phase == Session::Phase::kPlaying) world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
   }
+}
+
+void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
+                                std::chrono::nanoseconds replication) {
+  ZoneMetrics& m = metrics_;
+  m.tick_seconds.observe(std::chrono::duration<double>(tick).count());
+  m.aoi_seconds.observe(std::chrono::duration<double>(aoi).count());
+  m.replication_seconds.observe(std::chrono::duration<double>(replication).count());
+  m.ticks = counters_.ticks;
+  m.overruns = counters_.overruns;
+  m.players = world_.player_count();
+  m.npcs = world_.npc_count();
+  m.entities = m.players + m.npcs;
+  const replication::ReplicationStats& r = replicator_.stats();
+  m.enter_events = r.enter_events;
+  m.leave_events = r.leave_events;
+  m.spawns_sent = r.spawns;
+  m.updates_sent = r.updates;
+  m.despawns_sent = r.despawns;
+  m.deferred = r.deferred;
+  const net::TrafficStats& t = host_->stats();
+  m.bytes_out = t.wire_bytes_out;
+  m.bytes_in = t.wire_bytes_in;
+  m.packets_out = t.packets_out;
+  m.packets_in = t.packets_in;
+  m.joins = counters_.joins;
+  m.leaves = counters_.leaves;
+  for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = counters_.drops[i];
+  for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
+    m.disconnects[i].value = counters_.disconnects[i];
+  }
+
+  // Once a second: grid statistics (a pass over every cell) and per-client send rates.
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_rate_sample_).count();
+  if (since >= 1.0) {
+    const aoi::GridStats g = world_.aoi().stats();
+    m.occupied_cells = g.occupied_cells;
+    m.max_cell_entities = g.max_cell_population;
+    m.visible_pairs = g.visible_pairs;
+    client_bytes_at_sample_.resize(replicator_.client_slots(), 0);
+    for (replication::ClientId c = 0; c < replicator_.client_slots(); ++c) {
+      const replication::ClientView& v = replicator_.client(c);
+      if (!v.active) continue;
+      // A slot reused by a new client starts again from its own count.
+      const std::uint64_t before = std::min(client_bytes_at_sample_[c], v.bytes_sent);
+      m.client_send_rate.observe(static_cast<double>(v.bytes_sent - before) / since);
+      client_bytes_at_sample_[c] = v.bytes_sent;
+    }
+    last_rate_sample_ = now;
+  }
+  if (counters_.ticks % metrics_publish_ticks_ == 0) metrics_board_.publish(m);
 }
 
 void ZoneServer::log_status() {

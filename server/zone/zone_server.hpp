@@ -21,6 +21,7 @@
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
 #include "zone/logger.hpp"
+#include "zone/metrics.hpp"
 #include "zone/session.hpp"
 #include "zone/tick_stats.hpp"
 #include "zone/truth_recorder.hpp"
@@ -91,6 +92,8 @@ class ZoneServer {
   void end_session(Session& s);
   void apply_inputs();
   void log_status();
+  void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
+                      std::chrono::nanoseconds replication);
   Session* session_of(net::PeerId peer);
   void start_admin();
 
@@ -107,6 +110,11 @@ class ZoneServer {
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
   std::atomic<std::int64_t> last_tick_ns_{0};
   std::unique_ptr<TruthRecorder> truth_;
+  ZoneMetrics metrics_;       // the tick thread's live copy
+  MetricsBoard metrics_board_;  // what /metrics reads
+  std::uint32_t metrics_publish_ticks_ = 1;
+  std::chrono::steady_clock::time_point last_rate_sample_;
+  std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot
   std::unique_ptr<admin::AdminServer> admin_;  // last: stopped first, before what it reads
   std::uint32_t tick_ = 0;
   ZoneCounters counters_;
