@@ -25,6 +25,10 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
                               std::to_string(options.port) + " (address in use or not available)"
                         : std::string("cannot create ENet client host"));
   }
+  if (options.max_packet_bytes != 0) {
+    host_->maximumPacketSize = options.max_packet_bytes;
+    host_->maximumWaitingData = 16 * options.max_packet_bytes;
+  }
   enet_socket_set_option(host_->socket, ENET_SOCKOPT_RCVBUF, options.socket_buffer_bytes);
   enet_socket_set_option(host_->socket, ENET_SOCKOPT_SNDBUF, options.socket_buffer_bytes);
   generation_.assign(options.max_peers, 0);

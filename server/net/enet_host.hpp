@@ -61,6 +61,9 @@ struct HostOptions {
   // buffer must hold a tick's worth of datagrams from every client or the kernel drops
   // them. The kernel caps this at net.core.rmem_max / wmem_max.
   int socket_buffer_bytes = 4 * 1024 * 1024;
+  // Largest packet ENet will reassemble or send; 0 keeps ENet's default (32 MiB). A server
+  // sets it near its own limits so a peer cannot make it buffer huge fragmented packets.
+  std::size_t max_packet_bytes = 0;
 };
 
 class NetError : public std::runtime_error {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -27,7 +28,7 @@ inline constexpr std::size_t kDropReasons = 9;
 const char* to_string(DropReason r);
 
 struct Session {
-  enum class Phase : std::uint8_t { kFree, kAwaitingHello, kPlaying, kClosing };
+  enum class Phase : std::uint8_t { kFree, kAwaitingHello, kPlaying };
   Phase phase = Phase::kFree;
   net::PeerId peer;
   std::uint32_t player_slot = 0;
@@ -36,9 +37,11 @@ struct Session {
   std::uint32_t last_sequence = 0;
   float intent_x = 0.0f;  // latest accepted movement intent
   float intent_y = 0.0f;
-  std::uint32_t bad_packets = 0;      // drops charged to this client
-  std::uint32_t inputs_in_window = 0; // flood detection, per second
-  std::uint64_t window_start_tick = 0;
+  std::uint32_t bad_packets = 0;  // drops charged to this client
+  std::chrono::steady_clock::time_point connected_at{};
+  // Flood control: a token bucket holding up to one second of inputs.
+  double input_tokens = 0.0;
+  std::chrono::steady_clock::time_point input_refill{};
 };
 
 }  // namespace zone

@@ -2,6 +2,8 @@
 // layer below the zone depends on the config format.
 #pragma once
 
+#include <algorithm>
+
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "replication/replicator.hpp"
@@ -60,6 +62,10 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c) {
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;
+  // ENet itself refuses to reassemble anything larger (the sender's channel then stalls
+  // until it times out); below that, oversize packets are dropped and counted.
+  o.max_packet_bytes = std::max<std::size_t>(
+      64 * 1024, std::max(c.limits.max_client_packet_bytes, c.network.max_packet_bytes));
   return o;
 }
 

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 
+#include "admin/map_page.hpp"
 #include "protocol/codec.hpp"
 #include "zone/zone_params.hpp"
 
@@ -75,6 +76,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
       host_(std::make_unique<net::EnetHost>(make_host_options(config))),
       world_(make_world_params(config)),
       replicator_(make_replication_params(config), world_),
+      map_(std::max(1u, config.tick.rate_hz / 5)),
       last_status_(std::chrono::steady_clock::now()) {
   sessions_.resize(make_host_options(config).max_peers);
   world_.spawn_npcs();
@@ -109,6 +111,39 @@ void ZoneServer::start_admin() {
   admin_->get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(render_prometheus(metrics_board_.latest(), config_.name),
                     "text/plain; version=0.0.4; charset=utf-8");
+  });
+  admin_->get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(admin::kMapPage), "text/html; charset=utf-8");
+  });
+  admin_->get("/api/map", [this](const httplib::Request& req, httplib::Response& res) {
+    MapWindow w;
+    auto number = [&](const char* key, double& out) {
+      if (!req.has_param(key)) return true;
+      try {
+        out = std::stod(req.get_param_value(key));
+        return std::isfinite(out);
+      } catch (const std::exception&) {
+        return false;
+      }
+    };
+    double max = static_cast<double>(w.max_entities);
+    if (!number("x0", w.x0) || !number("y0", w.y0) || !number("x1", w.x1) || !number("y1", w.y1) ||
+        !number("max", max) || max < 0) {
+      res.status = 400;
+      res.set_content("x0, y0, x1, y1 and max must be finite numbers (max >= 0)\n", "text/plain");
+      return;
+    }
+    w.max_entities = static_cast<std::size_t>(std::min(max, 1e6));
+    if (req.has_param("select")) {
+      try {
+        map_.select(static_cast<std::uint32_t>(std::stoul(req.get_param_value("select"))));
+      } catch (const std::exception&) {
+        res.status = 400;
+        res.set_content("select must be an entity id\n", "text/plain");
+        return;
+      }
+    }
+    res.set_content(map_.frame_json(w), "application/json");
   });
   admin_->get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     const bool ok = accepting_.load() && last_tick_ns_.load() != 0;
@@ -177,6 +212,7 @@ void ZoneServer::tick() {
   if (took > period_) ++counters_.overruns;
   tick_stats_.add(took);
   update_metrics(took, aoi_end - aoi_start, replication_end - aoi_end);
+  if (admin_) publish_map(took);
   last_tick_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count();
@@ -193,6 +229,18 @@ void ZoneServer::drain_network() {
       case net::NetEvent::Type::kReceive: on_receive(ev.peer, ev.bytes); break;
     }
   }
+  if (tick_ % config_.tick.rate_hz == 0) expire_silent_connections();
+}
+
+void ZoneServer::expire_silent_connections() {
+  // A connection that never says hello would hold a peer slot for ever.
+  const auto limit = std::chrono::milliseconds(config_.network.timeout_ms);
+  const auto now = std::chrono::steady_clock::now();
+  for (Session& s : sessions_) {
+    if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > limit) {
+      kick(s, DisconnectReason::BadHello);
+    }
+  }
 }
 
 void ZoneServer::on_connect(net::PeerId peer) {
@@ -200,7 +248,9 @@ void ZoneServer::on_connect(net::PeerId peer) {
   s = Session{};
   s.peer = peer;
   s.phase = Session::Phase::kAwaitingHello;
-  s.window_start_tick = tick_;
+  s.connected_at = std::chrono::steady_clock::now();
+  s.input_refill = s.connected_at;
+  s.input_tokens = config_.limits.max_inputs_per_second;
   if (!accepting_) kick(s, DisconnectReason::ServerShutdown);
 }
 
@@ -258,7 +308,7 @@ void ZoneServer::drop(Session& s, DropReason reason) {
 
 void ZoneServer::on_receive(net::PeerId peer, std::span<const std::uint8_t> bytes) {
   Session* s = session_of(peer);
-  if (s == nullptr || s->phase == Session::Phase::kClosing) return;
+  if (s == nullptr) return;
   if (bytes.size() > config_.limits.max_client_packet_bytes) return drop(*s, DropReason::kOversize);
   protocol::ParseError why = protocol::ParseError::kNone;
   const protocol::ClientPacket* packet = protocol::parse_client_packet(bytes, &why);
@@ -309,14 +359,15 @@ void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
 
 void ZoneServer::on_input(Session& s, const protocol::Input& input) {
   if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello);
-  // Flood control: count inputs per one-second window of ticks.
-  if (tick_ - s.window_start_tick >= config_.tick.rate_hz) {
-    s.window_start_tick = tick_;
-    s.inputs_in_window = 0;
-  }
-  if (++s.inputs_in_window > config_.limits.max_inputs_per_second) {
-    return drop(s, DropReason::kFlood);
-  }
+  // Flood control: a token bucket of one second's worth of inputs, refilled by wall
+  // time, so a slow tick or a network stall followed by a burst is not a flood.
+  const auto now = std::chrono::steady_clock::now();
+  const double rate = config_.limits.max_inputs_per_second;
+  s.input_tokens = std::min(rate, s.input_tokens + rate * std::chrono::duration<double>(
+                                                              now - s.input_refill).count());
+  s.input_refill = now;
+  if (s.input_tokens < 1.0) return drop(s, DropReason::kFlood);
+  s.input_tokens -= 1.0;
   const float mx = input.move_x();
   const float my = input.move_y();
   if (!std::isfinite(mx) || !std::isfinite(my) || std::abs(mx) > kMaxIntentComponent ||
@@ -335,6 +386,29 @@ void ZoneServer::apply_inputs() {
   for (const Session& s : sessions_) {
     if (s.phase == Session::Phase::kPlaying) world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
   }
+}
+
+void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
+  // Smoothed tick time for the map's side panel.
+  const double ms = std::chrono::duration<double, std::milli>(tick).count();
+  map_stats_.tick_ms = map_stats_.tick_ms == 0.0 ? ms : 0.9 * map_stats_.tick_ms + 0.1 * ms;
+  if (!map_.due(counters_.ticks)) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double secs = std::chrono::duration<double>(now - last_map_publish_).count();
+  const std::uint64_t out = host_->stats().wire_bytes_out;
+  const replication::ReplicationStats& r = replicator_.stats();
+  if (secs > 0.0 && last_map_publish_.time_since_epoch().count() != 0) {
+    map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
+    map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
+    map_stats_.leaves_per_s = static_cast<double>(r.leave_events - map_leaves_) / secs;
+  }
+  map_bytes_out_ = out;
+  map_enters_ = r.enter_events;
+  map_leaves_ = r.leave_events;
+  last_map_publish_ = now;
+  map_stats_.players = world_.player_count();
+  map_stats_.npcs = world_.npc_count();
+  map_.publish(tick_, world_, map_stats_);
 }
 
 void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
@@ -414,12 +488,16 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
     ++told;
   }
   log_.info("shutting down: told {} clients", told);
-  // Let ENet deliver the goodbyes (and see their acknowledgments) within the grace time.
+  // Keep the network running until every goodbye is confirmed (ENet resends a lost
+  // one) or the grace time is up. ENet stops counting a peer as connected as soon as
+  // its disconnect is queued, so count the confirmations instead.
   const auto deadline = std::chrono::steady_clock::now() + grace;
+  std::size_t pending = told;
   net::NetEvent ev;
-  while (std::chrono::steady_clock::now() < deadline && host_->connected_peers() > 0) {
+  while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
     host_->service(10);
     while (host_->next_event(ev)) {
+      if (ev.type == net::NetEvent::Type::kDisconnect && pending > 0) --pending;
     }
   }
   host_->flush();

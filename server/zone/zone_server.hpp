@@ -21,6 +21,7 @@
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
 #include "zone/logger.hpp"
+#include "zone/map_publisher.hpp"
 #include "zone/metrics.hpp"
 #include "zone/session.hpp"
 #include "zone/tick_stats.hpp"
@@ -82,6 +83,7 @@ class ZoneServer {
  private:
   void wait_until(std::chrono::steady_clock::time_point deadline);
   void drain_network();
+  void expire_silent_connections();
   void on_connect(net::PeerId peer);
   void on_disconnect(net::PeerId peer, std::uint32_t data);
   void on_receive(net::PeerId peer, std::span<const std::uint8_t> bytes);
@@ -92,6 +94,7 @@ class ZoneServer {
   void end_session(Session& s);
   void apply_inputs();
   void log_status();
+  void publish_map(std::chrono::nanoseconds tick);
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
   Session* session_of(net::PeerId peer);
@@ -110,6 +113,10 @@ class ZoneServer {
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
   std::atomic<std::int64_t> last_tick_ns_{0};
   std::unique_ptr<TruthRecorder> truth_;
+  MapPublisher map_;
+  MapStats map_stats_;
+  std::chrono::steady_clock::time_point last_map_publish_;
+  std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
   ZoneMetrics metrics_;       // the tick thread's live copy
   MetricsBoard metrics_board_;  // what /metrics reads
   std::uint32_t metrics_publish_ticks_ = 1;

@@ -9,8 +9,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "client/bot.hpp"
@@ -112,19 +112,23 @@ class Clients {
   void set_frame_observer(FrameObserver observer) { observer_ = std::move(observer); }
 
   // Runs the client side for `duration`: every `input_period` each playing bot sends the
-  // intent `intent(bot)` returns.
+  // intent `intent(bot)` returns (muted bots excepted).
   using Intent = std::function<std::pair<float, float>(client::Bot&)>;
   void pump(std::chrono::milliseconds duration, const Intent& intent = nullptr,
             std::chrono::milliseconds input_period = std::chrono::milliseconds(20)) {
     using clock = std::chrono::steady_clock;
     const auto end = clock::now() + duration;
-    auto next_input = clock::now();
     while (clock::now() < end) {
       host_.service(2);
       net::NetEvent ev;
       while (host_.next_event(ev)) route(ev);
-      if (clock::now() >= next_input) {
-        next_input += input_period;
+      // The input schedule carries over from one pump() call to the next, so slicing a
+      // run into many short pumps does not raise the input rate; after a pause it
+      // restarts instead of catching up with a burst.
+      const auto now = clock::now();
+      if (now - next_input_ > input_period) next_input_ = now;
+      if (now >= next_input_) {
+        next_input_ += input_period;
         for (auto& b : bots_) {
           if (std::find(muted_.begin(), muted_.end(), b.get()) != muted_.end()) continue;
           auto [mx, my] = intent ? intent(*b) : std::pair<float, float>{0.0f, 0.0f};
@@ -180,6 +184,7 @@ class Clients {
   std::vector<std::unique_ptr<RawPeer>> raws_;
   std::vector<const client::Bot*> muted_;
   FrameObserver observer_;
+  std::chrono::steady_clock::time_point next_input_{};
 };
 
 }  // namespace zone::test

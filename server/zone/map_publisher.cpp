@@ -1,0 +1,118 @@
+#include "zone/map_publisher.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace zone {
+
+void MapPublisher::publish(std::uint32_t tick, const world::World& world, const MapStats& stats) {
+  Frame& f = building_;
+  const world::WorldParams& p = world.params();
+  f.tick = tick;
+  f.min_x = p.grid.bounds.min.x;
+  f.min_y = p.grid.bounds.min.y;
+  f.max_x = p.grid.bounds.max.x;
+  f.max_y = p.grid.bounds.max.y;
+  f.cell_size = p.grid.cell_size;
+  f.view_radius = world.effective_player_radius();
+  f.hysteresis = p.grid.hysteresis;
+  f.aoi_enabled = !p.broadcast;
+  f.stats = stats;
+  f.dots.clear();
+  world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+    f.dots.push_back({e.id, static_cast<float>(e.x), static_cast<float>(e.y),
+                      static_cast<std::uint8_t>(e.kind == world::EntityKind::kPlayer ? 0 : 1)});
+  });
+  f.selected = 0;
+  f.selected_view.clear();
+  if (const std::uint32_t id = selected_.load(); id != 0) {
+    if (const world::Entity* e = world.find(id)) {
+      f.selected = id;
+      f.selected_name = e->name;
+      f.selected_x = static_cast<float>(e->x);
+      f.selected_y = static_cast<float>(e->y);
+      f.selected_kind = e->kind == world::EntityKind::kPlayer ? 0 : 1;
+      f.selected_radius = static_cast<float>(world.aoi().view_radius(e->aoi));
+      for (const std::uint32_t slot : world.aoi().view_slots(e->aoi)) {
+        f.selected_view.push_back(world.entity(slot).id);
+      }
+    }
+  }
+  std::lock_guard lock(mutex_);
+  std::swap(published_, building_);
+}
+
+std::string MapPublisher::frame_json(const MapWindow& w) const {
+  Frame f;
+  {
+    std::lock_guard lock(mutex_);
+    f = published_;
+  }
+  // Entities: a flat array [id, kind, x, y, ...] with positions to 0.1 m, only inside
+  // the window, so a zoomed-in map of a 20,000-entity zone stays small.
+  std::string dots;
+  dots.reserve(f.dots.size() * 24);
+  std::size_t shown = 0, in_window = 0;
+  for (const Dot& d : f.dots) {
+    if (d.x < w.x0 || d.x > w.x1 || d.y < w.y0 || d.y > w.y1) continue;
+    ++in_window;
+    if (shown == w.max_entities) continue;
+    ++shown;
+    if (!dots.empty()) dots += ',';
+    fmt::format_to(std::back_inserter(dots), "{},{},{:.1f},{:.1f}", d.id, d.kind, d.x, d.y);
+  }
+  // Cell populations over the visible cells (row-major from col0,row0), for shading.
+  std::string cells;
+  std::uint32_t col0 = 0, row0 = 0, cols = 0, rows = 0;
+  if (f.cell_size > 0) {
+    const auto clampi = [](double v, double hi) {
+      return static_cast<std::uint32_t>(std::clamp(v, 0.0, hi));
+    };
+    const double all_cols = std::ceil((f.max_x - f.min_x) / f.cell_size);
+    const double all_rows = std::ceil((f.max_y - f.min_y) / f.cell_size);
+    col0 = clampi(std::floor((std::max(w.x0, f.min_x) - f.min_x) / f.cell_size), all_cols - 1);
+    row0 = clampi(std::floor((std::max(w.y0, f.min_y) - f.min_y) / f.cell_size), all_rows - 1);
+    const std::uint32_t col1 = clampi(std::floor((std::min(w.x1, f.max_x) - f.min_x) / f.cell_size), all_cols - 1);
+    const std::uint32_t row1 = clampi(std::floor((std::min(w.y1, f.max_y) - f.min_y) / f.cell_size), all_rows - 1);
+    cols = col1 >= col0 ? col1 - col0 + 1 : 0;
+    rows = row1 >= row0 ? row1 - row0 + 1 : 0;
+    if (static_cast<std::uint64_t>(cols) * rows <= 65536) {
+      std::vector<std::uint32_t> counts(static_cast<std::size_t>(cols) * rows, 0);
+      for (const Dot& d : f.dots) {
+        const auto c = clampi(std::floor((d.x - f.min_x) / f.cell_size), all_cols - 1);
+        const auto r = clampi(std::floor((d.y - f.min_y) / f.cell_size), all_rows - 1);
+        if (c < col0 || c > col1 || r < row0 || r > row1) continue;
+        ++counts[(r - row0) * cols + (c - col0)];
+      }
+      for (std::size_t i = 0; i < counts.size(); ++i) {
+        if (i) cells += ',';
+        fmt::format_to(std::back_inserter(cells), "{}", counts[i]);
+      }
+    } else {
+      cols = rows = 0;  // too many to shade at this zoom
+    }
+  }
+  std::string selected = "null";
+  if (f.selected != 0) {
+    nlohmann::json s = {{"id", f.selected}, {"name", f.selected_name}, {"kind", f.selected_kind},
+                        {"x", f.selected_x}, {"y", f.selected_y},
+                        {"view_radius", f.selected_radius}, {"view", f.selected_view}};
+    selected = s.dump();
+  }
+  return fmt::format(
+      "{{\"tick\":{},\"world\":[{},{},{},{}],\"cell_size\":{},\"view_radius\":{},"
+      "\"hysteresis\":{},\"aoi_enabled\":{},\"stats\":{{\"tick_ms\":{:.3f},\"players\":{},"
+      "\"npcs\":{},\"entities\":{},\"bytes_out_per_s\":{:.0f},\"enters_per_s\":{:.1f},"
+      "\"leaves_per_s\":{:.1f}}},\"entities_in_window\":{},\"entities\":[{}],"
+      "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
+      "\"selected\":{}}}",
+      f.tick, f.min_x, f.min_y, f.max_x, f.max_y, f.cell_size, f.view_radius, f.hysteresis,
+      f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
+      f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, in_window, dots, col0,
+      row0, cols, rows, cells, selected);
+}
+
+}  // namespace zone

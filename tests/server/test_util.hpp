@@ -1,0 +1,100 @@
+// Helpers shared by the server integration tests: small configurations, crafted client
+// packets, and readable names for what the server reports.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "client/bot.hpp"
+#include "config/zone_config.hpp"
+#include "harness.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/quantize.hpp"
+#include "zone/zone_server.hpp"
+
+namespace zone::test {
+
+inline constexpr std::uint8_t kReliableChannel = 0;
+inline constexpr std::uint8_t kInputChannel = 1;
+
+// A zone so small that every entity is always within every player's view: the
+// diagonal of 20 x 20 m is 28.3 m, less than the 30 m view radius. Player spawn points
+// are random (seeded), so tests that need players to see each other use it.
+inline config::ZoneConfig tiny_zone() {
+  config::ZoneConfig c = small_zone();
+  c.world = {0.0, 0.0, 20.0, 20.0};
+  c.npcs.count = 5;
+  return c;
+}
+
+// The disconnect reason a bot was given, as text, so failures read well.
+inline std::string reason_of(std::uint32_t code) {
+  return protocol::to_string(static_cast<protocol::DisconnectReason>(code));
+}
+inline std::string reason_of(const client::Bot& bot) {
+  return reason_of(bot.disconnect_reason());
+}
+inline std::string reason_of(protocol::DisconnectReason r) {
+  return protocol::to_string(r);
+}
+
+inline std::uint64_t drops(const ZoneServer& zone, DropReason r) {
+  return zone.counters().drops[static_cast<std::size_t>(r)];
+}
+inline std::uint64_t disconnects(const ZoneServer& zone, protocol::DisconnectReason r) {
+  return zone.counters().disconnects[static_cast<std::size_t>(r)];
+}
+
+inline std::vector<std::uint8_t> bytes_of(const flatbuffers::FlatBufferBuilder& fbb) {
+  const auto s = protocol::bytes_of(fbb);
+  return {s.begin(), s.end()};
+}
+inline std::vector<std::uint8_t> hello_packet(const std::string& name,
+                                              std::uint16_t version = protocol::kProtocolVersion) {
+  flatbuffers::FlatBufferBuilder fbb;
+  protocol::build_hello(fbb, version, name);
+  return bytes_of(fbb);
+}
+inline std::vector<std::uint8_t> input_packet(std::uint32_t sequence, float mx, float my,
+                                              std::uint32_t ack_tick) {
+  flatbuffers::FlatBufferBuilder fbb;
+  protocol::build_input(fbb, sequence, mx, my, ack_tick);
+  return bytes_of(fbb);
+}
+// A verifiable ClientPacket whose union names a message type this protocol does not
+// have (what a newer client might send).
+inline std::vector<std::uint8_t> unknown_message_packet(std::uint8_t type) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto input = protocol::CreateInput(fbb, 1, 0.0f, 0.0f, 0);
+  fbb.Finish(
+      protocol::CreateClientPacket(fbb, static_cast<protocol::ClientMessage>(type), input.Union()));
+  return bytes_of(fbb);
+}
+// A ClientPacket with no message at all.
+inline std::vector<std::uint8_t> empty_message_packet() {
+  flatbuffers::FlatBufferBuilder fbb;
+  protocol::ClientPacketBuilder b(fbb);
+  fbb.Finish(b.Finish());
+  return bytes_of(fbb);
+}
+
+inline bool send_bytes(Clients& clients, net::PeerId peer, const std::vector<std::uint8_t>& bytes,
+                       net::Delivery delivery = net::Delivery::kReliable,
+                       std::uint8_t channel = kReliableChannel) {
+  return clients.host().send(peer, bytes, delivery, channel);
+}
+
+// Distance in metres between two replicated states (centimetre positions).
+inline double distance_m(const protocol::EntityState& a, const protocol::EntityState& b) {
+  return std::hypot(static_cast<double>(a.x()) - b.x(), static_cast<double>(a.y()) - b.y()) *
+         protocol::kPositionStep;
+}
+inline double metres(std::int32_t cm) {
+  return protocol::dequantize_position(cm);
+}
+
+}  // namespace zone::test
