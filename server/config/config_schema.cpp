@@ -353,6 +353,7 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::limits, &LimitsConfig::max_client_packet_bytes>("limits.max_client_packet_bytes", 64, 65536),
     integer<&ZoneConfig::limits, &LimitsConfig::max_inputs_per_second>("limits.max_inputs_per_second", 1, 10000),
     integer<&ZoneConfig::limits, &LimitsConfig::max_bad_packets>("limits.max_bad_packets", 0, 1000000),
+    integer<&ZoneConfig::limits, &LimitsConfig::hello_timeout_ms>("limits.hello_timeout_ms", 100, 600000),
 
     choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
     integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),

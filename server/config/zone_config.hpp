@@ -64,6 +64,7 @@ struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;  // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;     // more is an input flood
   std::uint32_t max_bad_packets = 20;           // per client, before it is disconnected
+  std::uint32_t hello_timeout_ms = 10000;       // a connection must say hello within this
 };
 
 struct LogConfig {

@@ -234,7 +234,7 @@ void ZoneServer::drain_network() {
 
 void ZoneServer::expire_silent_connections() {
   // A connection that never says hello would hold a peer slot for ever.
-  const auto limit = std::chrono::milliseconds(config_.network.timeout_ms);
+  const auto limit = std::chrono::milliseconds(config_.limits.hello_timeout_ms);
   const auto now = std::chrono::steady_clock::now();
   for (Session& s : sessions_) {
     if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > limit) {

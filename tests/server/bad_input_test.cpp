@@ -234,3 +234,22 @@ TEST_CASE("bad input: an input flood is disconnected as such, an honest rate is 
   CHECK(test::disconnects(zone, DisconnectReason::InputFlood) == 1);
   CHECK(zone.players() == 1);
 }
+
+TEST_CASE("bad input: a connection that never says hello is closed after the hello timeout") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::tiny_zone();
+  cfg.limits.hello_timeout_ms = 400;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  const net::PeerId silent = clients.connect_raw(server.port());
+  client::Bot& polite = clients.add("polite", server.port());
+  REQUIRE(clients.pump_until([&] { return clients.raw(silent).connected; }, 3s));
+  // Before the deadline it is still connected ...
+  clients.pump(150ms);
+  CHECK_FALSE(clients.raw(silent).closed);
+  // ... after it, it is told why it was closed, while a client that said hello stays.
+  REQUIRE(clients.pump_until([&] { return clients.raw(silent).closed; }, 5s));
+  CHECK(clients.raw(silent).disconnect_reason ==
+        static_cast<std::uint32_t>(DisconnectReason::BadHello));
+  CHECK(playing(polite));
+}
