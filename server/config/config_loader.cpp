@@ -295,6 +295,16 @@ std::optional<ConfigError> set_value(ZoneConfig& config, std::string_view key,
   return std::nullopt;
 }
 
+std::vector<KeyChange> diff(const ZoneConfig& before, const ZoneConfig& after) {
+  std::vector<KeyChange> out;
+  for (const KeySpec& k : schema()) {
+    std::string a = k.show(before);
+    std::string b = k.show(after);
+    if (a != b) out.push_back({std::string(k.path), std::move(a), std::move(b)});
+  }
+  return out;
+}
+
 std::string describe(const ZoneConfig& config) {
   std::string out;
   std::string_view section;

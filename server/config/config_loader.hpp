@@ -67,6 +67,15 @@ std::optional<ConfigError> set_value(ZoneConfig& config, std::string_view key,
 // load_config_string(describe(c)) gives back c exactly.
 std::string describe(const ZoneConfig& config);
 
+// Keys whose values differ between two configs, in file order, with both values as they
+// would be written in YAML. For config reloads.
+struct KeyChange {
+  std::string key;
+  std::string before;
+  std::string after;
+};
+std::vector<KeyChange> diff(const ZoneConfig& before, const ZoneConfig& after);
+
 // Every dotted key with what it accepts (as in the "expected ..." of error messages), in
 // file order. For documentation checks and --help text.
 struct KeyInfo {

@@ -68,6 +68,8 @@ class World {
 
   // Run-time tuning (config reload). Returns false if the AOI refused the value.
   bool set_player_view_radius(double radius);
+  // AOI off: players observe the whole world. Takes effect through the view radius.
+  void set_broadcast(bool broadcast) { params_.broadcast = broadcast; }
   bool set_hysteresis(double hysteresis);
   bool set_cell_size(double cell_size);
   void set_npc_params(const NpcParams& npcs);

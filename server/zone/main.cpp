@@ -19,17 +19,18 @@
 
 namespace {
 
-// Termination signals are blocked and collected synchronously by the tick loop, so no
-// handler and no global flag are needed.
+// SIGINT, SIGTERM (stop) and SIGHUP (reload the config) are blocked and collected
+// synchronously by the tick loop, so no handler and no global flag are needed.
 class SignalWatch {
  public:
   SignalWatch() {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
     sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
   }
-  // Returns the pending termination signal, or 0.
+  // Returns a pending signal of the set, or 0.
   int poll() const {
     timespec zero{0, 0};
     const int sig = sigtimedwait(&set_, nullptr, &zero);
@@ -71,12 +72,6 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
-  zone::config::LoadResult loaded = zone::config::load_config_file(config_path);
-  if (!loaded.ok()) {
-    std::fputs(loaded.error_report().c_str(), stderr);
-    return 2;
-  }
-  zone::config::ZoneConfig cfg = loaded.config;
   std::vector<std::pair<std::string, std::string>> kv;
   if (o.bind) kv.emplace_back("network.bind_address", *o.bind);
   if (o.port) kv.emplace_back("network.port", *o.port);
@@ -94,18 +89,26 @@ int main(int argc, char** argv) {
     }
     kv.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
-  bool bad = false;
-  for (const auto& [key, value] : kv) {
-    if (auto err = zone::config::set_value(cfg, key, value)) {
-      std::fprintf(stderr, "%s\n", zone::config::format_error(*err, "<command line>").c_str());
-      bad = true;
+  // The file, then the command line's overrides, then the checks across keys: at start-up
+  // and again on every reload, so a reload never silently drops an override.
+  const auto load = [&config_path, &kv]() {
+    zone::config::LoadResult r = zone::config::load_config_file(config_path);
+    if (!r.ok()) return r;
+    for (const auto& [key, value] : kv) {
+      if (auto err = zone::config::set_value(r.config, key, value)) {
+        err->line = 0;
+        r.errors.push_back(*err);
+      }
     }
+    for (auto& err : zone::config::validate(r.config)) r.errors.push_back(std::move(err));
+    return r;
+  };
+  const zone::config::LoadResult loaded = load();
+  if (!loaded.ok()) {
+    std::fputs(loaded.error_report().c_str(), stderr);
+    return 2;
   }
-  for (const auto& err : zone::config::validate(cfg)) {
-    std::fprintf(stderr, "%s\n", zone::config::format_error(err, "<effective config>").c_str());
-    bad = true;
-  }
-  if (bad) return 2;
+  const zone::config::ZoneConfig& cfg = loaded.config;
   if (check_only) {
     std::printf("# %s: OK\n%s", config_path.c_str(), zone::config::describe(cfg).c_str());
     return 0;
@@ -127,8 +130,17 @@ int main(int argc, char** argv) {
                server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
     }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
+    server.set_config_source(load);
     int sig = 0;
-    server.run([&] { return (sig = signals.poll()) != 0; });
+    server.run([&] {
+      sig = signals.poll();
+      if (sig == SIGHUP) {
+        log.info("received SIGHUP, reloading {}", config_path);
+        server.request_reload(load());
+        sig = 0;
+      }
+      return sig != 0;
+    });
     log.info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
     server.shutdown(std::chrono::milliseconds(500));
     log.info("stopped after {} ticks ({} overruns)", server.counters().ticks,

@@ -7,6 +7,9 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -15,6 +18,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "admin/admin_server.hpp"
+#include "config/config_loader.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
@@ -73,6 +77,17 @@ class ZoneServer {
   // to leave.
   void shutdown(std::chrono::milliseconds grace);
 
+  // Config reload. `result` is a freshly loaded and validated config (or its errors); it
+  // is applied at the start of the next tick. Thread-safe. The returned future yields a
+  // one-line report of what happened.
+  std::future<std::string> request_reload(config::LoadResult result);
+  // Where POST /admin/reload loads the config from (main: the file plus the command
+  // line's overrides). Set before the first tick.
+  void set_config_source(std::function<config::LoadResult()> source) {
+    config_source_ = std::move(source);
+  }
+  const config::ZoneConfig& config() const { return config_; }
+
   const ZoneCounters& counters() const { return counters_; }
   const world::World& world() const { return world_; }
   const replication::Replicator& replicator() const { return replicator_; }
@@ -95,6 +110,8 @@ class ZoneServer {
   void apply_inputs();
   void log_status();
   void publish_map(std::chrono::nanoseconds tick);
+  void apply_pending_reload();
+  std::string apply_config(const config::LoadResult& result);
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
   Session* session_of(net::PeerId peer);
@@ -113,6 +130,14 @@ class ZoneServer {
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
   std::atomic<std::int64_t> last_tick_ns_{0};
   std::unique_ptr<TruthRecorder> truth_;
+  std::function<config::LoadResult()> config_source_;
+  struct PendingReload {
+    config::LoadResult result;
+    std::promise<std::string> done;
+  };
+  std::mutex reload_mutex_;
+  std::vector<PendingReload> pending_reloads_;
+  std::atomic<bool> reload_pending_{false};
   MapPublisher map_;
   MapStats map_stats_;
   std::chrono::steady_clock::time_point last_map_publish_;

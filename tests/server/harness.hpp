@@ -47,6 +47,8 @@ class ServerThread {
   }
   ~ServerThread() { stop(); }
   std::uint16_t port() const { return server_->port(); }
+  // Thread-safe parts only while running (request_reload); everything after stop().
+  ZoneServer& zone() { return *server_; }
   // Stops the loop; afterwards the server may be inspected from the test thread.
   ZoneServer& stop() {
     stop_ = true;

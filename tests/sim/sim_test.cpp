@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <iterator>
 #include <regex>
 #include <string>
 
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
@@ -122,4 +124,55 @@ TEST_CASE("client-sim hotspot through 10% packet loss both ways: replicas still 
 }
 TEST_CASE("client-sim churn through 10% packet loss both ways: replicas still exact") {
   scenario_case("churn", 0.10);
+}
+
+TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/reload") {
+  const std::string dir = temp_dir();
+  const std::string config = dir + "/zone.yaml";
+  std::filesystem::copy_file(ZONE_SOURCE_DIR "/configs/zone.yaml", config);
+  auto rewrite = [&](const std::string& from, const std::string& to) {
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    std::ofstream(config) << text;
+  };
+  Process server({ZONE_SERVER_BIN, "--config", config, "--bind", "127.0.0.1", "--port", "0",
+                  "--admin-port", "0", "--npcs", "10"},
+                 dir + "/server.log");
+  const auto admin = server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
+  REQUIRE(admin);
+  httplib::Client http("127.0.0.1", std::stoi(*admin));
+
+  rewrite("  view_radius: 30.0", "  view_radius: 42.5");
+  server.signal(SIGHUP);
+  CHECK(server.wait_for_log(std::regex("config reloaded from .*aoi\\.view_radius 30\\.0 -> 42\\.5"), 5s));
+
+  // A broken file is refused with the loader's own message, and the server carries on.
+  rewrite("  view_radius: 42.5", "  view_radius: -1");
+  server.signal(SIGHUP);
+  CHECK(server.wait_for_log(std::regex("config reload from .* failed; nothing changed"), 5s));
+  CHECK(server.wait_for_log(std::regex("aoi\\.view_radius: expected a number > 0"), 5s));
+  CHECK(server.running());
+
+  // The same through the admin endpoint: the answer says what happened.
+  auto res = http.Post("/admin/reload", "", "text/plain");
+  REQUIRE(res);
+  CHECK(res->status == 400);
+  CHECK(res->body.find("nothing changed") != std::string::npos);
+  rewrite("  view_radius: -1", "  view_radius: 35.0");
+  rewrite("  max_x: 2000.0", "  max_x: 2100.0");
+  res = http.Post("/admin/reload", "", "text/plain");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->body.find("aoi.view_radius 42.5 -> 35.0") != std::string::npos);
+  CHECK(res->body.find("world.max_x 2000.0 -> 2100.0") != std::string::npos);
+  CHECK(res->body.find("need a restart") != std::string::npos);
+  res = http.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->body.find("zone_config_reloads_total{result=\"failure\"} 2") != std::string::npos);
+
+  server.signal(SIGTERM);
+  CHECK(server.wait(5s) == 0);
 }

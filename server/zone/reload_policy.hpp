@@ -1,0 +1,28 @@
+// Which config keys a running zone can take on at a tick boundary, and which only at the
+// next start: those that size sockets, buffers or the world, or that clients were told.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace zone {
+
+inline bool needs_restart(std::string_view key) {
+  // Whole sections fixed at start-up, then single keys.
+  constexpr std::array<std::string_view, 4> kSections = {"zone.", "world.", "admin.", "debug."};
+  constexpr std::array<std::string_view, 11> kKeys = {
+      "tick.rate_hz",          "network.bind_address", "network.port",
+      "network.channel_limit", "network.max_packet_bytes", "network.history_ticks",
+      "network.timeout_ms",    "players.max_players",  "players.max_health",
+      "npcs.count",            "npcs.seed",
+  };
+  for (std::string_view s : kSections) {
+    if (key.substr(0, s.size()) == s) return true;
+  }
+  for (std::string_view k : kKeys) {
+    if (key == k) return true;
+  }
+  return key == "npcs.max_health";
+}
+
+}  // namespace zone
