@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "net/enet_host.hpp"
 #include "sim/scenario.hpp"
@@ -48,18 +48,34 @@ int main(int argc, char** argv) {
   zone::sim::SwarmOptions o;
   bool quiet = false;
   app.add_option("--server", server, "zone server HOST:PORT")->capture_default_str();
-  app.add_option("--bots", o.bots, "number of bots")->capture_default_str()->check(CLI::Range(1u, 100000u));
-  app.add_option("--ramp", o.ramp_per_s, "new connections per second")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--duration", o.duration_s, "run time in seconds")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--scenario", scenario_name, "scenario name (configs/scenarios/NAME.yaml) or a YAML path")->capture_default_str();
-  app.add_option("--scenario-dir", scenario_dir, "where scenario names are looked up")->capture_default_str();
+  app.add_option("--bots", o.bots, "number of bots")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
+  app.add_option("--ramp", o.ramp_per_s, "new connections per second")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--duration", o.duration_s, "run time in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--scenario", scenario_name,
+                 "scenario name (configs/scenarios/NAME.yaml) or a YAML path")
+      ->capture_default_str();
+  app.add_option("--scenario-dir", scenario_dir, "where scenario names are looked up")
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "random seed for bot behaviour")->capture_default_str();
   app.add_option("--summary-json", summary_path, "write the summary as JSON to this file");
-  app.add_option("--truth", truth, "verification mode: the server's admin HOST:PORT (needs debug.truth on the server)");
-  app.add_option("--truth-interval", o.truth_interval_s, "seconds between truth checks")->capture_default_str();
-  app.add_option("--settle", o.settle_s, "seconds before the first truth check")->capture_default_str();
-  app.add_option("--bots-per-host", o.bots_per_host, "bots sharing one ENet client host")->capture_default_str()->check(CLI::Range(1u, 4000u));
-  app.add_option("--fail-if", fail_if_text, "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
+  app.add_option(
+      "--truth", truth,
+      "verification mode: the server's admin HOST:PORT (needs debug.truth on the server)");
+  app.add_option("--truth-interval", o.truth_interval_s, "seconds between truth checks")
+      ->capture_default_str();
+  app.add_option("--settle", o.settle_s, "seconds before the first truth check")
+      ->capture_default_str();
+  app.add_option("--bots-per-host", o.bots_per_host, "bots sharing one ENet client host")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 4000u));
+  app.add_option("--fail-if", fail_if_text,
+                 "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_flag("--light", o.light,
                "bots acknowledge snapshots without rebuilding replicas (no invariant or truth "
@@ -81,7 +97,8 @@ int main(int argc, char** argv) {
   if (!truth.empty()) {
     std::string host;
     if (!split_host_port(truth, host, o.truth_port)) {
-      std::fprintf(stderr, "--truth '%s': expected HOST:PORT of the admin endpoint\n", truth.c_str());
+      std::fprintf(stderr, "--truth '%s': expected HOST:PORT of the admin endpoint\n",
+                   truth.c_str());
       return 2;
     }
     o.truth_host = host;
@@ -103,8 +120,8 @@ int main(int argc, char** argv) {
 
   zone::net::EnetLibrary enet;
   zone::sim::Swarm swarm(o, loaded.scenario);
-  fmt::print(stderr, "client-sim: {} bots -> {}, scenario '{}', ramp {}/s, {} s{}\n", o.bots, server,
-             loaded.scenario.name, o.ramp_per_s, o.duration_s,
+  fmt::print(stderr, "client-sim: {} bots -> {}, scenario '{}', ramp {}/s, {} s{}\n", o.bots,
+             server, loaded.scenario.name, o.ramp_per_s, o.duration_s,
              o.truth_host ? fmt::format(", truth check via {}", truth) : "");
   swarm.run();
   const zone::sim::Summary summary = swarm.summary();
@@ -122,8 +139,8 @@ int main(int argc, char** argv) {
   }
   if (summary.truth_mismatches > 0) {
     failed = true;
-    fmt::print(stderr, "FAIL: {} truth mismatches in {} checks, first ones:\n", summary.truth_mismatches,
-               summary.truth_checks);
+    fmt::print(stderr, "FAIL: {} truth mismatches in {} checks, first ones:\n",
+               summary.truth_mismatches, summary.truth_checks);
     for (const auto& d : swarm.truth().details) fmt::print(stderr, "  {}\n", d);
   }
   for (const std::string& c : zone::sim::crossed(summary, fail_if)) {

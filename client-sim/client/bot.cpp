@@ -39,8 +39,8 @@ void Bot::on_packet(std::span<const std::uint8_t> bytes) {
     return;
   }
   if (const protocol::Welcome* w = packet->message_as_Welcome()) {
-    welcome_ = {w->entity_id(),  w->server_tick(), w->tick_rate(),   w->view_radius(),
-                w->hysteresis(), w->world_min_x(), w->world_min_y(), w->world_max_x(),
+    welcome_ = {w->entity_id(),   w->server_tick(), w->tick_rate(),   w->view_radius(),
+                w->hysteresis(),  w->world_min_x(), w->world_min_y(), w->world_max_x(),
                 w->world_max_y(), w->aoi_enabled(), w->max_speed()};
     replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()});
     phase_ = Phase::kPlaying;

@@ -30,8 +30,8 @@ struct BotCounters {
   std::uint64_t bytes_in = 0;
   std::uint64_t packets_out = 0;
   std::uint64_t bytes_out = 0;
-  std::uint64_t snapshots = 0;    // snapshot parts received
-  std::uint64_t malformed = 0;    // server packets that failed verification
+  std::uint64_t snapshots = 0;  // snapshot parts received
+  std::uint64_t malformed = 0;  // server packets that failed verification
 };
 
 class Bot {

@@ -14,13 +14,16 @@ constexpr double kEdgeMargin = 5.0;  // metres: turn back this close to the worl
 void steer_inside(double& heading, double x, double y, const client::WelcomeInfo& w) {
   double cx = std::cos(heading);
   double cy = std::sin(heading);
-  if ((x < w.world_min_x + kEdgeMargin && cx < 0) || (x > w.world_max_x - kEdgeMargin && cx > 0)) cx = -cx;
-  if ((y < w.world_min_y + kEdgeMargin && cy < 0) || (y > w.world_max_y - kEdgeMargin && cy > 0)) cy = -cy;
+  if ((x < w.world_min_x + kEdgeMargin && cx < 0) || (x > w.world_max_x - kEdgeMargin && cx > 0))
+    cx = -cx;
+  if ((y < w.world_min_y + kEdgeMargin && cy < 0) || (y > w.world_max_y - kEdgeMargin && cy > 0))
+    cy = -cy;
   heading = std::atan2(cy, cx);
 }
 
 std::pair<float, float> along(double heading, double speed) {
-  return {static_cast<float>(std::cos(heading) * speed), static_cast<float>(std::sin(heading) * speed)};
+  return {static_cast<float>(std::cos(heading) * speed),
+          static_cast<float>(std::sin(heading) * speed)};
 }
 
 }  // namespace
@@ -32,7 +35,8 @@ std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const cli
   const double y = protocol::dequantize_position(self.y());
   const client::WelcomeInfo& w = bot.welcome();
   switch (s.movement) {
-    case Movement::kIdle: return {0.0f, 0.0f};
+    case Movement::kIdle:
+      return {0.0f, 0.0f};
     case Movement::kWander: {
       d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;
       steer_inside(d.heading, x, y, w);

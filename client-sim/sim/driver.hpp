@@ -12,10 +12,10 @@ namespace zone::sim {
 
 struct DriverState {
   double heading = 0.0;
-  bool anchored = false;   // patrol: anchor taken from the first known position
+  bool anchored = false;  // patrol: anchor taken from the first known position
   double anchor_x = 0.0;
   double anchor_y = 0.0;
-  double axis = 0.0;       // patrol: leg direction, radians
+  double axis = 0.0;  // patrol: leg direction, radians
   double sign = 1.0;
 };
 

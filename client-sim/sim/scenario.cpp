@@ -93,15 +93,21 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
                {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
                 "patrol_length", "input_rate_hz", "churn"},
                "");
-  s.name = root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
+  s.name =
+      root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
   if (root["description"]) s.description = root["description"].as<std::string>();
   if (const YAML::Node m = root["movement"]) {
     const std::string v = m.as<std::string>();
-    if (v == "idle") s.movement = Movement::kIdle;
-    else if (v == "wander") s.movement = Movement::kWander;
-    else if (v == "hotspot") s.movement = Movement::kHotspot;
-    else if (v == "patrol") s.movement = Movement::kPatrol;
-    else r.error(m, "movement", "expected one of idle, wander, hotspot, patrol, got '" + v + "'");
+    if (v == "idle")
+      s.movement = Movement::kIdle;
+    else if (v == "wander")
+      s.movement = Movement::kWander;
+    else if (v == "hotspot")
+      s.movement = Movement::kHotspot;
+    else if (v == "patrol")
+      s.movement = Movement::kPatrol;
+    else
+      r.error(m, "movement", "expected one of idle, wander, hotspot, patrol, got '" + v + "'");
   }
   r.number(root, "speed", s.speed, 0.0, 1.0);
   r.number(root, "turn_rate", s.turn_rate, 0.0, 100.0);

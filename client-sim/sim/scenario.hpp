@@ -19,16 +19,16 @@ struct Scenario {
   std::string name;
   std::string description;
   Movement movement = Movement::kWander;
-  double speed = 1.0;          // intent length, fraction of the server's max speed
-  double turn_rate = 1.5;      // rad/s of heading drift (wander)
-  double target_x = 0.5;       // hotspot centre as a fraction of the world bounds
+  double speed = 1.0;      // intent length, fraction of the server's max speed
+  double turn_rate = 1.5;  // rad/s of heading drift (wander)
+  double target_x = 0.5;   // hotspot centre as a fraction of the world bounds
   double target_y = 0.5;
-  double arrive_radius = 20.0; // metres: inside it, hotspot bots mill around
+  double arrive_radius = 20.0;   // metres: inside it, hotspot bots mill around
   double patrol_length = 300.0;  // metres per leg
-  double input_rate_hz = 0.0;  // 0: one input per server tick
-  bool churn = false;          // bots quit and rejoin
-  Range session_s{3.0, 8.0};   // churn: connected time before quitting
-  Range offline_s{0.5, 2.0};   // churn: time before rejoining
+  double input_rate_hz = 0.0;    // 0: one input per server tick
+  bool churn = false;            // bots quit and rejoin
+  Range session_s{3.0, 8.0};     // churn: connected time before quitting
+  Range offline_s{0.5, 2.0};     // churn: time before rejoining
 };
 
 struct ScenarioLoad {

@@ -15,10 +15,10 @@ struct Summary {
   std::string scenario;
   std::uint64_t seed = 0;
   std::uint32_t bots_requested = 0;
-  std::uint32_t bots_connected = 0;    // bots that completed a join at least once
-  std::uint32_t bots_peak = 0;         // most bots playing at the same time
+  std::uint32_t bots_connected = 0;  // bots that completed a join at least once
+  std::uint32_t bots_peak = 0;       // most bots playing at the same time
   std::uint32_t connect_failures = 0;
-  std::uint32_t disconnects = 0;       // by the server, unexpected
+  std::uint32_t disconnects = 0;  // by the server, unexpected
   double duration_s = 0.0;
   double rtt_p50_ms = 0.0, rtt_p99_ms = 0.0, rtt_max_ms = 0.0;
   double bytes_in_per_bot_per_s = 0.0;

@@ -15,7 +15,9 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0.0;
@@ -83,7 +85,9 @@ void Swarm::route(std::uint32_t host, const net::NetEvent& ev) {
   client::Bot& bot = *slot.bot;
   if (!(bot.peer() == ev.peer)) return;
   switch (ev.type) {
-    case net::NetEvent::Type::kConnect: bot.on_connect(*hosts_[host]); break;
+    case net::NetEvent::Type::kConnect:
+      bot.on_connect(*hosts_[host]);
+      break;
     case net::NetEvent::Type::kDisconnect: {
       const bool joined = bot.phase() == client::Bot::Phase::kPlaying;
       bot.on_disconnect(ev.data);
@@ -135,8 +139,9 @@ void Swarm::churn(clock::time_point now) {
     if (slot.bot && slot.bot->phase() == client::Bot::Phase::kPlaying && now >= slot.leave_at) {
       slot.bot->quit(*hosts_[slot.host]);
       retire(slot);
-      slot.rejoin_at = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
-                                 rng_.range(scenario_.offline_s.min, scenario_.offline_s.max)));
+      slot.rejoin_at =
+          now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
+                    rng_.range(scenario_.offline_s.min, scenario_.offline_s.max)));
     } else if (!slot.bot && slot.joined_once && now >= slot.rejoin_at) {
       connect(i, now);
     }
@@ -221,7 +226,8 @@ void Swarm::truth_check() {
     ++truth_.mismatches;
     truth_.details.push_back(fmt::format(
         "truth endpoint {}:{} failed for tick {}: {}", *options_.truth_host, options_.truth_port,
-        tick, res ? fmt::format("HTTP {} {}", res->status, res->body) : httplib::to_string(res.error())));
+        tick,
+        res ? fmt::format("HTTP {} {}", res->status, res->body) : httplib::to_string(res.error())));
     return;
   }
   Truth truth;
@@ -249,8 +255,8 @@ void Swarm::run() {
   while (clock::now() < end) {
     const auto now = clock::now();
     // Ramp: as many connections as the elapsed time allows.
-    const auto due = static_cast<std::uint32_t>(
-        std::min<double>(options_.bots, std::floor(seconds(now - start) * options_.ramp_per_s) + 1));
+    const auto due = static_cast<std::uint32_t>(std::min<double>(
+        options_.bots, std::floor(seconds(now - start) * options_.ramp_per_s) + 1));
     for (; next_bot < due; ++next_bot) connect(next_bot, now);
 
     pump_network();
@@ -270,7 +276,8 @@ void Swarm::run() {
     if (now >= next_input) {
       send_inputs(seconds(now - last_input));
       last_input = now;
-      next_input += std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate));
+      next_input +=
+          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate));
       if (next_input < now) next_input = now;  // fell behind: do not burst
     }
     if (options_.truth_host && now >= next_truth) {
@@ -322,7 +329,8 @@ Summary Swarm::summary() const {
   s.duration_s = duration_s_;
   s.rtt_p50_ms = percentile(rtt_samples_, 0.5);
   s.rtt_p99_ms = percentile(rtt_samples_, 0.99);
-  s.rtt_max_ms = rtt_samples_.empty() ? 0.0 : *std::max_element(rtt_samples_.begin(), rtt_samples_.end());
+  s.rtt_max_ms =
+      rtt_samples_.empty() ? 0.0 : *std::max_element(rtt_samples_.begin(), rtt_samples_.end());
   std::uint64_t in = 0, out = 0, pin = 0;
   for (const Slot& slot : slots_) {
     in += slot.past.bytes_in;
@@ -336,7 +344,8 @@ Summary Swarm::summary() const {
     s.bytes_out_per_bot_per_s = static_cast<double>(out) / bot_seconds_;
     s.packets_in_per_bot_per_s = static_cast<double>(pin) / bot_seconds_;
   }
-  s.entities_in_view_avg = view_samples_ ? view_samples_sum_ / static_cast<double>(view_samples_) : 0.0;
+  s.entities_in_view_avg =
+      view_samples_ ? view_samples_sum_ / static_cast<double>(view_samples_) : 0.0;
   s.protocol_violations = violations_;
   s.violations_by_kind = violations_by_kind_;
   s.truth_checks = truth_.checks;

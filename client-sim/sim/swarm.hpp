@@ -4,8 +4,8 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,17 +25,17 @@ struct SwarmOptions {
   std::string server_host = "127.0.0.1";
   std::uint16_t server_port = 7777;
   std::uint32_t bots = 10;
-  double ramp_per_s = 100.0;   // new connections per second
-  double duration_s = 10.0;    // from the first connection
+  double ramp_per_s = 100.0;  // new connections per second
+  double duration_s = 10.0;   // from the first connection
   std::uint64_t seed = 1;
   std::uint32_t bots_per_host = 1000;
   // Verification mode: the server's admin address serving /debug/truth.
   std::optional<std::string> truth_host;
   std::uint16_t truth_port = 0;
   double truth_interval_s = 1.0;
-  double settle_s = 2.0;       // no truth checks before this (initial joins)
-  bool progress = true;        // the once-per-second line on stderr
-  bool light = false;          // bots skip replicas (see client::Bot::set_light)
+  double settle_s = 2.0;  // no truth checks before this (initial joins)
+  bool progress = true;   // the once-per-second line on stderr
+  bool light = false;     // bots skip replicas (see client::Bot::set_light)
 };
 
 class Swarm {
@@ -58,7 +58,7 @@ class Swarm {
     std::chrono::steady_clock::time_point leave_at{};   // churn: quit then
     std::chrono::steady_clock::time_point rejoin_at{};  // churn: reconnect then
     bool joined_once = false;
-    bool counted_join = false;     // this session's join already counted
+    bool counted_join = false;  // this session's join already counted
     // Counters of finished sessions, so rejoining does not lose them.
     client::BotCounters past;
     std::uint64_t past_enters = 0, past_leaves = 0;

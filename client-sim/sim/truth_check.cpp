@@ -18,7 +18,8 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.hysteresis = j.at("hysteresis").get<double>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
-      out.entities.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<double>(), e.at(2).get<double>()});
+      out.entities.push_back(
+          {e.at(0).get<std::uint32_t>(), e.at(1).get<double>(), e.at(2).get<double>()});
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
@@ -90,13 +91,14 @@ void check_bot(const client::Bot& bot, const Truth& truth, TruthReport& report,
       const std::int32_t qy = protocol::quantize_position(e.y);
       if (std::abs(s->x() - qx) > 1 || std::abs(s->y() - qy) > 1) {
         fail(fmt::format("entity {} seen at ({:.2f}, {:.2f}), truth ({:.2f}, {:.2f})", e.id,
-                         protocol::dequantize_position(s->x()), protocol::dequantize_position(s->y()),
-                         e.x, e.y));
+                         protocol::dequantize_position(s->x()),
+                         protocol::dequantize_position(s->y()), e.x, e.y));
       }
     }
     ++s;
   }
-  for (; s != seen.end(); ++s) fail(fmt::format("entity {} is in the replica but not in the world", s->id()));
+  for (; s != seen.end(); ++s)
+    fail(fmt::format("entity {} is in the replica but not in the world", s->id()));
 }
 
 }  // namespace zone::sim

@@ -31,7 +31,7 @@ struct Truth {
   std::uint32_t tick = 0;
   double view_radius = 0.0;
   double hysteresis = 0.0;
-  std::vector<TruthEntity> entities;  // sorted by id
+  std::vector<TruthEntity> entities;                                              // sorted by id
   std::unordered_map<std::uint32_t, std::unordered_set<std::uint32_t>> deferred;  // per player
 };
 
@@ -39,10 +39,10 @@ struct Truth {
 bool parse_truth(const std::string& json, Truth& out, std::string& error);
 
 struct TruthReport {
-  std::uint64_t checks = 0;       // bot frames compared
+  std::uint64_t checks = 0;  // bot frames compared
   std::uint64_t entity_checks = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t skipped = 0;      // bots without a complete frame for the tick
+  std::uint64_t skipped = 0;         // bots without a complete frame for the tick
   std::vector<std::string> details;  // first few mismatches, readable
 };
 

@@ -13,13 +13,15 @@ AdminServer::AdminServer(const std::string& bind_address, std::uint16_t port)
   const int bound = port == 0 ? http_->bind_to_any_port(bind_address)
                               : (http_->bind_to_port(bind_address, port) ? port : -1);
   if (bound <= 0) {
-    throw std::runtime_error("cannot bind admin HTTP " + bind_address + ":" +
-                             std::to_string(port) + " (address in use or not available)");
+    throw std::runtime_error("cannot bind admin HTTP " + bind_address + ":" + std::to_string(port) +
+                             " (address in use or not available)");
   }
   port_ = static_cast<std::uint16_t>(bound);
 }
 
-AdminServer::~AdminServer() { stop(); }
+AdminServer::~AdminServer() {
+  stop();
+}
 
 void AdminServer::get(const std::string& pattern, Handler handler) {
   http_->Get(pattern, std::move(handler));

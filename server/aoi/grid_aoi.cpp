@@ -11,9 +11,15 @@ constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kObserver = 2;
 constexpr std::uint8_t kRemoved = 4;
 
-bool finite_coordinate(double v) { return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate; }
-bool valid_position(Vec2 p) { return finite_coordinate(p.x) && finite_coordinate(p.y); }
-bool valid_radius(double r) { return std::isfinite(r) && r >= 0.0 && r <= GridAoi::kMaxCoordinate; }
+bool finite_coordinate(double v) {
+  return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate;
+}
+bool valid_position(Vec2 p) {
+  return finite_coordinate(p.x) && finite_coordinate(p.y);
+}
+bool valid_radius(double r) {
+  return std::isfinite(r) && r >= 0.0 && r <= GridAoi::kMaxCoordinate;
+}
 
 // Slack added to every broad-phase radius so that float rounding in the filter can only
 // admit extra candidates, never drop one the exact double test would accept.
@@ -25,11 +31,16 @@ double filter_margin(Vec2 c, double radius) {
 
 const char* to_string(ConfigError e) {
   switch (e) {
-    case ConfigError::kNone: return "ok";
-    case ConfigError::kBadBounds: return "world bounds must be finite with min < max on both axes";
-    case ConfigError::kBadCellSize: return "cell size must be a finite number > 0";
-    case ConfigError::kTooManyCells: return "cell size too small for the world bounds (grid over 16 Mi cells)";
-    case ConfigError::kBadHysteresis: return "hysteresis must be a finite number >= 0";
+    case ConfigError::kNone:
+      return "ok";
+    case ConfigError::kBadBounds:
+      return "world bounds must be finite with min < max on both axes";
+    case ConfigError::kBadCellSize:
+      return "cell size must be a finite number > 0";
+    case ConfigError::kTooManyCells:
+      return "cell size too small for the world bounds (grid over 16 Mi cells)";
+    case ConfigError::kBadHysteresis:
+      return "hysteresis must be a finite number >= 0";
   }
   return "unknown";
 }
@@ -57,8 +68,10 @@ GridAoi::GridAoi(const GridConfig& config) : config_(config) {
 
 void GridAoi::resize_grid() {
   const Bounds& b = config_.bounds;
-  cols_ = std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.x - b.min.x) / config_.cell_size)));
-  rows_ = std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.y - b.min.y) / config_.cell_size)));
+  cols_ =
+      std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.x - b.min.x) / config_.cell_size)));
+  rows_ =
+      std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.y - b.min.y) / config_.cell_size)));
   inv_cell_ = 1.0 / config_.cell_size;
   cell_start_.assign(static_cast<std::size_t>(cols_) * rows_ + 1, 0);
 }
@@ -319,9 +332,15 @@ std::span<const VisibilityEvent> GridAoi::update() {
   return events_;
 }
 
-Vec2 GridAoi::position(EntityHandle h) const { return pos_[h.index]; }
-double GridAoi::view_radius(EntityHandle h) const { return radius_[h.index]; }
-bool GridAoi::is_observer(EntityHandle h) const { return (flags_[h.index] & kObserver) != 0; }
+Vec2 GridAoi::position(EntityHandle h) const {
+  return pos_[h.index];
+}
+double GridAoi::view_radius(EntityHandle h) const {
+  return radius_[h.index];
+}
+bool GridAoi::is_observer(EntityHandle h) const {
+  return (flags_[h.index] & kObserver) != 0;
+}
 
 std::span<const std::uint32_t> GridAoi::view_slots(EntityHandle observer) const {
   if (!slots_.contains(observer)) return {};

@@ -36,8 +36,8 @@ struct Bounds {
 
 struct GridConfig {
   Bounds bounds{{0.0, 0.0}, {1000.0, 1000.0}};
-  double cell_size = 32.0;   // metres; the broad-phase bucket size
-  double hysteresis = 2.0;   // metres; h in the visibility rule
+  double cell_size = 32.0;  // metres; the broad-phase bucket size
+  double hysteresis = 2.0;  // metres; h in the visibility rule
 };
 
 enum class EventKind : std::uint8_t { kEnter = 0, kLeave = 1 };
@@ -54,7 +54,7 @@ struct GridStats {
   std::uint32_t cells = 0;           // cells in the grid
   std::uint32_t occupied_cells = 0;  // cells holding at least one entity
   std::uint32_t max_cell_population = 0;
-  std::uint64_t visible_pairs = 0;   // sum of all view-set sizes
+  std::uint64_t visible_pairs = 0;  // sum of all view-set sizes
 };
 
 // Why a GridConfig or an entity parameter was refused.
@@ -163,7 +163,7 @@ class GridAoi {
   // Per slot (structure of arrays, indexed by slot index).
   std::vector<Vec2> pos_;
   std::vector<double> radius_;
-  std::vector<std::uint8_t> flags_;  // kAlive / kObserver / kRemoved bits
+  std::vector<std::uint8_t> flags_;               // kAlive / kObserver / kRemoved bits
   std::vector<std::vector<std::uint32_t>> view_;  // observer -> target slots
   std::vector<std::uint32_t> stamp_;              // scratch marks for the view diff
 
@@ -174,7 +174,7 @@ class GridAoi {
   std::vector<std::uint32_t> cell_start_;  // cols_ * rows_ + 1 offsets
   std::vector<float> sorted_xf_;           // float copy for the vectorised filter
   std::vector<float> sorted_yf_;
-  std::vector<double> sorted_x_;           // exact positions for the decision
+  std::vector<double> sorted_x_;  // exact positions for the decision
   std::vector<double> sorted_y_;
   std::vector<std::uint32_t> sorted_slot_;
 

@@ -33,31 +33,31 @@ struct AoiConfig {
 
 struct PlayerConfig {
   std::uint32_t max_players = 1000;
-  double max_speed = 7.0;                // m/s; input intents are clamped to this
-  std::uint32_t max_name_length = 32;    // bytes of UTF-8
+  double max_speed = 7.0;              // m/s; input intents are clamped to this
+  std::uint32_t max_name_length = 32;  // bytes of UTF-8
   std::uint16_t max_health = 100;
 };
 
 struct NpcConfig {
   std::uint32_t count = 200;
-  std::uint64_t seed = 1;                // placement and behaviour are reproducible
+  std::uint64_t seed = 1;  // placement and behaviour are reproducible
   NpcBehaviour behaviour = NpcBehaviour::kWander;
-  double speed = 3.0;                    // m/s
-  double turn_rate = 1.0;                // rad/s, maximum random heading change (wander)
-  double patrol_length = 200.0;          // metres, leg length (patrol)
-  double idle_fraction = 0.2;            // share of time a wandering NPC stands still
+  double speed = 3.0;            // m/s
+  double turn_rate = 1.0;        // rad/s, maximum random heading change (wander)
+  double patrol_length = 200.0;  // metres, leg length (patrol)
+  double idle_fraction = 0.2;    // share of time a wandering NPC stands still
   std::uint16_t max_health = 100;
 };
 
 struct NetworkConfig {
   std::string bind_address = "0.0.0.0";
-  std::uint16_t port = 7777;             // 0 = pick an ephemeral port (tests)
-  std::uint32_t channel_limit = 2;       // ENet channels per peer
-  std::uint32_t max_packet_bytes = 1200; // payload of one unreliable datagram, MTU-safe
-  std::uint32_t client_bandwidth = 16000;  // bytes/s budget of updates per client
+  std::uint16_t port = 7777;                  // 0 = pick an ephemeral port (tests)
+  std::uint32_t channel_limit = 2;            // ENet channels per peer
+  std::uint32_t max_packet_bytes = 1200;      // payload of one unreliable datagram, MTU-safe
+  std::uint32_t client_bandwidth = 16000;     // bytes/s budget of updates per client
   std::uint32_t snapshot_interval_ticks = 1;  // send a snapshot every N ticks
-  std::uint32_t history_ticks = 32;      // per-client sent-frame history (delta baselines)
-  std::uint32_t timeout_ms = 5000;       // disconnect a silent client after this
+  std::uint32_t history_ticks = 32;           // per-client sent-frame history (delta baselines)
+  std::uint32_t timeout_ms = 5000;            // disconnect a silent client after this
 };
 
 struct LimitsConfig {
@@ -73,14 +73,14 @@ struct LogConfig {
 };
 
 struct AdminConfig {
-  bool enabled = true;                       // HTTP admin endpoint (metrics, health, map)
-  std::string bind_address = "127.0.0.1";    // loopback only unless opened on purpose
-  std::uint16_t port = 7780;                 // 0 = pick an ephemeral port (tests)
+  bool enabled = true;                     // HTTP admin endpoint (metrics, health, map)
+  std::string bind_address = "127.0.0.1";  // loopback only unless opened on purpose
+  std::uint16_t port = 7780;               // 0 = pick an ephemeral port (tests)
 };
 
 struct DebugConfig {
-  bool truth = false;                     // serve /debug/truth (ground truth for client-sim)
-  std::uint32_t truth_history_ticks = 64; // ticks of ground truth kept for it
+  bool truth = false;                      // serve /debug/truth (ground truth for client-sim)
+  std::uint32_t truth_history_ticks = 64;  // ticks of ground truth kept for it
 };
 
 struct ZoneConfig {

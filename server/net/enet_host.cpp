@@ -7,7 +7,9 @@ namespace zone::net {
 EnetLibrary::EnetLibrary() {
   if (enet_initialize() != 0) throw NetError("enet_initialize failed");
 }
-EnetLibrary::~EnetLibrary() { enet_deinitialize(); }
+EnetLibrary::~EnetLibrary() {
+  enet_deinitialize();
+}
 
 EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   ENetAddress address{};
@@ -94,11 +96,15 @@ bool EnetHost::next_event(NetEvent& out) {
       held_packet_ = ev.packet;
       ++stats_.packets_in;
       stats_.payload_bytes_in += ev.packet->dataLength;
-      out = {NetEvent::Type::kReceive, id_of(ev.peer), 0, ev.channelID,
+      out = {NetEvent::Type::kReceive,
+             id_of(ev.peer),
+             0,
+             ev.channelID,
              {ev.packet->data, ev.packet->dataLength}};
       return true;
     }
-    case ENET_EVENT_TYPE_NONE: break;
+    case ENET_EVENT_TYPE_NONE:
+      break;
   }
   return false;
 }
@@ -166,6 +172,8 @@ std::uint32_t EnetHost::round_trip_ms(PeerId id) const {
   return peer != nullptr ? peer->roundTripTime : 0;
 }
 
-std::size_t EnetHost::connected_peers() const { return host_->connectedPeers; }
+std::size_t EnetHost::connected_peers() const {
+  return host_->connectedPeers;
+}
 
 }  // namespace zone::net

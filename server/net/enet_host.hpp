@@ -35,7 +35,7 @@ struct NetEvent {
   enum class Type : std::uint8_t { kConnect, kDisconnect, kReceive };
   Type type = Type::kReceive;
   PeerId peer;
-  std::uint32_t data = 0;             // connect/disconnect data (a reason code)
+  std::uint32_t data = 0;  // connect/disconnect data (a reason code)
   std::uint8_t channel = 0;
   std::span<const std::uint8_t> bytes;  // kReceive only
 };
@@ -45,14 +45,14 @@ struct TrafficStats {
   std::uint64_t packets_out = 0;
   std::uint64_t payload_bytes_in = 0;
   std::uint64_t payload_bytes_out = 0;
-  std::uint64_t wire_bytes_in = 0;   // UDP payload including ENet's own headers
+  std::uint64_t wire_bytes_in = 0;  // UDP payload including ENet's own headers
   std::uint64_t wire_bytes_out = 0;
-  std::uint64_t send_refused = 0;    // oversize unreliable packets, dead peers
+  std::uint64_t send_refused = 0;  // oversize unreliable packets, dead peers
 };
 
 struct HostOptions {
-  std::string bind_address;         // empty: client host, not bound to a known port
-  std::uint16_t port = 0;           // 0 with a bind address: ephemeral port
+  std::string bind_address;  // empty: client host, not bound to a known port
+  std::uint16_t port = 0;    // 0 with a bind address: ephemeral port
   std::size_t max_peers = 64;
   std::size_t channels = 2;
   std::size_t max_unreliable_bytes = 1200;
@@ -119,7 +119,7 @@ class EnetHost {
 
   HostOptions options_;
   _ENetHost* host_ = nullptr;
-  _ENetPacket* held_packet_ = nullptr;   // the packet behind the last kReceive event
+  _ENetPacket* held_packet_ = nullptr;     // the packet behind the last kReceive event
   std::vector<std::uint32_t> generation_;  // per peer slot, bumped on each connect
   std::vector<std::uint8_t> outgoing_;     // per peer slot: connect() awaiting its event
   TrafficStats stats_;

@@ -52,12 +52,12 @@ struct ClientView {
   world::EntityId player_id = world::kNoEntity;
   std::vector<InterestEntry> interest;  // sorted by id
   FrameHistory history;
-  std::uint32_t acked_tick = 0;         // newest frame the client confirmed complete
-  std::uint32_t first_sent_tick = 0;    // 0: nothing sent yet
+  std::uint32_t acked_tick = 0;       // newest frame the client confirmed complete
+  std::uint32_t first_sent_tick = 0;  // 0: nothing sent yet
   std::uint32_t last_sent_tick = 0;
   std::uint32_t last_input_sequence = 0;
-  double tokens = 0.0;                  // bandwidth budget, bytes
-  std::uint64_t bytes_sent = 0;         // snapshot bytes sent to this client, ever
+  double tokens = 0.0;           // bandwidth budget, bytes
+  std::uint64_t bytes_sent = 0;  // snapshot bytes sent to this client, ever
 };
 
 }  // namespace zone::replication

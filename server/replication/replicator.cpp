@@ -12,7 +12,9 @@ namespace {
 
 constexpr ClientId kNoClient = std::numeric_limits<ClientId>::max();
 
-bool id_less(const InterestEntry& e, world::EntityId id) { return e.id < id; }
+bool id_less(const InterestEntry& e, world::EntityId id) {
+  return e.id < id;
+}
 
 }  // namespace
 
@@ -106,27 +108,26 @@ void Replicator::refill_budget(ClientView& v) const {
   const double per_tick = static_cast<double>(params_.client_bandwidth) / params_.tick_rate;
   // A client may save up for one full packet, so even a small budget lets a large
   // spawn through now and then instead of starving it.
-  const double cap = std::max<double>(params_.max_packet_bytes,
-                                      per_tick * params_.snapshot_interval * 2.0);
+  const double cap =
+      std::max<double>(params_.max_packet_bytes, per_tick * params_.snapshot_interval * 2.0);
   // Debt is bounded too, so a client recovers within a couple of seconds of starving.
   v.tokens = std::clamp(v.tokens + per_tick, -cap, cap);
 }
 
 EntityState Replicator::current_state(const world::Entity& e) const {
-  return EntityState(
-      e.id, protocol::quantize_position(e.x), protocol::quantize_position(e.y),
-      protocol::quantize_heading(e.heading), e.health,
-      e.kind == world::EntityKind::kPlayer ? protocol::EntityKind::Player
-                                           : protocol::EntityKind::Npc,
-      e.moving() ? protocol::MoveState::Walking : protocol::MoveState::Idle);
+  return EntityState(e.id, protocol::quantize_position(e.x), protocol::quantize_position(e.y),
+                     protocol::quantize_heading(e.heading), e.health,
+                     e.kind == world::EntityKind::kPlayer ? protocol::EntityKind::Player
+                                                          : protocol::EntityKind::Npc,
+                     e.moving() ? protocol::MoveState::Walking : protocol::MoveState::Idle);
 }
 
 bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
   ClientView& v = clients_[c];
   // The baseline must be older than one full history: the slot this frame is about to
   // be written into must not be the baseline itself.
-  const Frame* baseline = tick - v.acked_tick < v.history.size() ? v.history.find(v.acked_tick)
-                                                                   : nullptr;
+  const Frame* baseline =
+      tick - v.acked_tick < v.history.size() ? v.history.find(v.acked_tick) : nullptr;
   if (baseline == nullptr && v.acked_tick != 0) ++stats_.full_resyncs;
   static const std::vector<EntityState> kEmpty;
   const std::vector<EntityState>& base = baseline ? baseline->entities : kEmpty;
@@ -181,7 +182,7 @@ bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
       cand.record.max_health = e.max_health;
       cand.record.name = e.name;
       cand.priority = entry.priority + 2.0f * weight;  // appearing beats refreshing
-      frame.entities.push_back(now);                    // placeholder until selected
+      frame.entities.push_back(now);                   // placeholder until selected
       candidates_.push_back(cand);
     } else {
       const EntityState& was = base[i];

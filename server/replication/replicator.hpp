@@ -38,14 +38,14 @@ struct ReplicationParams {
 };
 
 struct ReplicationStats {
-  std::uint64_t snapshots = 0;       // frames sent
-  std::uint64_t packets = 0;         // snapshot parts sent
-  std::uint64_t bytes = 0;           // snapshot payload bytes
+  std::uint64_t snapshots = 0;  // frames sent
+  std::uint64_t packets = 0;    // snapshot parts sent
+  std::uint64_t bytes = 0;      // snapshot payload bytes
   std::uint64_t spawns = 0;
-  std::uint64_t updates = 0;         // entities with changed fields sent
+  std::uint64_t updates = 0;  // entities with changed fields sent
   std::uint64_t despawns = 0;
-  std::uint64_t deferred = 0;        // entity records held back by the budget
-  std::uint64_t full_resyncs = 0;    // snapshots without a baseline after the first
+  std::uint64_t deferred = 0;      // entity records held back by the budget
+  std::uint64_t full_resyncs = 0;  // snapshots without a baseline after the first
   std::uint64_t enter_events = 0;
   std::uint64_t leave_events = 0;
 };

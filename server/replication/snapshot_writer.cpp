@@ -10,9 +10,10 @@ namespace zone::replication {
 std::uint32_t record_cost(const EntityRecord& r) {
   std::uint32_t cost = 0;
   if (r.fields & EntityRecord::kSpawn) {
-    cost += 4 /*vector slot*/ + 12 /*vtable*/ + 4 /*soffset*/ + 20 /*state*/ + 4 /*max health,
-             pad*/ + 4 /*name offset*/ + 4 /*length*/ + static_cast<std::uint32_t>(r.name.size()) +
-            1 /*nul*/ + 3 /*pad*/ + 8 /*table alignment slack*/;
+    cost += 4 /*vector slot*/ + 12 /*vtable*/ + 4 /*soffset*/ + 20 /*state*/ +
+            4 /*max health,
+pad*/ + 4 /*name offset*/ + 4 /*length*/ + static_cast<std::uint32_t>(r.name.size()) + 1 /*nul*/ +
+            3 /*pad*/ + 8 /*table alignment slack*/;
   }
   if (r.fields & EntityRecord::kMove) cost += 12;
   if (r.fields & EntityRecord::kTeleport) cost += 16;
@@ -68,7 +69,8 @@ void SnapshotWriter::encode_part(const SnapshotHeader& header,
       moves_.emplace_back(id, r.dx, r.dy, r.state.heading(), r.state.move_state());
     }
     if (r.fields & EntityRecord::kTeleport) {
-      teleports_.emplace_back(id, r.state.x(), r.state.y(), r.state.heading(), r.state.move_state());
+      teleports_.emplace_back(id, r.state.x(), r.state.y(), r.state.heading(),
+                              r.state.move_state());
     }
     if (r.fields & EntityRecord::kHeading) {
       headings_.emplace_back(id, r.state.heading(), r.state.move_state());
@@ -82,10 +84,9 @@ void SnapshotWriter::encode_part(const SnapshotHeader& header,
   const auto healths = healths_.empty() ? 0 : fbb_.CreateVectorOfStructs(healths_).o;
   const auto despawns = despawns_.empty() ? 0 : fbb_.CreateVector(despawns_).o;
 
-  const protocol::SnapshotHeader wire_header(header.server_tick, header.baseline_tick,
-                                             header.last_input_sequence,
-                                             static_cast<std::uint8_t>(part),
-                                             static_cast<std::uint8_t>(part_count));
+  const protocol::SnapshotHeader wire_header(
+      header.server_tick, header.baseline_tick, header.last_input_sequence,
+      static_cast<std::uint8_t>(part), static_cast<std::uint8_t>(part_count));
   protocol::SnapshotBuilder b(fbb_);
   b.add_header(&wire_header);
   b.add_self_state(&header.self_state);
@@ -96,8 +97,8 @@ void SnapshotWriter::encode_part(const SnapshotHeader& header,
   if (healths) b.add_healths(healths);
   if (despawns) b.add_despawns(despawns);
   const auto snapshot = b.Finish();
-  fbb_.Finish(protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Snapshot,
-                                           snapshot.Union()));
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Snapshot, snapshot.Union()));
 }
 
 }  // namespace zone::replication

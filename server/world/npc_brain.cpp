@@ -49,11 +49,18 @@ void think_patrol(NpcBrain& b, Entity& npc, const NpcParams& p) {
 
 }  // namespace
 
-void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng, double dt) {
+void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng,
+           double dt) {
   switch (params.behaviour) {
-    case NpcBehaviour::kIdle: stand(npc); break;
-    case NpcBehaviour::kWander: think_wander(brain, npc, params, rng, dt); break;
-    case NpcBehaviour::kPatrol: think_patrol(brain, npc, params); break;
+    case NpcBehaviour::kIdle:
+      stand(npc);
+      break;
+    case NpcBehaviour::kWander:
+      think_wander(brain, npc, params, rng, dt);
+      break;
+    case NpcBehaviour::kPatrol:
+      think_patrol(brain, npc, params);
+      break;
   }
 }
 

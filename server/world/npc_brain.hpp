@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "world/entity.hpp"
 #include "util/splitmix64.hpp"
+#include "world/entity.hpp"
 
 namespace zone::world {
 
@@ -28,9 +28,9 @@ struct NpcBrain {
   bool resting = false;   // wander: standing still
   double anchor_x = 0.0;  // patrol: centre of the leg
   double anchor_y = 0.0;
-  double axis_x = 1.0;    // patrol: unit direction of the leg
+  double axis_x = 1.0;  // patrol: unit direction of the leg
   double axis_y = 0.0;
-  double sign = 1.0;      // patrol: which way along the leg
+  double sign = 1.0;  // patrol: which way along the leg
 };
 
 // Sets the NPC's velocity and heading for this tick.

@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "util/splitmix64.hpp"
 #include "world/entity.hpp"
 #include "world/npc_brain.hpp"
-#include "util/splitmix64.hpp"
 
 namespace zone::world {
 
 struct WorldParams {
   aoi::GridConfig grid;
   double player_view_radius = 30.0;
-  bool broadcast = false;        // players see the whole world (AOI off baseline)
-  double player_max_speed = 7.0; // m/s
+  bool broadcast = false;         // players see the whole world (AOI off baseline)
+  double player_max_speed = 7.0;  // m/s
   std::uint16_t player_max_health = 100;
   std::uint64_t spawn_seed = 1;  // player spawn points
   NpcParams npcs;

@@ -27,28 +27,42 @@ class Logger {
   template <typename... Args>
   void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
     if (!enabled(level)) return;
-    const auto now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    const auto now =
+        std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
     fmt::print(out_, "{:%Y-%m-%dT%H:%M:%S}Z {} {}\n", now, tag(level),
                fmt::format(format, std::forward<Args>(args)...));
     std::fflush(out_);
   }
   template <typename... Args>
-  void debug(fmt::format_string<Args...> f, Args&&... a) { log(LogLevel::kDebug, f, std::forward<Args>(a)...); }
+  void debug(fmt::format_string<Args...> f, Args&&... a) {
+    log(LogLevel::kDebug, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void info(fmt::format_string<Args...> f, Args&&... a) { log(LogLevel::kInfo, f, std::forward<Args>(a)...); }
+  void info(fmt::format_string<Args...> f, Args&&... a) {
+    log(LogLevel::kInfo, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void warn(fmt::format_string<Args...> f, Args&&... a) { log(LogLevel::kWarn, f, std::forward<Args>(a)...); }
+  void warn(fmt::format_string<Args...> f, Args&&... a) {
+    log(LogLevel::kWarn, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void error(fmt::format_string<Args...> f, Args&&... a) { log(LogLevel::kError, f, std::forward<Args>(a)...); }
+  void error(fmt::format_string<Args...> f, Args&&... a) {
+    log(LogLevel::kError, f, std::forward<Args>(a)...);
+  }
 
  private:
   static const char* tag(LogLevel level) {
     switch (level) {
-      case LogLevel::kTrace: return "TRACE";
-      case LogLevel::kDebug: return "DEBUG";
-      case LogLevel::kInfo: return "INFO ";
-      case LogLevel::kWarn: return "WARN ";
-      case LogLevel::kError: return "ERROR";
+      case LogLevel::kTrace:
+        return "TRACE";
+      case LogLevel::kDebug:
+        return "DEBUG";
+      case LogLevel::kInfo:
+        return "INFO ";
+      case LogLevel::kWarn:
+        return "WARN ";
+      case LogLevel::kError:
+        return "ERROR";
     }
     return "?";
   }

@@ -119,12 +119,13 @@ int main(int argc, char** argv) {
   try {
     zone::net::EnetLibrary enet;
     zone::ZoneServer server(cfg, log);
-    log.info("zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
-             "hysteresis {} m | {} npcs | max {} players",
-             cfg.name, cfg.network.bind_address, server.port(), cfg.tick.rate_hz,
-             cfg.world.max_x - cfg.world.min_x, cfg.world.max_y - cfg.world.min_y,
-             cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
-             cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
+    log.info(
+        "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
+        "hysteresis {} m | {} npcs | max {} players",
+        cfg.name, cfg.network.bind_address, server.port(), cfg.tick.rate_hz,
+        cfg.world.max_x - cfg.world.min_x, cfg.world.max_y - cfg.world.min_y,
+        cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
+        cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
     if (server.admin_port() != 0) {
       log.info("admin endpoint on http://{}:{}/ (metrics, health{})", cfg.admin.bind_address,
                server.admin_port(), cfg.debug.truth ? ", debug truth" : "");

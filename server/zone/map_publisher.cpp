@@ -75,8 +75,10 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
     const double all_rows = std::ceil((f.max_y - f.min_y) / f.cell_size);
     col0 = clampi(std::floor((std::max(w.x0, f.min_x) - f.min_x) / f.cell_size), all_cols - 1);
     row0 = clampi(std::floor((std::max(w.y0, f.min_y) - f.min_y) / f.cell_size), all_rows - 1);
-    const std::uint32_t col1 = clampi(std::floor((std::min(w.x1, f.max_x) - f.min_x) / f.cell_size), all_cols - 1);
-    const std::uint32_t row1 = clampi(std::floor((std::min(w.y1, f.max_y) - f.min_y) / f.cell_size), all_rows - 1);
+    const std::uint32_t col1 =
+        clampi(std::floor((std::min(w.x1, f.max_x) - f.min_x) / f.cell_size), all_cols - 1);
+    const std::uint32_t row1 =
+        clampi(std::floor((std::min(w.y1, f.max_y) - f.min_y) / f.cell_size), all_rows - 1);
     cols = col1 >= col0 ? col1 - col0 + 1 : 0;
     rows = row1 >= row0 ? row1 - row0 + 1 : 0;
     if (static_cast<std::uint64_t>(cols) * rows <= 65536) {
@@ -97,9 +99,10 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
   }
   std::string selected = "null";
   if (f.selected != 0) {
-    nlohmann::json s = {{"id", f.selected}, {"name", f.selected_name}, {"kind", f.selected_kind},
-                        {"x", f.selected_x}, {"y", f.selected_y},
-                        {"view_radius", f.selected_radius}, {"view", f.selected_view}};
+    nlohmann::json s = {{"id", f.selected},        {"name", f.selected_name},
+                        {"kind", f.selected_kind}, {"x", f.selected_x},
+                        {"y", f.selected_y},       {"view_radius", f.selected_radius},
+                        {"view", f.selected_view}};
     selected = s.dump();
   }
   return fmt::format(

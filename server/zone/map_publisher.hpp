@@ -18,7 +18,7 @@
 namespace zone {
 
 struct MapStats {
-  double tick_ms = 0.0;          // recent mean
+  double tick_ms = 0.0;  // recent mean
   std::uint32_t players = 0;
   std::uint32_t npcs = 0;
   double bytes_out_per_s = 0.0;

@@ -83,8 +83,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           static_cast<double>(m.max_cell_entities));
   w.gauge("zone_aoi_visible_pairs", "Observer-target pairs currently in view.",
           static_cast<double>(m.visible_pairs));
-  w.counter("zone_aoi_enter_events_total", "AOI enter events delivered to clients.", m.enter_events);
-  w.counter("zone_aoi_leave_events_total", "AOI leave events delivered to clients.", m.leave_events);
+  w.counter("zone_aoi_enter_events_total", "AOI enter events delivered to clients.",
+            m.enter_events);
+  w.counter("zone_aoi_leave_events_total", "AOI leave events delivered to clients.",
+            m.leave_events);
   w.counter("zone_network_sent_bytes_total", "UDP payload bytes sent, ENet headers included.",
             m.bytes_out);
   w.counter("zone_network_received_bytes_total",
@@ -107,8 +109,7 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
              "reason", m.drops);
   w.labelled("zone_disconnects_total", "counter", "Client disconnects, by reason.", "reason",
              m.disconnects);
-  w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.",
-             "result",
+  w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.", "result",
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
   w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",
           m.last_reload_ok ? 1.0 : 0.0);

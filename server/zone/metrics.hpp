@@ -58,7 +58,7 @@ struct ZoneMetrics {
   std::uint64_t visible_pairs = 0;
   std::uint64_t enter_events = 0;
   std::uint64_t leave_events = 0;
-  std::uint64_t bytes_out = 0;     // UDP payload incl. ENet headers
+  std::uint64_t bytes_out = 0;  // UDP payload incl. ENet headers
   std::uint64_t bytes_in = 0;
   std::uint64_t packets_out = 0;
   std::uint64_t packets_in = 0;

@@ -11,10 +11,17 @@ inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
   constexpr std::array<std::string_view, 4> kSections = {"zone.", "world.", "admin.", "debug."};
   constexpr std::array<std::string_view, 11> kKeys = {
-      "tick.rate_hz",          "network.bind_address", "network.port",
-      "network.channel_limit", "network.max_packet_bytes", "network.history_ticks",
-      "network.timeout_ms",    "players.max_players",  "players.max_health",
-      "npcs.count",            "npcs.seed",
+      "tick.rate_hz",
+      "network.bind_address",
+      "network.port",
+      "network.channel_limit",
+      "network.max_packet_bytes",
+      "network.history_ticks",
+      "network.timeout_ms",
+      "players.max_players",
+      "players.max_health",
+      "npcs.count",
+      "npcs.seed",
   };
   for (std::string_view s : kSections) {
     if (key.substr(0, s.size()) == s) return true;

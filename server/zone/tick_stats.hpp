@@ -19,7 +19,8 @@ class TickStats {
   double percentile_ms(double q) {
     if (samples_.empty()) return 0.0;
     const auto k = static_cast<std::size_t>(q * static_cast<double>(samples_.size() - 1));
-    std::nth_element(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(k), samples_.end());
+    std::nth_element(samples_.begin(), samples_.begin() + static_cast<std::ptrdiff_t>(k),
+                     samples_.end());
     return static_cast<double>(samples_[k]) / 1e6;
   }
   double max_ms() const { return static_cast<double>(max_) / 1e6; }

@@ -16,9 +16,15 @@ inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
   p.count = c.count;
   p.seed = c.seed;
   switch (c.behaviour) {
-    case config::NpcBehaviour::kIdle: p.behaviour = world::NpcBehaviour::kIdle; break;
-    case config::NpcBehaviour::kWander: p.behaviour = world::NpcBehaviour::kWander; break;
-    case config::NpcBehaviour::kPatrol: p.behaviour = world::NpcBehaviour::kPatrol; break;
+    case config::NpcBehaviour::kIdle:
+      p.behaviour = world::NpcBehaviour::kIdle;
+      break;
+    case config::NpcBehaviour::kWander:
+      p.behaviour = world::NpcBehaviour::kWander;
+      break;
+    case config::NpcBehaviour::kPatrol:
+      p.behaviour = world::NpcBehaviour::kPatrol;
+      break;
   }
   p.speed = c.speed;
   p.turn_rate = c.turn_rate;

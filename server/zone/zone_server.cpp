@@ -41,15 +41,24 @@ namespace {
 // Label values for zone_disconnects_total: stable, lower case, no spaces.
 const char* metric_label(DisconnectReason r) {
   switch (r) {
-    case DisconnectReason::None: return "none";
-    case DisconnectReason::ServerShutdown: return "server_shutdown";
-    case DisconnectReason::ProtocolMismatch: return "protocol_mismatch";
-    case DisconnectReason::ServerFull: return "server_full";
-    case DisconnectReason::MalformedPackets: return "malformed_packets";
-    case DisconnectReason::InputFlood: return "input_flood";
-    case DisconnectReason::BadHello: return "bad_hello";
-    case DisconnectReason::Timeout: return "timeout";
-    case DisconnectReason::ClientQuit: return "client_quit";
+    case DisconnectReason::None:
+      return "none";
+    case DisconnectReason::ServerShutdown:
+      return "server_shutdown";
+    case DisconnectReason::ProtocolMismatch:
+      return "protocol_mismatch";
+    case DisconnectReason::ServerFull:
+      return "server_full";
+    case DisconnectReason::MalformedPackets:
+      return "malformed_packets";
+    case DisconnectReason::InputFlood:
+      return "input_flood";
+    case DisconnectReason::BadHello:
+      return "bad_hello";
+    case DisconnectReason::Timeout:
+      return "timeout";
+    case DisconnectReason::ClientQuit:
+      return "client_quit";
   }
   return "unknown";
 }
@@ -58,15 +67,24 @@ const char* metric_label(DisconnectReason r) {
 
 const char* to_string(DropReason r) {
   switch (r) {
-    case DropReason::kOversize: return "oversize";
-    case DropReason::kMalformed: return "malformed";
-    case DropReason::kUnknownMessage: return "unknown_message";
-    case DropReason::kBeforeHello: return "before_hello";
-    case DropReason::kDuplicateHello: return "duplicate_hello";
-    case DropReason::kBadValue: return "bad_value";
-    case DropReason::kStaleInput: return "stale_input";
-    case DropReason::kFlood: return "flood";
-    case DropReason::kBadAck: return "bad_ack";
+    case DropReason::kOversize:
+      return "oversize";
+    case DropReason::kMalformed:
+      return "malformed";
+    case DropReason::kUnknownMessage:
+      return "unknown_message";
+    case DropReason::kBeforeHello:
+      return "before_hello";
+    case DropReason::kDuplicateHello:
+      return "duplicate_hello";
+    case DropReason::kBadValue:
+      return "bad_value";
+    case DropReason::kStaleInput:
+      return "stale_input";
+    case DropReason::kFlood:
+      return "flood";
+    case DropReason::kBadAck:
+      return "bad_ack";
   }
   return "unknown";
 }
@@ -83,7 +101,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
       last_status_(std::chrono::steady_clock::now()) {
   sessions_.resize(make_host_options(config).max_peers);
   world_.spawn_npcs();
-  if (config.debug.truth) truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
+  if (config.debug.truth)
+    truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   // Publish metrics about 5 times a second: fresh enough for any scrape interval.
   metrics_publish_ticks_ = std::max(1u, config.tick.rate_hz / 5);
   metrics_.start_time_seconds =
@@ -189,8 +208,9 @@ void ZoneServer::start_admin() {
         res.set_content(*json, kJsonUncompressed);
       } else {
         res.status = 404;
-        res.set_content(fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
-                        "text/plain");
+        res.set_content(
+            fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
+            "text/plain");
       }
     });
   }
@@ -248,9 +268,15 @@ void ZoneServer::drain_network() {
   net::NetEvent ev;
   for (std::size_t n = 0; n < kMaxEventsPerTick && host_->next_event(ev); ++n) {
     switch (ev.type) {
-      case net::NetEvent::Type::kConnect: on_connect(ev.peer); break;
-      case net::NetEvent::Type::kDisconnect: on_disconnect(ev.peer, ev.data); break;
-      case net::NetEvent::Type::kReceive: on_receive(ev.peer, ev.bytes); break;
+      case net::NetEvent::Type::kConnect:
+        on_connect(ev.peer);
+        break;
+      case net::NetEvent::Type::kDisconnect:
+        on_disconnect(ev.peer, ev.data);
+        break;
+      case net::NetEvent::Type::kReceive:
+        on_receive(ev.peer, ev.bytes);
+        break;
     }
   }
   if (tick_ % config_.tick.rate_hz == 0) expire_silent_connections();
@@ -374,8 +400,10 @@ void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
       static_cast<float>(world_.effective_player_radius()),
       static_cast<float>(config_.aoi.hysteresis), static_cast<float>(w.min_x),
       static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
-      config_.aoi.enabled, static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)));
-  fbb_.Finish(protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
+      config_.aoi.enabled,
+      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)));
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   host_->send(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable, kReliableChannel);
   log_.info("player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
             e.y, world_.player_count());
@@ -387,8 +415,8 @@ void ZoneServer::on_input(Session& s, const protocol::Input& input) {
   // time, so a slow tick or a network stall followed by a burst is not a flood.
   const auto now = std::chrono::steady_clock::now();
   const double rate = config_.limits.max_inputs_per_second;
-  s.input_tokens = std::min(rate, s.input_tokens + rate * std::chrono::duration<double>(
-                                                              now - s.input_refill).count());
+  s.input_tokens = std::min(
+      rate, s.input_tokens + rate * std::chrono::duration<double>(now - s.input_refill).count());
   s.input_refill = now;
   if (s.input_tokens < 1.0) return drop(s, DropReason::kFlood);
   s.input_tokens -= 1.0;
@@ -408,7 +436,8 @@ void ZoneServer::on_input(Session& s, const protocol::Input& input) {
 
 void ZoneServer::apply_inputs() {
   for (const Session& s : sessions_) {
-    if (s.phase == Session::Phase::kPlaying) world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
+    if (s.phase == Session::Phase::kPlaying)
+      world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
   }
 }
 
@@ -566,11 +595,12 @@ void ZoneServer::log_status() {
   if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
   const double secs = std::chrono::duration<double>(elapsed).count();
   const std::uint64_t out = host_->stats().wire_bytes_out;
-  log_.info("status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
-            "overruns {} out {:.1f} kB/s",
-            tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
-            tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), counters_.overruns,
-            static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
+  log_.info(
+      "status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
+      "overruns {} out {:.1f} kB/s",
+      tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
+      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), counters_.overruns,
+      static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
   tick_stats_.reset();
   status_bytes_out_ = out;
   last_status_ = now;

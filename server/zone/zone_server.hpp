@@ -7,12 +7,12 @@
 
 #include <array>
 #include <atomic>
-#include <functional>
-#include <future>
-#include <mutex>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
@@ -38,7 +38,7 @@ inline constexpr std::size_t kDisconnectReasons =
 
 struct ZoneCounters {
   std::uint64_t ticks = 0;
-  std::uint64_t overruns = 0;           // ticks that took longer than the period
+  std::uint64_t overruns = 0;  // ticks that took longer than the period
   std::uint64_t joins = 0;
   std::uint64_t leaves = 0;
   std::array<std::uint64_t, kDropReasons> drops{};
@@ -124,7 +124,7 @@ class ZoneServer {
   std::unique_ptr<net::EnetHost> host_;
   world::World world_;
   replication::Replicator replicator_;
-  std::vector<Session> sessions_;  // by peer slot index
+  std::vector<Session> sessions_;            // by peer slot index
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
   std::atomic<bool> accepting_{true};
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
@@ -142,12 +142,12 @@ class ZoneServer {
   MapStats map_stats_;
   std::chrono::steady_clock::time_point last_map_publish_;
   std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
-  ZoneMetrics metrics_;       // the tick thread's live copy
+  ZoneMetrics metrics_;         // the tick thread's live copy
   MetricsBoard metrics_board_;  // what /metrics reads
   std::uint32_t metrics_publish_ticks_ = 1;
   std::chrono::steady_clock::time_point last_rate_sample_;
   std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot
-  std::unique_ptr<admin::AdminServer> admin_;  // last: stopped first, before what it reads
+  std::unique_ptr<admin::AdminServer> admin_;          // last: stopped first, before what it reads
   std::uint32_t tick_ = 0;
   ZoneCounters counters_;
   TickStats tick_stats_;

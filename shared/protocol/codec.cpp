@@ -58,15 +58,24 @@ void build_input(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, fl
 
 const char* to_string(DisconnectReason reason) {
   switch (reason) {
-    case DisconnectReason::None: return "none";
-    case DisconnectReason::ServerShutdown: return "server shutting down";
-    case DisconnectReason::ProtocolMismatch: return "protocol version mismatch";
-    case DisconnectReason::ServerFull: return "server full";
-    case DisconnectReason::MalformedPackets: return "too many malformed packets";
-    case DisconnectReason::InputFlood: return "input flood";
-    case DisconnectReason::BadHello: return "bad hello";
-    case DisconnectReason::Timeout: return "timed out";
-    case DisconnectReason::ClientQuit: return "client quit";
+    case DisconnectReason::None:
+      return "none";
+    case DisconnectReason::ServerShutdown:
+      return "server shutting down";
+    case DisconnectReason::ProtocolMismatch:
+      return "protocol version mismatch";
+    case DisconnectReason::ServerFull:
+      return "server full";
+    case DisconnectReason::MalformedPackets:
+      return "too many malformed packets";
+    case DisconnectReason::InputFlood:
+      return "input flood";
+    case DisconnectReason::BadHello:
+      return "bad hello";
+    case DisconnectReason::Timeout:
+      return "timed out";
+    case DisconnectReason::ClientQuit:
+      return "client quit";
   }
   return "unknown";
 }

@@ -13,7 +13,9 @@ inline constexpr double kPositionStep = 0.01;  // metres per unit on the wire
 inline std::int32_t quantize_position(double metres) {
   return static_cast<std::int32_t>(std::lround(metres / kPositionStep));
 }
-inline double dequantize_position(std::int32_t cm) { return cm * kPositionStep; }
+inline double dequantize_position(std::int32_t cm) {
+  return cm * kPositionStep;
+}
 
 inline std::uint16_t quantize_heading(double radians) {
   constexpr double kTurn = 2.0 * std::numbers::pi;

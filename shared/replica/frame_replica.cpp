@@ -9,19 +9,28 @@
 namespace zone::replica {
 namespace {
 
-bool by_id(const EntityState& a, const EntityState& b) { return a.id() < b.id(); }
+bool by_id(const EntityState& a, const EntityState& b) {
+  return a.id() < b.id();
+}
 
 }  // namespace
 
 const char* to_string(Violation v) {
   switch (v) {
-    case Violation::kUnknownBaseline: return "snapshot on unknown baseline";
-    case Violation::kDeltaForUnknown: return "delta for unknown entity";
-    case Violation::kDespawnUnknown: return "despawn of unknown entity";
-    case Violation::kDuplicateSpawn: return "duplicate spawn";
-    case Violation::kImpossibleJump: return "impossible jump";
-    case Violation::kSelfInView: return "own entity replicated as foreign";
-    case Violation::kInconsistentParts: return "inconsistent snapshot parts";
+    case Violation::kUnknownBaseline:
+      return "snapshot on unknown baseline";
+    case Violation::kDeltaForUnknown:
+      return "delta for unknown entity";
+    case Violation::kDespawnUnknown:
+      return "despawn of unknown entity";
+    case Violation::kDuplicateSpawn:
+      return "duplicate spawn";
+    case Violation::kImpossibleJump:
+      return "impossible jump";
+    case Violation::kSelfInView:
+      return "own entity replicated as foreign";
+    case Violation::kInconsistentParts:
+      return "inconsistent snapshot parts";
   }
   return "unknown";
 }
@@ -186,7 +195,8 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       for (const protocol::MoveDelta* m : *s->moves()) {
         EntityState* e = updatable(m->id());
         if (e == nullptr) continue;
-        const std::uint32_t since = next.updated[static_cast<std::size_t>(e - next.entities.data())];
+        const std::uint32_t since =
+            next.updated[static_cast<std::size_t>(e - next.entities.data())];
         if (std::hypot(static_cast<double>(m->dx()), static_cast<double>(m->dy())) >
             max_step_cm(since)) {
           violation(Violation::kImpossibleJump, tick, m->id());

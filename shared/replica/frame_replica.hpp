@@ -21,13 +21,13 @@ namespace zone::replica {
 using protocol::EntityState;
 
 enum class Violation : std::uint8_t {
-  kUnknownBaseline,   // snapshot built on a frame this client never completed
-  kDeltaForUnknown,   // move/heading/health for an entity not in the baseline
-  kDespawnUnknown,    // despawn of an entity not in the baseline
-  kDuplicateSpawn,    // spawn of an entity already in the baseline or twice in a frame
-  kImpossibleJump,    // a delta larger than max speed allows since the baseline
-  kSelfInView,        // the client's own entity replicated as a foreign entity
-  kInconsistentParts, // parts of one tick disagree on baseline or part count
+  kUnknownBaseline,    // snapshot built on a frame this client never completed
+  kDeltaForUnknown,    // move/heading/health for an entity not in the baseline
+  kDespawnUnknown,     // despawn of an entity not in the baseline
+  kDuplicateSpawn,     // spawn of an entity already in the baseline or twice in a frame
+  kImpossibleJump,     // a delta larger than max speed allows since the baseline
+  kSelfInView,         // the client's own entity replicated as a foreign entity
+  kInconsistentParts,  // parts of one tick disagree on baseline or part count
 };
 inline constexpr std::size_t kViolationKinds = 7;
 const char* to_string(Violation v);

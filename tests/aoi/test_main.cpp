@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
   const int result = context.run();
   if (context.shouldExit()) return result;
   if (g_cases_started == 0) {
-    std::fprintf(stderr, "error: no test case matched the filters (a comma or semicolon in a "
-                         "test name breaks CTest's --test-case filter)\n");
+    std::fprintf(stderr,
+                 "error: no test case matched the filters (a comma or semicolon in a "
+                 "test name breaks CTest's --test-case filter)\n");
     return 1;
   }
   return result;

@@ -69,10 +69,13 @@ test::SnapshotSpec full_snapshot_spec() {
                                        MoveState::Walking),
                       65535, std::string(64, 'x')});
   s.spawns.push_back({test::make_state(12, 0, 0), 1, ""});
-  s.moves.emplace_back(20, std::int16_t{-32767}, std::int16_t{32767}, std::uint16_t{0}, protocol::MoveState::Walking);
-  s.moves.emplace_back(21, std::int16_t{5}, std::int16_t{-6}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s.moves.emplace_back(20, std::int16_t{-32767}, std::int16_t{32767}, std::uint16_t{0},
+                       protocol::MoveState::Walking);
+  s.moves.emplace_back(21, std::int16_t{5}, std::int16_t{-6}, std::uint16_t{0},
+                       protocol::MoveState::Walking);
   s.teleports.emplace_back(30, std::numeric_limits<std::int32_t>::min(),
-                           std::numeric_limits<std::int32_t>::max(), std::uint16_t{0}, protocol::MoveState::Walking);
+                           std::numeric_limits<std::int32_t>::max(), std::uint16_t{0},
+                           protocol::MoveState::Walking);
   s.headings.emplace_back(40, std::uint16_t{12345}, MoveState::Walking);
   s.headings.emplace_back(41, std::uint16_t{0}, MoveState::Idle);
   s.healths.emplace_back(50, std::uint16_t{0});

@@ -92,7 +92,8 @@ TEST_CASE("replica: spawn then a move delta against the baseline") {
   CHECK(r.name_of(6).empty());
 
   SnapshotSpec s2 = frame(2, 1);
-  s2.moves.emplace_back(5, std::int16_t{30}, std::int16_t{-20}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s2.moves.emplace_back(5, std::int16_t{30}, std::int16_t{-20}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
   CHECK(feed(r, s2));
   CHECK(r.ack_tick() == 2);
   CHECK(r.find(5)->x() == 10030);
@@ -101,7 +102,8 @@ TEST_CASE("replica: spawn then a move delta against the baseline") {
   // Tick 3 is encoded against tick 1 (the client's tick-2 ack was lost): the delta is
   // relative to tick 1's state, not the current one.
   SnapshotSpec s3 = frame(3, 1);
-  s3.moves.emplace_back(5, std::int16_t{50}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s3.moves.emplace_back(5, std::int16_t{50}, std::int16_t{0}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
   s3.headings.emplace_back(5, std::uint16_t{999}, protocol::MoveState::Idle);
   s3.healths.emplace_back(5, std::uint16_t{12});
   CHECK(feed(r, s3));
@@ -168,7 +170,8 @@ TEST_CASE("replica: a split frame completes only with all parts in any order") {
       parts[p].part_count = 3;
     }
     parts[0].despawns = {11};
-    parts[0].moves.emplace_back(10, std::int16_t{10}, std::int16_t{10}, std::uint16_t{0}, protocol::MoveState::Walking);
+    parts[0].moves.emplace_back(10, std::int16_t{10}, std::int16_t{10}, std::uint16_t{0},
+                                protocol::MoveState::Walking);
     parts[1].spawns = {{make_state(20, 5, 5), 50, "twenty"}};
     parts[2].spawns = {{make_state(21, 6, 6), 60, "twenty-one"}};
     parts[2].healths.emplace_back(12, std::uint16_t{1});
@@ -221,10 +224,12 @@ TEST_CASE("replica: a lost part holds the frame back until a later complete fram
 TEST_CASE("replica: out-of-order older ticks do not regress the current frame") {
   FrameReplica r = with_three_entities();
   SnapshotSpec s5 = frame(5, 1);
-  s5.moves.emplace_back(10, std::int16_t{100}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s5.moves.emplace_back(10, std::int16_t{100}, std::int16_t{0}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
   CHECK(feed(r, s5));
   SnapshotSpec s4 = frame(4, 1);
-  s4.moves.emplace_back(10, std::int16_t{-100}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s4.moves.emplace_back(10, std::int16_t{-100}, std::int16_t{0}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
   s4.despawns = {12};
   CHECK_FALSE(feed(r, s4));
   CHECK(r.ack_tick() == 5);
@@ -241,7 +246,8 @@ TEST_CASE("replica: delta for an unknown entity is a violation") {
   SUBCASE("move") {
     FrameReplica r = with_three_entities();
     SnapshotSpec s = frame(2, 1);
-    s.moves.emplace_back(99, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0}, protocol::MoveState::Walking);
+    s.moves.emplace_back(99, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0},
+                         protocol::MoveState::Walking);
     feed(r, s);
     CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 99));
     CHECK(r.find(99) == nullptr);
@@ -271,7 +277,8 @@ TEST_CASE("replica: delta for an unknown entity is a violation") {
     FrameReplica r = with_three_entities();
     SnapshotSpec s = frame(2, 1);
     s.despawns = {10};
-    s.moves.emplace_back(10, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0}, protocol::MoveState::Walking);
+    s.moves.emplace_back(10, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0},
+                         protocol::MoveState::Walking);
     feed(r, s);
     CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 10));
   }
@@ -281,7 +288,8 @@ TEST_CASE("replica: delta for an unknown entity is a violation") {
     s2.spawns = {{make_state(30, 0, 0), 10, "late"}};
     CHECK(feed(r, s2));
     SnapshotSpec s3 = frame(3, 1);  // still on baseline 1, which lacks entity 30
-    s3.moves.emplace_back(30, std::int16_t{5}, std::int16_t{5}, std::uint16_t{0}, protocol::MoveState::Walking);
+    s3.moves.emplace_back(30, std::int16_t{5}, std::int16_t{5}, std::uint16_t{0},
+                          protocol::MoveState::Walking);
     feed(r, s3);
     CHECK(only_violation(r, Violation::kDeltaForUnknown, 3, 30));
   }
@@ -347,25 +355,31 @@ TEST_CASE("replica: a move larger than max speed allows is an impossible jump") 
   // 10 m/s at 20 Hz: 50 cm per tick, plus 2 cm of rounding slack.
   FrameReplica r = with_three_entities();
   SnapshotSpec ok = frame(2, 1);
-  ok.moves.emplace_back(10, std::int16_t{52}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
-  ok.moves.emplace_back(11, std::int16_t{-30}, std::int16_t{40}, std::uint16_t{0}, protocol::MoveState::Walking);  // exactly 50 cm
-  ok.moves.emplace_back(12, std::int16_t{0}, std::int16_t{1}, std::uint16_t{0}, protocol::MoveState::Walking);  // 12 is now as of tick 2
+  ok.moves.emplace_back(10, std::int16_t{52}, std::int16_t{0}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
+  ok.moves.emplace_back(11, std::int16_t{-30}, std::int16_t{40}, std::uint16_t{0},
+                        protocol::MoveState::Walking);  // exactly 50 cm
+  ok.moves.emplace_back(12, std::int16_t{0}, std::int16_t{1}, std::uint16_t{0},
+                        protocol::MoveState::Walking);  // 12 is now as of tick 2
   CHECK(feed(r, ok));
   CHECK(r.violations().empty());
 
   SnapshotSpec far = frame(3, 2);
-  far.moves.emplace_back(12, std::int16_t{40}, std::int16_t{-40}, std::uint16_t{0}, protocol::MoveState::Walking);  // 56.6 cm in one tick
+  far.moves.emplace_back(12, std::int16_t{40}, std::int16_t{-40}, std::uint16_t{0},
+                         protocol::MoveState::Walking);  // 56.6 cm in one tick
   CHECK(feed(r, far));
   CHECK(only_violation(r, Violation::kImpossibleJump, 3, 12));
   r.clear_violations();
 
   // The allowance grows with the ticks since the baseline: 5 ticks allow 252 cm.
   SnapshotSpec later = frame(7, 2);
-  later.moves.emplace_back(12, std::int16_t{250}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  later.moves.emplace_back(12, std::int16_t{250}, std::int16_t{0}, std::uint16_t{0},
+                           protocol::MoveState::Walking);
   CHECK(feed(r, later));
   CHECK(r.violations().empty());
   SnapshotSpec too_far = frame(8, 7);
-  too_far.moves.emplace_back(10, std::int16_t{-32000}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  too_far.moves.emplace_back(10, std::int16_t{-32000}, std::int16_t{0}, std::uint16_t{0},
+                             protocol::MoveState::Walking);
   CHECK(feed(r, too_far));
   CHECK(only_violation(r, Violation::kImpossibleJump, 8, 10));
   // The move is still applied: the replica mirrors what the server said.
@@ -373,7 +387,8 @@ TEST_CASE("replica: a move larger than max speed allows is an impossible jump") 
   // Teleports are never jumps.
   r.clear_violations();
   SnapshotSpec tp = frame(9, 8);
-  tp.teleports.emplace_back(11, 9'000'000, -9'000'000, std::uint16_t{0}, protocol::MoveState::Walking);
+  tp.teleports.emplace_back(11, 9'000'000, -9'000'000, std::uint16_t{0},
+                            protocol::MoveState::Walking);
   CHECK(feed(r, tp));
   CHECK(r.violations().empty());
 }
@@ -384,12 +399,14 @@ TEST_CASE("replica: the jump allowance counts from when an entity was last sent"
   FrameReplica r = with_three_entities();
   for (std::uint32_t t = 2; t <= 5; ++t) CHECK(feed(r, frame(t, t - 1)));
   SnapshotSpec s = frame(6, 5);
-  s.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  s.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0},
+                       protocol::MoveState::Walking);
   CHECK(feed(r, s));
   CHECK(r.violations().empty());
   // Now as of tick 6: the same distance in one tick is a jump.
   SnapshotSpec t7 = frame(7, 6);
-  t7.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0}, protocol::MoveState::Walking);
+  t7.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0},
+                        protocol::MoveState::Walking);
   CHECK(feed(r, t7));
   CHECK(only_violation(r, Violation::kImpossibleJump, 7, 12));
 }

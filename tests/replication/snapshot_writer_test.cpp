@@ -403,9 +403,9 @@ TEST_CASE("snapshot writer: a frame of more than 255 parts is refused - never mi
   SnapshotWriter writer(576);
   REQUIRE(writer.parts_needed(huge.records) > SnapshotWriter::kMaxParts);
   std::size_t sent = 0;
-  CHECK_THROWS_AS(writer.write(make_header(700), huge.records,
-                               [&](std::span<const std::uint8_t>) { ++sent; }),
-                  std::length_error);
+  CHECK_THROWS_AS(
+      writer.write(make_header(700), huge.records, [&](std::span<const std::uint8_t>) { ++sent; }),
+      std::length_error);
   CHECK(sent == 0);
 }
 

@@ -92,9 +92,9 @@ inline std::vector<std::uint8_t> encode(const SnapshotSpec& s, bool all_vectors 
   const protocol::SnapshotHeader header(s.tick, s.baseline, s.last_input,
                                         static_cast<std::uint8_t>(s.part),
                                         static_cast<std::uint8_t>(s.part_count));
-  const auto snap = protocol::CreateSnapshot(fbb, &header, s.has_self ? &s.self : nullptr,
-                                             v_spawns, v_moves, v_teleports, v_headings,
-                                             v_healths, v_despawns);
+  const auto snap =
+      protocol::CreateSnapshot(fbb, &header, s.has_self ? &s.self : nullptr, v_spawns, v_moves,
+                               v_teleports, v_headings, v_healths, v_despawns);
   fbb.Finish(protocol::CreateServerPacket(fbb, protocol::ServerMessage::Snapshot, snap.Union()));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }

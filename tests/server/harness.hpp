@@ -81,8 +81,12 @@ class Clients {
   using FrameObserver = std::function<void(client::Bot&)>;
 
   explicit Clients(std::size_t max_bots = 32)
-      : host_({.bind_address = "", .port = 0, .max_peers = max_bots, .channels = 2,
-               .max_unreliable_bytes = 1200, .timeout_ms = 5000}) {}
+      : host_({.bind_address = "",
+               .port = 0,
+               .max_peers = max_bots,
+               .channels = 2,
+               .max_unreliable_bytes = 1200,
+               .timeout_ms = 5000}) {}
 
   client::Bot& add(const std::string& name, std::uint16_t port) {
     bots_.push_back(std::make_unique<client::Bot>(name));
@@ -156,8 +160,12 @@ class Clients {
     for (auto& b : bots_) {
       if (!(b->peer() == ev.peer)) continue;
       switch (ev.type) {
-        case net::NetEvent::Type::kConnect: b->on_connect(host_); break;
-        case net::NetEvent::Type::kDisconnect: b->on_disconnect(ev.data); break;
+        case net::NetEvent::Type::kConnect:
+          b->on_connect(host_);
+          break;
+        case net::NetEvent::Type::kDisconnect:
+          b->on_disconnect(ev.data);
+          break;
         case net::NetEvent::Type::kReceive: {
           const std::uint32_t before = b->replica().current().tick;
           b->on_packet(ev.bytes);
@@ -170,12 +178,16 @@ class Clients {
     for (auto& r : raws_) {
       if (!(r->peer == ev.peer)) continue;
       switch (ev.type) {
-        case net::NetEvent::Type::kConnect: r->connected = true; break;
+        case net::NetEvent::Type::kConnect:
+          r->connected = true;
+          break;
         case net::NetEvent::Type::kDisconnect:
           r->closed = true;
           r->disconnect_reason = ev.data;
           break;
-        case net::NetEvent::Type::kReceive: ++r->packets_in; break;
+        case net::NetEvent::Type::kReceive:
+          ++r->packets_in;
+          break;
       }
       return;
     }

@@ -8,7 +8,9 @@ using namespace zone;
 
 namespace {
 
-bool playing(const client::Bot& b) { return b.phase() == client::Bot::Phase::kPlaying; }
+bool playing(const client::Bot& b) {
+  return b.phase() == client::Bot::Phase::kPlaying;
+}
 
 config::LoadResult loaded(const config::ZoneConfig& c) {
   config::LoadResult r;
@@ -42,8 +44,8 @@ TEST_CASE("reload: a larger view radius applies live - the player sees more - no
   next.aoi.view_radius = 120.0;  // most of the 200 x 200 m world
   const std::string report = reload(server.zone(), loaded(next), clients);
   CHECK(report.find("aoi.view_radius 10.0 -> 120.0") != std::string::npos);
-  REQUIRE(clients.pump_until(
-      [&] { return bot.replica().current().entities.size() > before + 10; }, 5s));
+  REQUIRE(clients.pump_until([&] { return bot.replica().current().entities.size() > before + 10; },
+                             5s));
   CHECK(playing(bot));
   CHECK(bot.replica().violations().empty());
   CHECK(server.stop().config().aoi.view_radius == 120.0);
@@ -89,8 +91,8 @@ TEST_CASE("reload: an invalid config changes nothing and restart-only keys are r
   CHECK(failed.find("bad.yaml:2: aoi.cell_size") != std::string::npos);
 
   config::ZoneConfig next = cfg;
-  next.world.max_x = 300.0;         // restart only
-  next.npcs.speed = 5.5;            // live
+  next.world.max_x = 300.0;              // restart only
+  next.npcs.speed = 5.5;                 // live
   next.network.client_bandwidth = 9000;  // live
   const std::string report = reload(server.zone(), loaded(next), clients);
   CHECK(report.find("world.max_x 200.0 -> 300.0") != std::string::npos);

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <iterator>
+#include <memory>
 #include <regex>
 #include <string>
 
@@ -39,13 +39,15 @@ RunningServer start_server(const std::string& dir) {
   RunningServer s;
   s.process = std::make_unique<Process>(
       std::vector<std::string>{ZONE_SERVER_BIN, "--config", ZONE_SOURCE_DIR "/configs/zone.yaml",
-                               "--bind", "127.0.0.1", "--port", "0", "--admin-port", "0",
-                               "--set", "debug.truth=true", "--set", "world.max_x=600",
-                               "--set", "world.max_y=600", "--npcs", "100",
-                               "--set", "network.client_bandwidth=64000"},
+                               "--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--set",
+                               "debug.truth=true", "--set", "world.max_x=600", "--set",
+                               "world.max_y=600", "--npcs", "100", "--set",
+                               "network.client_bandwidth=64000"},
       dir + "/server.log");
-  const auto port = s.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
-  const auto admin = s.process->wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
+  const auto port =
+      s.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
+  const auto admin =
+      s.process->wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
   REQUIRE_MESSAGE(port.has_value(), s.process->log());
   REQUIRE_MESSAGE(admin.has_value(), s.process->log());
   s.port = static_cast<std::uint16_t>(std::stoi(*port));
@@ -141,13 +143,15 @@ TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/relo
   Process server({ZONE_SERVER_BIN, "--config", config, "--bind", "127.0.0.1", "--port", "0",
                   "--admin-port", "0", "--npcs", "10"},
                  dir + "/server.log");
-  const auto admin = server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
+  const auto admin =
+      server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
   REQUIRE(admin);
   httplib::Client http("127.0.0.1", std::stoi(*admin));
 
   rewrite("  view_radius: 30.0", "  view_radius: 42.5");
   server.signal(SIGHUP);
-  CHECK(server.wait_for_log(std::regex("config reloaded from .*aoi\\.view_radius 30\\.0 -> 42\\.5"), 5s));
+  CHECK(server.wait_for_log(std::regex("config reloaded from .*aoi\\.view_radius 30\\.0 -> 42\\.5"),
+                            5s));
 
   // A broken file is refused with the loader's own message, and the server carries on.
   rewrite("  view_radius: 42.5", "  view_radius: -1");
