@@ -11,9 +11,15 @@ namespace {
 // The standard table, verbatim, plus our default cell size in the last column.
 //
 // Cell sizes: measured on the 2-core bench machine (Release, aoi-bench --cell-size X,
-// median ns/tick, medians of several runs; see docs/benchmarks.md). The grid walks each
+// 5-7 interleaved runs per size; docs/benchmarks.md has the sweep). The grid walks each
 // observer's disc as one contiguous range per cell row, so smaller cells trim the corners
-// of the scanned square but add rows and a larger cell array to rebuild every tick.
+// of the scanned square but add rows (a sqrt and two cell lookups each) per observer.
+//  - sparse workloads (~7 neighbours): 64 m, i.e. about 2 (r + h) so that a disc touches
+//    two rows of two cells; 48-96 m are within ~5%, 16 m is 27-45% slower.
+//    uniform-10k 1.58 ms at 64 (16: 2.08), uniform-100k 28.1 (16: 35.8),
+//    teleport-10k 1.66 (16: 2.22), mixed-20k 4.15 (16: 5.99; 64 m covers the r2 = 60 discs).
+//  - hotspot-20k (~660 neighbours in the square): cost is per visible pair, the cell size
+//    barely matters; 12 m measured best (35.3 ms; 8 m 36.0, 16 m 36.0, 32 m 39.5).
 constexpr Workload kWorkloads[] = {
   // name            N       W       H       r     r2    h    speed turn dt    tele  hot  hsize T    seed cell
   {"uniform-10k",   10000,  2000.0, 2000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   200, 1,   64.0},

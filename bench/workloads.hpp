@@ -13,25 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "util/splitmix64.hpp"
+
 namespace zone::bench {
 
-// SplitMix64 with wrapping 64-bit arithmetic; u01() is (next() >> 11) * 2^-53.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-
-  std::uint64_t next() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double u01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  std::uint64_t state_;
-};
+// The page's generator (SplitMix64, u01() = (next() >> 11) * 2^-53) is the project's own.
+using SplitMix64 = util::SplitMix64;
 
 // One row of the workload table. Distances in metres, times in seconds.
 struct Workload {
