@@ -18,7 +18,7 @@
 
 #include "harness.hpp"
 #include "test_util.hpp"
-#include "udp_relay.hpp"
+#include "udp_relay.hpp"  // tests/support
 
 extern char** environ;
 

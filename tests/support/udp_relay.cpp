@@ -74,7 +74,14 @@ void UdpRelay::run() {
       const ssize_t n =
           recvfrom(p.fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
       if (n < 0) continue;
-      if (rng.u01() < loss_) {
+      bool lose = rng.u01() < loss_;
+      if (p.fd != listen_fd_) {
+        std::uint32_t left = drop_from_server_.load();
+        while (left > 0 && !drop_from_server_.compare_exchange_weak(left, left - 1)) {
+        }
+        lose = lose || left > 0;
+      }
+      if (lose) {
         ++dropped_;
         continue;
       }

@@ -1,5 +1,6 @@
 // A lossy UDP relay for tests: clients talk to the relay's port, the relay forwards to
-// the server and back, dropping a configured share of datagrams in each direction.
+// the server and back, dropping a configured share of datagrams in each direction, and
+// on request the next few datagrams from the server.
 // Runs on its own thread; one upstream socket per client address keeps ENet's peers
 // apart on the server side.
 #pragma once
@@ -12,7 +13,7 @@ namespace zone::test {
 
 class UdpRelay {
  public:
-  UdpRelay(std::uint16_t server_port, double loss, std::uint64_t seed);
+  explicit UdpRelay(std::uint16_t server_port, double loss = 0.0, std::uint64_t seed = 1);
   ~UdpRelay();
   UdpRelay(const UdpRelay&) = delete;
   UdpRelay& operator=(const UdpRelay&) = delete;
@@ -20,6 +21,8 @@ class UdpRelay {
   std::uint16_t port() const { return port_; }
   std::uint64_t forwarded() const { return forwarded_.load(); }
   std::uint64_t dropped() const { return dropped_.load(); }
+  // Loses the next n datagrams from the server to any client, on purpose.
+  void drop_next_from_server(std::uint32_t n) { drop_from_server_ = n; }
 
  private:
   void run();
@@ -32,6 +35,7 @@ class UdpRelay {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> forwarded_{0};
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint32_t> drop_from_server_{0};
   std::thread thread_;
 };
 
