@@ -99,6 +99,19 @@ void GridAoi::for_each_row_span(Vec2 c, double radius, Fn&& fn) const {
   const std::uint32_t row0 = cell_row(c.y - reach);
   const std::uint32_t row1 = cell_row(c.y + reach);
   const double cs = config_.cell_size;
+  if (row1 - row0 < 3) {
+    // Cells about as large as the disc: narrowing each row to the chord would save few
+    // candidates and cost a square root per row, so every row takes the full width.
+    const std::uint32_t col0 = cell_col(c.x - reach - 1e-3);
+    const std::uint32_t col1 = cell_col(c.x + reach + 1e-3);
+    for (std::uint32_t row = row0; row <= row1; ++row) {
+      const std::uint32_t base = row * cols_;
+      const std::uint32_t begin = cell_start_[base + col0];
+      const std::uint32_t end = cell_start_[base + col1 + 1];
+      if (begin != end) fn(begin, end);
+    }
+    return;
+  }
   for (std::uint32_t row = row0; row <= row1; ++row) {
     // Narrow the column range to the disc's chord over this row. Border rows also hold
     // every entity clamped into them, so they extend to infinity on their outer side.
