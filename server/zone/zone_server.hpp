@@ -109,6 +109,7 @@ class ZoneServer {
   void end_session(Session& s);
   void apply_inputs();
   void log_status();
+  void init_metrics();
   void publish_map(std::chrono::nanoseconds tick);
   void apply_pending_reload();
   std::string apply_config(const config::LoadResult& result);

@@ -1,0 +1,144 @@
+// ZoneServer: metrics, the live map's data and the status log line.
+#include "zone/zone_server.hpp"
+
+namespace zone {
+
+using protocol::DisconnectReason;
+
+namespace {
+
+// Label values for zone_disconnects_total: stable, lower case, no spaces.
+const char* metric_label(DisconnectReason r) {
+  switch (r) {
+    case DisconnectReason::None:
+      return "none";
+    case DisconnectReason::ServerShutdown:
+      return "server_shutdown";
+    case DisconnectReason::ProtocolMismatch:
+      return "protocol_mismatch";
+    case DisconnectReason::ServerFull:
+      return "server_full";
+    case DisconnectReason::MalformedPackets:
+      return "malformed_packets";
+    case DisconnectReason::InputFlood:
+      return "input_flood";
+    case DisconnectReason::BadHello:
+      return "bad_hello";
+    case DisconnectReason::Timeout:
+      return "timeout";
+    case DisconnectReason::ClientQuit:
+      return "client_quit";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+void ZoneServer::init_metrics() {
+  // Publish metrics about 5 times a second: fresh enough for any scrape interval.
+  metrics_publish_ticks_ = std::max(1u, config_.tick.rate_hz / 5);
+  metrics_.start_time_seconds =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (std::size_t i = 0; i < kDropReasons; ++i) {
+    metrics_.drops.push_back({to_string(static_cast<DropReason>(i)), 0});
+  }
+  for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
+    metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
+  }
+  last_rate_sample_ = std::chrono::steady_clock::now();
+  metrics_board_.publish(metrics_);
+}
+
+void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
+  // Smoothed tick time for the map's side panel.
+  const double ms = std::chrono::duration<double, std::milli>(tick).count();
+  map_stats_.tick_ms = map_stats_.tick_ms == 0.0 ? ms : 0.9 * map_stats_.tick_ms + 0.1 * ms;
+  if (!map_.due(counters_.ticks)) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double secs = std::chrono::duration<double>(now - last_map_publish_).count();
+  const std::uint64_t out = host_->stats().wire_bytes_out;
+  const replication::ReplicationStats& r = replicator_.stats();
+  if (secs > 0.0 && last_map_publish_.time_since_epoch().count() != 0) {
+    map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
+    map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
+    map_stats_.leaves_per_s = static_cast<double>(r.leave_events - map_leaves_) / secs;
+  }
+  map_bytes_out_ = out;
+  map_enters_ = r.enter_events;
+  map_leaves_ = r.leave_events;
+  last_map_publish_ = now;
+  map_stats_.players = world_.player_count();
+  map_stats_.npcs = world_.npc_count();
+  map_.publish(tick_, world_, map_stats_);
+}
+
+void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
+                                std::chrono::nanoseconds replication) {
+  ZoneMetrics& m = metrics_;
+  m.tick_seconds.observe(std::chrono::duration<double>(tick).count());
+  m.aoi_seconds.observe(std::chrono::duration<double>(aoi).count());
+  m.replication_seconds.observe(std::chrono::duration<double>(replication).count());
+  m.ticks = counters_.ticks;
+  m.overruns = counters_.overruns;
+  m.players = world_.player_count();
+  m.npcs = world_.npc_count();
+  m.entities = m.players + m.npcs;
+  const replication::ReplicationStats& r = replicator_.stats();
+  m.enter_events = r.enter_events;
+  m.leave_events = r.leave_events;
+  m.spawns_sent = r.spawns;
+  m.updates_sent = r.updates;
+  m.despawns_sent = r.despawns;
+  m.deferred = r.deferred;
+  const net::TrafficStats& t = host_->stats();
+  m.bytes_out = t.wire_bytes_out;
+  m.bytes_in = t.wire_bytes_in;
+  m.packets_out = t.packets_out;
+  m.packets_in = t.packets_in;
+  m.joins = counters_.joins;
+  m.leaves = counters_.leaves;
+  for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = counters_.drops[i];
+  for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
+    m.disconnects[i].value = counters_.disconnects[i];
+  }
+
+  // Once a second: grid statistics (a pass over every cell) and per-client send rates.
+  const auto now = std::chrono::steady_clock::now();
+  const double since = std::chrono::duration<double>(now - last_rate_sample_).count();
+  if (since >= 1.0) {
+    const aoi::GridStats g = world_.aoi().stats();
+    m.occupied_cells = g.occupied_cells;
+    m.max_cell_entities = g.max_cell_population;
+    m.visible_pairs = g.visible_pairs;
+    client_bytes_at_sample_.resize(replicator_.client_slots(), 0);
+    for (replication::ClientId c = 0; c < replicator_.client_slots(); ++c) {
+      const replication::ClientView& v = replicator_.client(c);
+      if (!v.active) continue;
+      // A slot reused by a new client starts again from its own count.
+      const std::uint64_t before = std::min(client_bytes_at_sample_[c], v.bytes_sent);
+      m.client_send_rate.observe(static_cast<double>(v.bytes_sent - before) / since);
+      client_bytes_at_sample_[c] = v.bytes_sent;
+    }
+    last_rate_sample_ = now;
+  }
+  if (counters_.ticks % metrics_publish_ticks_ == 0) metrics_board_.publish(m);
+}
+
+void ZoneServer::log_status() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto elapsed = now - last_status_;
+  if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
+  const double secs = std::chrono::duration<double>(elapsed).count();
+  const std::uint64_t out = host_->stats().wire_bytes_out;
+  log_.info(
+      "status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
+      "overruns {} out {:.1f} kB/s",
+      tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
+      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), counters_.overruns,
+      static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
+  tick_stats_.reset();
+  status_bytes_out_ = out;
+  last_status_ = now;
+}
+
+}  // namespace zone

@@ -1,0 +1,84 @@
+// ZoneServer: config reload at the tick boundary.
+#include "zone/zone_server.hpp"
+
+#include "zone/reload_policy.hpp"
+#include "zone/zone_params.hpp"
+
+namespace zone {
+
+using protocol::DisconnectReason;
+
+std::future<std::string> ZoneServer::request_reload(config::LoadResult result) {
+  std::lock_guard lock(reload_mutex_);
+  pending_reloads_.push_back({std::move(result), {}});
+  auto future = pending_reloads_.back().done.get_future();
+  reload_pending_ = true;
+  return future;
+}
+
+void ZoneServer::apply_pending_reload() {
+  std::vector<PendingReload> batch;
+  {
+    std::lock_guard lock(reload_mutex_);
+    batch.swap(pending_reloads_);
+    reload_pending_ = false;
+  }
+  std::vector<std::string> reports;
+  for (PendingReload& r : batch) reports.push_back(apply_config(r.result));
+  // Publish before answering, so whoever asked sees the outcome in /metrics at once.
+  metrics_board_.publish(metrics_);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(std::move(reports[i]));
+}
+
+// Applies the keys that can change while running; reports the rest as needing a restart.
+// An invalid config changes nothing.
+std::string ZoneServer::apply_config(const config::LoadResult& result) {
+  if (!result.ok()) {
+    ++metrics_.reloads_failed;
+    metrics_.last_reload_ok = false;
+    log_.error("config reload from {} failed; nothing changed:\n{}", result.source,
+               result.error_report());
+    return "reload failed, nothing changed:\n" + result.error_report();
+  }
+  const config::ZoneConfig& next = result.config;
+  std::vector<std::string> applied, restart;
+  config::ZoneConfig merged = config_;
+  for (const config::KeyChange& c : config::diff(config_, next)) {
+    const std::string line = fmt::format("{} {} -> {}", c.key, c.before, c.after);
+    if (needs_restart(c.key)) {
+      restart.push_back(line);
+    } else {
+      applied.push_back(line);
+      config::set_value(merged, c.key, c.after);
+    }
+  }
+  // Push the live values down to the layers that hold copies.
+  world_.set_broadcast(!merged.aoi.enabled);
+  bool ok = world_.set_player_view_radius(merged.aoi.view_radius);
+  ok &= world_.set_hysteresis(merged.aoi.hysteresis);
+  ok &= world_.set_cell_size(merged.aoi.cell_size);
+  world_.set_npc_params(make_npc_params(merged.npcs));
+  world_.set_player_max_speed(merged.players.max_speed);
+  replicator_.set_params(make_replication_params(merged));
+  log_.set_level(merged.log.level);
+  config_ = merged;
+  ++metrics_.reloads_ok;
+  metrics_.last_reload_ok = ok;
+  std::string report = fmt::format("config reloaded from {}: {} applied{}{}", result.source,
+                                   applied.size(), applied.empty() ? "" : " (", "");
+  for (std::size_t i = 0; i < applied.size(); ++i) report += (i ? ", " : "") + applied[i];
+  if (!applied.empty()) report += ")";
+  if (!restart.empty()) {
+    report += fmt::format("; {} need a restart and were not applied (", restart.size());
+    for (std::size_t i = 0; i < restart.size(); ++i) report += (i ? ", " : "") + restart[i];
+    report += ")";
+  }
+  if (restart.empty()) {
+    log_.info("{}", report);
+  } else {
+    log_.warn("{}", report);
+  }
+  return report;
+}
+
+}  // namespace zone
