@@ -24,7 +24,7 @@ release: deps
 	cmake --build $(RELEASE) -j $(JOBS)
 
 run: release
-	$(RELEASE)/server/zone-server --config $(CONFIG)
+	$(RELEASE)/server/zone/zone-server --config $(CONFIG)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)

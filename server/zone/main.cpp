@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
         cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
         cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
     if (server.admin_port() != 0) {
-      log.info("admin endpoint on http://{}:{}/ (metrics, health{})", cfg.admin.bind_address,
-               server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
+      log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{})",
+               cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
     }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
     server.set_config_source(load);
