@@ -60,7 +60,8 @@ void Process::signal(int sig) const {
   if (running()) kill(pid_, sig);
 }
 
-std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
+std::optional<int> Process::wait(std::chrono::milliseconds timeout,
+                                 const std::function<void()>& meanwhile) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (!exited_) {
     const pid_t r = waitpid(pid_, &status_, WNOHANG);
@@ -69,7 +70,11 @@ std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
       break;
     }
     if (std::chrono::steady_clock::now() >= end) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (meanwhile) {
+      meanwhile();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   if (WIFEXITED(status_)) return WEXITSTATUS(status_);
   return std::nullopt;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <string>
@@ -25,8 +26,10 @@ class Process {
                                           std::chrono::milliseconds timeout) const;
   std::string log() const;
   void signal(int sig) const;
-  // Waits for exit; returns the exit code, or nullopt on timeout or death by signal.
-  std::optional<int> wait(std::chrono::milliseconds timeout);
+  // Waits for exit, calling meanwhile() (if given) while it waits; returns the exit code,
+  // or nullopt on timeout or death by signal.
+  std::optional<int> wait(std::chrono::milliseconds timeout,
+                          const std::function<void()>& meanwhile = nullptr);
   bool running() const { return pid_ > 0 && !exited_; }
 
  private:
