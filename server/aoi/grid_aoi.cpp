@@ -94,11 +94,12 @@ std::uint32_t GridAoi::cell_row(double y) const {
 }
 
 template <typename Fn>
-void GridAoi::for_each_row_span(Vec2 c, double radius, Fn&& fn) const {
+void GridAoi::for_each_row_span(Vec2 c, double radius, double inner_radius, Fn&& fn) const {
   const double reach = radius + filter_margin(c, radius);
   const std::uint32_t row0 = cell_row(c.y - reach);
   const std::uint32_t row1 = cell_row(c.y + reach);
   const double cs = config_.cell_size;
+  const Bounds& b = config_.bounds;
   if (row1 - row0 < 3) {
     // Cells about as large as the disc: narrowing each row to the chord would save few
     // candidates and cost a square root per row, so every row takes the full width.
@@ -108,21 +109,41 @@ void GridAoi::for_each_row_span(Vec2 c, double radius, Fn&& fn) const {
       const std::uint32_t base = row * cols_;
       const std::uint32_t begin = cell_start_[base + col0];
       const std::uint32_t end = cell_start_[base + col1 + 1];
-      if (begin != end) fn(begin, end);
+      if (begin != end) fn(begin, end, end, end);
     }
     return;
   }
+  // Cells wholly within inner_radius (less a rounding margin) need no distance test. Border
+  // rows and columns never qualify: they also hold the entities clamped into them.
+  const double r_in = inner_radius - filter_margin(c, inner_radius);
   for (std::uint32_t row = row0; row <= row1; ++row) {
     // Narrow the column range to the disc's chord over this row. Border rows also hold
     // every entity clamped into them, so they extend to infinity on their outer side.
-    const double lo = row == 0 ? -INFINITY : config_.bounds.min.y + row * cs;
-    const double hi = row + 1 == rows_ ? INFINITY : config_.bounds.min.y + (row + 1) * cs;
+    const double lo = row == 0 ? -INFINITY : b.min.y + row * cs;
+    const double hi = row + 1 == rows_ ? INFINITY : b.min.y + (row + 1) * cs;
     const double dy = std::max({0.0, lo - c.y, c.y - hi});
     const double half = std::sqrt(std::max(0.0, reach * reach - dy * dy)) + 1e-3;
     const std::uint32_t base = row * cols_;
-    const std::uint32_t begin = cell_start_[base + cell_col(c.x - half)];
-    const std::uint32_t end = cell_start_[base + cell_col(c.x + half) + 1];
-    if (begin != end) fn(begin, end);
+    const std::uint32_t col0 = cell_col(c.x - half);
+    const std::uint32_t col1 = cell_col(c.x + half);
+    const std::uint32_t begin = cell_start_[base + col0];
+    const std::uint32_t end = cell_start_[base + col1 + 1];
+    if (begin == end) continue;
+    std::uint32_t inner_begin = end, inner_end = end;
+    const double far_dy = std::max(std::abs(c.y - lo), std::abs(c.y - hi));  // inf on borders
+    if (far_dy < r_in) {
+      const double half_in = std::sqrt(r_in * r_in - far_dy * far_dy);
+      const double first = std::ceil((c.x - half_in - b.min.x) * inv_cell_);
+      const double last = std::floor((c.x + half_in - b.min.x) * inv_cell_) - 1.0;
+      const double in0 = std::max({first, 1.0, static_cast<double>(col0)});
+      const double in1 =
+          std::min({last, static_cast<double>(cols_) - 2.0, static_cast<double>(col1)});
+      if (in0 <= in1) {
+        inner_begin = cell_start_[base + static_cast<std::uint32_t>(in0)];
+        inner_end = cell_start_[base + static_cast<std::uint32_t>(in1) + 1];
+      }
+    }
+    fn(begin, end, inner_begin, inner_end);
   }
 }
 
@@ -280,17 +301,39 @@ void GridAoi::update_observer(std::uint32_t a) {
   std::uint32_t* hits = hits_.data();
   const float* xs = sorted_xf_.data();
   const float* ys = sorted_yf_.data();
-  for_each_row_span(c, outer, [&](std::uint32_t begin, std::uint32_t end) {
+  const auto filter = [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const float dx = xs[j] - cxf;
       const float dy = ys[j] - cyf;
       hits[n] = j;
       n += (dx * dx + dy * dy <= reach2) ? 1u : 0u;
     }
-  });
-
+  };
   const std::size_t old_size = view.size();
   std::size_t kept = 0;
+  // Entities of cells wholly inside r are in view whatever their exact distance: only
+  // whether they were before decides between kept and enter.
+  const auto take_all = [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const std::uint32_t t = sorted_slot_[j];
+      if (t == a) continue;
+      if (stamp_[t] == old_mark) {
+        stamp_[t] = kept_mark;
+        ++kept;
+      } else {
+        view.push_back(t);
+        events_.push_back({observer, slots_.handle_at(t), EventKind::kEnter});
+      }
+    }
+  };
+  for_each_row_span(c, outer, r,
+                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t inner_begin,
+                        std::uint32_t inner_end) {
+                      filter(begin, inner_begin);
+                      take_all(inner_begin, inner_end);
+                      filter(inner_end, end);
+                    });
+
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
     const std::uint32_t t = sorted_slot_[j];
@@ -374,13 +417,15 @@ bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
 void GridAoi::query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const {
   if (!valid_position(center) || !valid_radius(radius)) return;
   const double r2 = radius * radius;
-  for_each_row_span(center, radius, [&](std::uint32_t begin, std::uint32_t end) {
-    for (std::uint32_t j = begin; j < end; ++j) {
-      const double dx = sorted_x_[j] - center.x;
-      const double dy = sorted_y_[j] - center.y;
-      if (dx * dx + dy * dy <= r2) out.push_back(slots_.handle_at(sorted_slot_[j]));
-    }
-  });
+  for_each_row_span(center, radius, 0.0,
+                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t, std::uint32_t) {
+                      for (std::uint32_t j = begin; j < end; ++j) {
+                        const double dx = sorted_x_[j] - center.x;
+                        const double dy = sorted_y_[j] - center.y;
+                        if (dx * dx + dy * dy <= r2)
+                          out.push_back(slots_.handle_at(sorted_slot_[j]));
+                      }
+                    });
 }
 
 GridStats GridAoi::stats() const {

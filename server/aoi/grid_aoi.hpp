@@ -143,8 +143,10 @@ class GridAoi {
  private:
   // Candidate rows for a disc: for each grid row the disc touches, the contiguous range
   // [begin, end) of cell-ordered entities in the columns the disc can reach on that row.
+  // Also marks, per row, the sub-range [inner_begin, inner_end) of cells lying wholly
+  // within inner_radius (empty when there are none): fn(begin, end, inner_begin, inner_end).
   template <typename Fn>
-  void for_each_row_span(Vec2 center, double radius, Fn&& fn) const;
+  void for_each_row_span(Vec2 center, double radius, double inner_radius, Fn&& fn) const;
   std::uint32_t cell_col(double x) const;
   std::uint32_t cell_row(double y) const;
   void resize_grid();
