@@ -32,30 +32,22 @@ nlohmann::json Summary::to_json() const {
   };
 }
 
+// Every number in the JSON summary, by its JSON name; a nested group such as rtt_ms
+// {p50, p99, max} is named rtt_p50_ms, rtt_p99_ms, rtt_max_ms. One list of fields (the
+// JSON) serves both the summary and --fail-if.
 std::optional<double> Summary::metric(const std::string& name) const {
-  const std::map<std::string, double> m = {
-      {"bots_requested", bots_requested},
-      {"bots_connected", bots_connected},
-      {"bots_peak", bots_peak},
-      {"connect_failures", connect_failures},
-      {"disconnects", disconnects},
-      {"duration_s", duration_s},
-      {"rtt_p50_ms", rtt_p50_ms},
-      {"rtt_p99_ms", rtt_p99_ms},
-      {"rtt_max_ms", rtt_max_ms},
-      {"bytes_in_per_bot_per_s", bytes_in_per_bot_per_s},
-      {"bytes_out_per_bot_per_s", bytes_out_per_bot_per_s},
-      {"packets_in_per_bot_per_s", packets_in_per_bot_per_s},
-      {"entities_in_view_avg", entities_in_view_avg},
-      {"enters_total", static_cast<double>(enters_total)},
-      {"leaves_total", static_cast<double>(leaves_total)},
-      {"protocol_violations", static_cast<double>(protocol_violations)},
-      {"truth_checks", static_cast<double>(truth_checks)},
-      {"truth_mismatches", static_cast<double>(truth_mismatches)},
-  };
-  auto it = m.find(name);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+  const nlohmann::json j = to_json();
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_number() && key == name) return value.get<double>();
+    if (!value.is_object()) continue;
+    const auto unit = key.rfind('_');
+    if (unit == std::string::npos) continue;
+    for (const auto& [sub, v] : value.items()) {
+      const std::string flat = key.substr(0, unit) + "_" + sub + key.substr(unit);
+      if (v.is_number() && flat == name) return v.get<double>();
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> parse_fail_if(const std::string& text, FailIf& out) {

@@ -162,22 +162,32 @@ void Swarm::collect_violations(Slot& slot) {
   }
 }
 
+Swarm::Totals Swarm::totals() const {
+  Totals t;
+  for (const Slot& slot : slots_) {
+    t.bytes_in += slot.past.bytes_in;
+    t.bytes_out += slot.past.bytes_out;
+    t.packets_in += slot.past.packets_in;
+    t.enters += slot.past_enters;
+    t.leaves += slot.past_leaves;
+    if (!slot.bot) continue;
+    t.bytes_in += slot.bot->counters().bytes_in;
+    t.bytes_out += slot.bot->counters().bytes_out;
+    t.packets_in += slot.bot->counters().packets_in;
+    t.enters += slot.bot->replica().enters();
+    t.leaves += slot.bot->replica().leaves();
+  }
+  return t;
+}
+
 void Swarm::report_second(double elapsed_s, double window_s) {
   std::uint32_t playing = 0;
-  std::uint64_t in = 0, out = 0, enters = 0, leaves = 0;
+  const Totals t = totals();
+  const std::uint64_t in = t.bytes_in, out = t.bytes_out, enters = t.enters, leaves = t.leaves;
   std::vector<double> rtts;
   double view = 0.0;
   for (const Slot& slot : slots_) {
-    in += slot.past.bytes_in;
-    out += slot.past.bytes_out;
-    enters += slot.past_enters;
-    leaves += slot.past_leaves;
-    if (!slot.bot) continue;
-    in += slot.bot->counters().bytes_in;
-    out += slot.bot->counters().bytes_out;
-    enters += slot.bot->replica().enters();
-    leaves += slot.bot->replica().leaves();
-    if (slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+    if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
     ++playing;
     rtts.push_back(hosts_[slot.host]->round_trip_ms(slot.bot->peer()));
     view += static_cast<double>(slot.bot->replica().current().entities.size());
@@ -331,18 +341,13 @@ Summary Swarm::summary() const {
   s.rtt_p99_ms = percentile(rtt_samples_, 0.99);
   s.rtt_max_ms =
       rtt_samples_.empty() ? 0.0 : *std::max_element(rtt_samples_.begin(), rtt_samples_.end());
-  std::uint64_t in = 0, out = 0, pin = 0;
-  for (const Slot& slot : slots_) {
-    in += slot.past.bytes_in;
-    out += slot.past.bytes_out;
-    pin += slot.past.packets_in;
-    s.enters_total += slot.past_enters;
-    s.leaves_total += slot.past_leaves;
-  }
+  const Totals t = totals();
+  s.enters_total = t.enters;
+  s.leaves_total = t.leaves;
   if (bot_seconds_ > 0) {
-    s.bytes_in_per_bot_per_s = static_cast<double>(in) / bot_seconds_;
-    s.bytes_out_per_bot_per_s = static_cast<double>(out) / bot_seconds_;
-    s.packets_in_per_bot_per_s = static_cast<double>(pin) / bot_seconds_;
+    s.bytes_in_per_bot_per_s = static_cast<double>(t.bytes_in) / bot_seconds_;
+    s.bytes_out_per_bot_per_s = static_cast<double>(t.bytes_out) / bot_seconds_;
+    s.packets_in_per_bot_per_s = static_cast<double>(t.packets_in) / bot_seconds_;
   }
   s.entities_in_view_avg =
       view_samples_ ? view_samples_sum_ / static_cast<double>(view_samples_) : 0.0;

@@ -65,6 +65,11 @@ class Swarm {
     std::size_t violations_seen = 0;
   };
 
+  // Traffic and view changes of every bot, finished sessions and live ones.
+  struct Totals {
+    std::uint64_t bytes_in = 0, bytes_out = 0, packets_in = 0, enters = 0, leaves = 0;
+  };
+  Totals totals() const;
   void connect(std::uint32_t index, std::chrono::steady_clock::time_point now);
   void pump_network();
   void route(std::uint32_t host, const net::NetEvent& ev);

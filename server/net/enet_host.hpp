@@ -111,6 +111,7 @@ class EnetHost {
   bool connected(PeerId peer) const;
   std::uint32_t round_trip_ms(PeerId peer) const;
   std::size_t connected_peers() const;
+  std::size_t max_peers() const { return options_.max_peers; }
   const TrafficStats& stats() const { return stats_; }
 
  private:

@@ -27,7 +27,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
       replicator_(make_replication_params(config), world_),
       map_(std::max(1u, config.tick.rate_hz / 5)),
       last_status_(std::chrono::steady_clock::now()) {
-  sessions_.resize(make_host_options(config).max_peers);
+  sessions_.resize(host_->max_peers());
   world_.spawn_npcs();
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
