@@ -88,7 +88,7 @@ Result run(std::uint32_t players, std::uint32_t ticks, std::uint32_t warmup, std
     const bool measure = t > warmup;
     const std::uint64_t before_records = stats.spawns + stats.updates + stats.despawns;
     const auto start = clock::now();
-    replicator.apply_events(events);
+    replicator.apply_events(t, events);
     replicator.replicate(t, [&](replication::ClientId c, std::span<const std::uint8_t> b) {
       got[c] = t;
       if (measure) bytes += b.size();
@@ -115,7 +115,7 @@ Result run(std::uint32_t players, std::uint32_t ticks, std::uint32_t warmup, std
 int main(int argc, char** argv) {
   CLI::App app{"replication-bench: replicator cost per client, no network"};
   std::vector<std::uint32_t> players{1000, 2000, 5000, 8000};
-  std::uint32_t ticks = 200, warmup = 40, lag = 2, interval = 2;
+  std::uint32_t ticks = 200, warmup = 100, lag = 2, interval = 2;
   app.add_option("--players", players, "player counts (comma separated)")->delimiter(',');
   app.add_option("--ticks", ticks, "timed ticks")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed ticks first")->capture_default_str();

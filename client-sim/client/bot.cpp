@@ -6,11 +6,6 @@
 
 namespace zone::client {
 
-namespace {
-constexpr std::uint8_t kReliableChannel = 0;
-constexpr std::uint8_t kInputChannel = 1;
-}  // namespace
-
 void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t port) {
   if (protocol_version_ == 0) protocol_version_ = protocol::kProtocolVersion;
   peer_ = host.connect(server, port);
@@ -19,7 +14,7 @@ void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t 
 
 void Bot::on_connect(net::EnetHost& host) {
   protocol::build_hello(fbb_, protocol_version_, name_);
-  host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, kReliableChannel);
+  host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
   ++counters_.packets_out;
   counters_.bytes_out += fbb_.GetSize();
   phase_ = Phase::kAwaitingWelcome;
@@ -30,9 +25,20 @@ void Bot::on_disconnect(std::uint32_t reason) {
   phase_ = Phase::kClosed;
 }
 
-void Bot::on_packet(std::span<const std::uint8_t> bytes) {
+void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
   ++counters_.packets_in;
   counters_.bytes_in += bytes.size();
+  if (channel == protocol::kUnreliableChannel) {
+    if (phase_ != Phase::kPlaying) return;  // cannot happen before the reliable welcome
+    ++counters_.snapshots;
+    if (light_) return light_part(bytes);
+    const std::size_t before = replica_.violations().size();
+    replica_.apply(bytes);
+    for (std::size_t i = before; i < replica_.violations().size(); ++i) {
+      if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++counters_.malformed;
+    }
+    return;
+  }
   const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
   if (packet == nullptr) {
     ++counters_.malformed;
@@ -44,30 +50,50 @@ void Bot::on_packet(std::span<const std::uint8_t> bytes) {
                 w->world_max_y(), w->aoi_enabled(), w->max_speed()};
     replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()});
     phase_ = Phase::kPlaying;
-  } else if (const protocol::Snapshot* s = packet->message_as_Snapshot()) {
-    if (phase_ != Phase::kPlaying) return;  // cannot happen before the reliable welcome
-    ++counters_.snapshots;
-    if (!light_) {
-      replica_.apply(bytes, *s);
+  } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
+    welcome_.view_radius = p->view_radius();
+    welcome_.hysteresis = p->hysteresis();
+    welcome_.aoi_enabled = p->aoi_enabled();
+  }
+}
+
+void Bot::light_part(std::span<const std::uint8_t> bytes) {
+  if (protocol::parse_snapshot_part(bytes, light_scratch_) != protocol::ParseError::kNone) {
+    ++counters_.malformed;
+    return;
+  }
+  const protocol::SnapshotHeader& h = light_scratch_.header;
+  if (h.server_tick <= light_ack_) return;
+  if (h.server_tick != light_tick_) {
+    light_tick_ = h.server_tick;
+    light_parts_ = 0;
+    // The own record is relative to the baseline frame's; without that frame (never
+    // complete here), the tick cannot be completed either.
+    const auto& base = light_selves_[h.baseline_tick() % light_selves_.size()];
+    if (h.baseline_tick() != 0 && base.first != h.baseline_tick()) {
+      light_tick_ = 0;
       return;
     }
-    const protocol::SnapshotHeader* h = s->header();
-    if (h == nullptr || h->server_tick() <= light_ack_) return;
-    if (s->self_state() != nullptr) light_self_ = *s->self_state();
-    if (h->server_tick() != light_tick_) {
-      light_tick_ = h->server_tick();
-      light_parts_ = 0;
-    }
-    if (++light_parts_ >= std::max<std::uint32_t>(1, h->part_count())) light_ack_ = light_tick_;
+    light_pending_self_ = h.baseline_tick() != 0 ? base.second : protocol::FieldValues{};
+  }
+  if (h.part == 0 && (h.flags & protocol::kSnapshotHasSelf)) {
+    protocol::fields::apply(protocol::kEntityFields, light_scratch_.self_mask,
+                            light_scratch_.self_wire, light_pending_self_);
+  }
+  if (++light_parts_ >= h.part_count) {
+    light_ack_ = light_tick_;
+    light_self_ = light_pending_self_;
+    light_selves_[light_ack_ % light_selves_.size()] = {light_ack_, light_self_};
   }
 }
 
 void Bot::send_input(net::EnetHost& host, float move_x, float move_y) {
   if (phase_ != Phase::kPlaying) return;
-  protocol::build_input(fbb_, ++sequence_, move_x, move_y, ack_tick());
-  if (host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kUnreliable, kInputChannel)) {
+  std::array<std::uint8_t, protocol::kInputBytes> bytes;
+  protocol::encode_input({++sequence_, ack_tick(), move_x, move_y}, bytes);
+  if (host.send(peer_, bytes, net::Delivery::kUnreliable, protocol::kUnreliableChannel)) {
     ++counters_.packets_out;
-    counters_.bytes_out += fbb_.GetSize();
+    counters_.bytes_out += bytes.size();
   }
 }
 

@@ -3,9 +3,11 @@
 // network event to the bot whose peer it concerns.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -31,7 +33,7 @@ struct BotCounters {
   std::uint64_t packets_out = 0;
   std::uint64_t bytes_out = 0;
   std::uint64_t snapshots = 0;  // snapshot parts received
-  std::uint64_t malformed = 0;  // server packets that failed verification
+  std::uint64_t malformed = 0;  // server packets that failed verification or parsing
 };
 
 class Bot {
@@ -45,7 +47,7 @@ class Bot {
   // Routed network events.
   void on_connect(net::EnetHost& host);
   void on_disconnect(std::uint32_t reason);
-  void on_packet(std::span<const std::uint8_t> bytes);
+  void on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes);
   // Sends one input with the given movement intent and the newest complete frame as ack.
   void send_input(net::EnetHost& host, float move_x, float move_y);
   // Says goodbye (ClientQuit) and forgets the connection.
@@ -67,10 +69,8 @@ class Bot {
   // would let one client machine (broadcast runs); no invariant checks in this mode.
   void set_light(bool light) { light_ = light; }
   bool light() const { return light_; }
-  // The bot's own authoritative state (from the newest snapshot, in either mode).
-  const replica::EntityState& self_state() const {
-    return light_ ? light_self_ : replica_.self_state();
-  }
+  // The bot's own authoritative state (from the newest complete frame, in either mode).
+  const protocol::FieldValues& self() const { return light_ ? light_self_ : replica_.self(); }
   // The newest tick this bot holds completely; what its inputs acknowledge.
   std::uint32_t ack_tick() const { return light_ ? light_ack_ : replica_.ack_tick(); }
 
@@ -86,10 +86,16 @@ class Bot {
   BotCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{128};
   bool light_ = false;
-  replica::EntityState light_self_{};
+  // Light mode: only the client's own record is decoded, against the own values of the
+  // baseline frame, so those are kept per tick.
+  void light_part(std::span<const std::uint8_t> bytes);
+  protocol::FieldValues light_self_{};
+  std::array<std::pair<std::uint32_t, protocol::FieldValues>, 64> light_selves_{};
   std::uint32_t light_ack_ = 0;
   std::uint32_t light_tick_ = 0;   // tick whose parts are being counted
   std::uint32_t light_parts_ = 0;  // parts of light_tick_ received so far
+  protocol::FieldValues light_pending_self_{};
+  protocol::SnapshotPart light_scratch_;
 };
 
 }  // namespace zone::client

@@ -30,9 +30,9 @@ std::pair<float, float> along(double heading, double speed) {
 
 std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
                                     util::SplitMix64& rng, double dt) {
-  const auto& self = bot.self_state();
-  const double x = protocol::dequantize_position(self.x());
-  const double y = protocol::dequantize_position(self.y());
+  const protocol::FieldValues& self = bot.self();
+  const double x = protocol::dequantize_position(self[protocol::kX]);
+  const double y = protocol::dequantize_position(self[protocol::kY]);
   const client::WelcomeInfo& w = bot.welcome();
   switch (s.movement) {
     case Movement::kIdle:

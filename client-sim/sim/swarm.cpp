@@ -104,7 +104,7 @@ void Swarm::route(std::uint32_t host, const net::NetEvent& ev) {
       break;
     }
     case net::NetEvent::Type::kReceive: {
-      bot.on_packet(ev.bytes);
+      bot.on_packet(ev.channel, ev.bytes);
       if (!slot.counted_join && bot.phase() == client::Bot::Phase::kPlaying) {
         slot.counted_join = true;
         if (!slot.joined_once) ++connected_ever_;

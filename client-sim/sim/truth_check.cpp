@@ -65,11 +65,11 @@ void check_bot(const client::Bot& bot, const Truth& truth, TruthReport& report,
   auto s = seen.begin();
   for (const TruthEntity& e : truth.entities) {
     if (e.id == self_id) continue;
-    while (s != seen.end() && s->id() < e.id) {
-      fail(fmt::format("entity {} is in the replica but not in the world", s->id()));
+    while (s != seen.end() && s->id < e.id) {
+      fail(fmt::format("entity {} is in the replica but not in the world", s->id));
       ++s;
     }
-    const bool present = s != seen.end() && s->id() == e.id;
+    const bool present = s != seen.end() && s->id == e.id;
     // Same arithmetic as the AOI's decision: squared distances in double.
     const double dx = e.x - self_it->x;
     const double dy = e.y - self_it->y;
@@ -98,7 +98,7 @@ void check_bot(const client::Bot& bot, const Truth& truth, TruthReport& report,
     ++s;
   }
   for (; s != seen.end(); ++s)
-    fail(fmt::format("entity {} is in the replica but not in the world", s->id()));
+    fail(fmt::format("entity {} is in the replica but not in the world", s->id));
 }
 
 }  // namespace zone::sim

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
 
@@ -327,7 +328,7 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::aoi, &AoiConfig::view_radius>("aoi.view_radius", above(0, 10000)),
     real<&ZoneConfig::aoi, &AoiConfig::hysteresis>("aoi.hysteresis", closed(0, 1000)),
 
-    integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, 4095),
+    integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, kMaxNetworkHosts * kPlayersPerHost),
     real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),
     integer<&ZoneConfig::players, &PlayerConfig::max_name_length>("players.max_name_length", 1, 255),
     integer<&ZoneConfig::players, &PlayerConfig::max_health>("players.max_health", 1, 65535),
@@ -349,6 +350,10 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
     integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, protocol::kClientFrameHistory),
     integer<&ZoneConfig::network, &NetworkConfig::timeout_ms>("network.timeout_ms", 100, 600000),
+    integer<&ZoneConfig::network, &NetworkConfig::max_deferral_ms>("network.max_deferral_ms", 1, 60000),
+
+    integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
+    integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
 
     integer<&ZoneConfig::limits, &LimitsConfig::max_client_packet_bytes>("limits.max_client_packet_bytes", 64, 65536),
     integer<&ZoneConfig::limits, &LimitsConfig::max_inputs_per_second>("limits.max_inputs_per_second", 1, 10000),
@@ -377,6 +382,20 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.network.client_bandwidth >= c.network.max_packet_bytes) return std::nullopt;
       return fmt::format("must be at least network.max_packet_bytes ({}) so that a client can receive one full packet per second, got {}",
                          c.network.max_packet_bytes, c.network.client_bandwidth);
+    }},
+    {{"players.max_players", "threads.network"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      const std::uint32_t hosts = network_hosts(c);
+      if (c.players.max_players <= max_players_for(hosts)) return std::nullopt;
+      return fmt::format("must be at most {} with threads.network resolved to {} host(s): an ENet host holds {} "
+                         "connections and clients spread over hosts unevenly, so the zone plans {} players per host; "
+                         "raise threads.network (at most {}), got {}",
+                         max_players_for(hosts), hosts, kPeersPerHost, kPlayersPerHost, kMaxNetworkHosts,
+                         c.players.max_players);
+    }},
+    {{"network.max_deferral_ms", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.network.max_deferral_ms * c.tick.rate_hz >= 1000) return std::nullopt;
+      return fmt::format("must be at least one tick ({} ms at tick.rate_hz {}), got {}",
+                         (1000 + c.tick.rate_hz - 1) / c.tick.rate_hz, c.tick.rate_hz, c.network.max_deferral_ms);
     }},
     {{"network.snapshot_interval_ticks", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.snapshot_interval_ticks <= c.tick.rate_hz) return std::nullopt;

@@ -58,6 +58,7 @@ struct NetworkConfig {
   std::uint32_t snapshot_interval_ticks = 1;  // send a snapshot every N ticks
   std::uint32_t history_ticks = 32;           // per-client sent-frame history (delta baselines)
   std::uint32_t timeout_ms = 5000;            // disconnect a silent client after this
+  std::uint32_t max_deferral_ms = 1000;       // longest a due record waits for budget
 };
 
 struct LimitsConfig {
@@ -83,6 +84,11 @@ struct DebugConfig {
   std::uint32_t truth_history_ticks = 64;  // ticks of ground truth kept for it
 };
 
+struct ThreadsConfig {
+  std::uint32_t workers = 0;  // replication workers, the tick thread included; 0: one per core
+  std::uint32_t network = 0;  // ENet hosts, one thread each, sharing the port; 0: one per core
+};
+
 struct ZoneConfig {
   std::string name = "zone";
   WorldConfig world;
@@ -91,6 +97,7 @@ struct ZoneConfig {
   PlayerConfig players;
   NpcConfig npcs;
   NetworkConfig network;
+  ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;
   AdminConfig admin;

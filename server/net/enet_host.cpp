@@ -1,11 +1,22 @@
 #include "net/enet_host.hpp"
 
 #include <enet/enet.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "net/enet_memory.hpp"
 
 namespace zone::net {
 
 EnetLibrary::EnetLibrary() {
-  if (enet_initialize() != 0) throw NetError("enet_initialize failed");
+  ENetCallbacks callbacks{};
+  callbacks.malloc = &enet_memory::allocate;
+  callbacks.free = &enet_memory::release;
+  if (enet_initialize_with_callbacks(ENET_VERSION, &callbacks) != 0) {
+    throw NetError("enet_initialize failed");
+  }
 }
 EnetLibrary::~EnetLibrary() {
   enet_deinitialize();
@@ -21,7 +32,20 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
     address.port = options.port;
     bind = &address;
   }
-  host_ = enet_host_create(bind, options.max_peers, options.channels, 0, 0);
+  // Several hosts may share one port (SO_REUSEPORT, the kernel spreads clients over
+  // them by address hash). The option must be set before bind(), so such a host is
+  // created unbound and bound here.
+  host_ = enet_host_create(options.reuse_port ? nullptr : bind, options.max_peers, options.channels,
+                           0, 0);
+  if (host_ != nullptr && options.reuse_port && bind != nullptr) {
+    const int one = 1;
+    if (setsockopt(host_->socket, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        enet_socket_bind(host_->socket, bind) != 0 ||
+        enet_socket_get_address(host_->socket, &host_->address) != 0) {
+      enet_host_destroy(host_);
+      host_ = nullptr;
+    }
+  }
   if (host_ == nullptr) {
     throw NetError(bind ? "cannot bind UDP " + options.bind_address + ":" +
                               std::to_string(options.port) + " (address in use or not available)"
@@ -37,6 +61,22 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   outgoing_.assign(options.max_peers, 0);
 }
 
+SocketBuffers EnetHost::socket_buffers() const {
+  // Linux reports twice what was granted (it counts its own bookkeeping); halve it so the
+  // figure compares with what was asked for.
+  auto read = [&](int option) {
+    int value = 0;
+    socklen_t len = sizeof value;
+    if (getsockopt(host_->socket, SOL_SOCKET, option, &value, &len) != 0) return 0;
+    return value / 2;
+  };
+  return {options_.socket_buffer_bytes, read(SO_RCVBUF), read(SO_SNDBUF)};
+}
+
+int EnetHost::socket() const {
+  return host_->socket;
+}
+
 EnetHost::~EnetHost() {
   if (held_packet_ != nullptr) enet_packet_destroy(held_packet_);
   if (host_ != nullptr) enet_host_destroy(host_);
@@ -50,11 +90,12 @@ std::uint16_t EnetHost::port() const {
 
 PeerId EnetHost::id_of(ENetPeer* peer) const {
   const auto index = static_cast<std::uint32_t>(peer - host_->peers);
-  return {index, generation_[index]};
+  return {index, generation_[index], options_.host_index};
 }
 
 ENetPeer* EnetHost::peer_of(PeerId id) const {
-  if (!id.valid() || id.index >= host_->peerCount || generation_[id.index] != id.generation) {
+  if (!id.valid() || id.host != options_.host_index || id.index >= host_->peerCount ||
+      generation_[id.index] != id.generation) {
     return nullptr;
   }
   return &host_->peers[id.index];
@@ -64,6 +105,20 @@ void EnetHost::service(std::uint32_t timeout_ms) {
   enet_host_service(host_, nullptr, timeout_ms);
   stats_.wire_bytes_in = host_->totalReceivedData;
   stats_.wire_bytes_out = host_->totalSentData;
+  stats_.datagrams_in = host_->totalReceivedPackets;
+}
+
+std::size_t EnetHost::drain(std::chrono::steady_clock::time_point deadline) {
+  // ENet reads at most 256 datagrams per service call; keep calling while a call comes
+  // back with a full batch (the socket may hold more), up to the deadline.
+  std::size_t total = 0;
+  for (;;) {
+    const enet_uint32 before = host_->totalReceivedPackets;
+    service(0);
+    const enet_uint32 read = host_->totalReceivedPackets - before;
+    total += read;
+    if (read < 256 || std::chrono::steady_clock::now() >= deadline) return total;
+  }
 }
 
 bool EnetHost::next_event(NetEvent& out) {
@@ -121,7 +176,7 @@ PeerId EnetHost::connect(const std::string& host, std::uint16_t port, std::uint3
   ++generation_[index];
   outgoing_[index] = 1;
   enet_peer_timeout(peer, 0, options_.timeout_ms, options_.timeout_ms);
-  return {index, generation_[index]};
+  return {index, generation_[index], options_.host_index};
 }
 
 bool EnetHost::send(PeerId id, std::span<const std::uint8_t> bytes, Delivery delivery,

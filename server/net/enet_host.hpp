@@ -6,6 +6,7 @@
 // packet stays valid until the next call to next_event().
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,8 +21,9 @@ struct _ENetPacket;
 namespace zone::net {
 
 struct PeerId {
-  std::uint32_t index = 0xFFFFFFFFu;
+  std::uint32_t index = 0xFFFFFFFFu;  // peer slot in its host
   std::uint32_t generation = 0;
+  std::uint32_t host = 0;  // which host of the process (HostOptions::host_index)
   bool valid() const { return index != 0xFFFFFFFFu; }
   friend bool operator==(PeerId, PeerId) = default;
 };
@@ -48,6 +50,15 @@ struct TrafficStats {
   std::uint64_t wire_bytes_in = 0;  // UDP payload including ENet's own headers
   std::uint64_t wire_bytes_out = 0;
   std::uint64_t send_refused = 0;  // oversize unreliable packets, dead peers
+  std::uint64_t datagrams_in = 0;  // UDP datagrams read from the socket
+};
+
+// Kernel socket buffers: what was asked for and what the kernel granted (it caps them at
+// net.core.rmem_max / wmem_max).
+struct SocketBuffers {
+  int requested = 0;
+  int receive = 0;
+  int send = 0;
 };
 
 struct HostOptions {
@@ -64,6 +75,9 @@ struct HostOptions {
   // Largest packet ENet will reassemble or send; 0 keeps ENet's default (32 MiB). A server
   // sets it near its own limits so a peer cannot make it buffer huge fragmented packets.
   std::size_t max_packet_bytes = 0;
+  // Share the port with other hosts of this process (SO_REUSEPORT); server side only.
+  bool reuse_port = false;
+  std::uint32_t host_index = 0;  // stamped on this host's PeerIds
 };
 
 class NetError : public std::runtime_error {
@@ -93,8 +107,11 @@ class EnetHost {
   // Sends what is queued and receives what has arrived, for up to timeout_ms (0: one
   // pass). Received events are queued for next_event(); nothing is dispatched here.
   void service(std::uint32_t timeout_ms);
+  // Services until the socket is empty (a service call reads fewer than ENet's 256
+  // datagrams) or the deadline passes. Returns the datagrams read.
+  std::size_t drain(std::chrono::steady_clock::time_point deadline);
   // Pops the next queued event without touching the socket, so a flood of datagrams can
-  // only ever be drained up to what one service() call read.
+  // only ever be drained up to what the service calls read.
   bool next_event(NetEvent& out);
 
   // Client side: starts a connection; the kConnect event arrives later.
@@ -113,6 +130,8 @@ class EnetHost {
   std::size_t connected_peers() const;
   std::size_t max_peers() const { return options_.max_peers; }
   const TrafficStats& stats() const { return stats_; }
+  SocketBuffers socket_buffers() const;
+  int socket() const;  // the UDP socket's descriptor, for poll()
 
  private:
   _ENetPeer* peer_of(PeerId id) const;

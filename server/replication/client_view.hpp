@@ -4,21 +4,32 @@
 #include <cstdint>
 #include <vector>
 
-#include "protocol/zone_generated.h"
+#include "protocol/entity_fields.hpp"
 #include "world/entity.hpp"
 
 namespace zone::replication {
 
-using protocol::EntityState;
+using protocol::FieldValues;
+
+// One entity as a frame holds it.
+struct FrameEntry {
+  world::EntityId id = world::kNoEntity;
+  FieldValues values{};
+  // The tick these values were sent at (a deferred update leaves an entity at older
+  // values; the staleness bound is measured from here).
+  std::uint32_t sent_tick = 0;
+};
 
 // One frame as the client holds it once it has received every part of that tick on
-// top of its baseline: the state of each entity in its view, sorted by id.
+// top of its baseline: its own entity and the state of each entity in its view, sorted
+// by id.
 struct Frame {
   std::uint32_t tick = 0;
-  std::vector<EntityState> entities;
-  // In view, but held back by the bandwidth budget in this frame: a deferred spawn is
-  // missing from `entities`, a deferred update left at its baseline state.
-  std::vector<world::EntityId> deferred;
+  FieldValues self{};
+  std::vector<FrameEntry> entities;
+  // In view, but held back by the bandwidth budget: spawns not sent yet (the entity is
+  // missing from `entities`).
+  std::vector<world::EntityId> deferred_spawns;
 };
 
 // The last `size` frames sent, by tick. Slots are reused, so steady state allocates
@@ -42,8 +53,9 @@ class FrameHistory {
 // An entity in the client's view (from AOI enter/leave events), with its send priority.
 struct InterestEntry {
   world::EntityId id;
-  std::uint32_t slot;     // the entity's world slot
-  float priority = 0.0f;  // grows every tick a pending change is deferred
+  std::uint32_t slot;          // the entity's world slot
+  std::uint32_t entered_tick;  // when it entered the view (bounds a deferred spawn's wait)
+  float priority = 0.0f;       // grows every tick a pending change is deferred
 };
 
 struct ClientView {

@@ -1,29 +1,54 @@
 #include "replication/replicator.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
+#include "replication/entity_fields.hpp"
 
 namespace zone::replication {
 namespace {
 
 constexpr ClientId kNoClient = std::numeric_limits<ClientId>::max();
+using Candidate = ReplicationWorker::Candidate;
 
 bool id_less(const InterestEntry& e, world::EntityId id) {
   return e.id < id;
 }
 
+bool holds(const Frame* frame, world::EntityId id) {
+  if (frame == nullptr) return false;
+  auto it = std::lower_bound(frame->entities.begin(), frame->entities.end(), id,
+                             [](const FrameEntry& e, world::EntityId k) { return e.id < k; });
+  return it != frame->entities.end() && it->id == id;
+}
+
 }  // namespace
 
+void ReplicationStats::add(const ReplicationStats& o) {
+  snapshots += o.snapshots;
+  packets += o.packets;
+  bytes += o.bytes;
+  spawns += o.spawns;
+  updates += o.updates;
+  despawns += o.despawns;
+  deferred += o.deferred;
+  forced += o.forced;
+  full_resyncs += o.full_resyncs;
+  enter_events += o.enter_events;
+  leave_events += o.leave_events;
+  oldest_deferral_ticks = std::max(oldest_deferral_ticks, o.oldest_deferral_ticks);
+}
+
 Replicator::Replicator(const ReplicationParams& params, const world::World& world)
-    : params_(params), world_(world), writer_(params.max_packet_bytes) {
+    : params_(params), world_(world) {
   // Never offer a baseline older than clients keep.
   params_.history_ticks =
       std::clamp<std::uint32_t>(params_.history_ticks, 2, protocol::kClientFrameHistory);
   params_.snapshot_interval = std::max(1u, params_.snapshot_interval);
+  params_.max_deferral_ticks = std::max(1u, params_.max_deferral_ticks);
 }
 
 void Replicator::set_params(const ReplicationParams& params) {
@@ -32,6 +57,7 @@ void Replicator::set_params(const ReplicationParams& params) {
   params_.client_bandwidth = params.client_bandwidth;
   params_.snapshot_interval = std::max(1u, params.snapshot_interval);
   params_.tick_rate = params.tick_rate;
+  params_.max_deferral_ticks = std::max(1u, params.max_deferral_ticks);
 }
 
 ClientId Replicator::add_client(std::uint32_t player_slot) {
@@ -86,7 +112,7 @@ void Replicator::set_last_input_sequence(ClientId c, std::uint32_t sequence) {
   clients_[c].last_input_sequence = sequence;
 }
 
-void Replicator::apply_events(std::span<const aoi::VisibilityEvent> events) {
+void Replicator::apply_events(std::uint32_t tick, std::span<const aoi::VisibilityEvent> events) {
   for (const aoi::VisibilityEvent& ev : events) {
     const std::uint32_t observer = ev.observer.index;
     if (observer >= client_of_slot_.size() || client_of_slot_[observer] == kNoClient) continue;
@@ -96,7 +122,7 @@ void Replicator::apply_events(std::span<const aoi::VisibilityEvent> events) {
     const bool present = it != v.interest.end() && it->id == target.id;
     if (ev.kind == aoi::EventKind::kEnter) {
       ++stats_.enter_events;
-      if (!present) v.interest.insert(it, InterestEntry{target.id, ev.target.index, 0.0f});
+      if (!present) v.interest.insert(it, InterestEntry{target.id, ev.target.index, tick, 0.0f});
     } else {
       ++stats_.leave_events;
       if (present) v.interest.erase(it);
@@ -114,171 +140,268 @@ void Replicator::refill_budget(ClientView& v) const {
   v.tokens = std::clamp(v.tokens + per_tick, -cap, cap);
 }
 
-EntityState Replicator::current_state(const world::Entity& e) const {
-  return EntityState(e.id, protocol::quantize_position(e.x), protocol::quantize_position(e.y),
-                     protocol::quantize_heading(e.heading), e.health,
-                     e.kind == world::EntityKind::kPlayer ? protocol::EntityKind::Player
-                                                          : protocol::EntityKind::Npc,
-                     e.moving() ? protocol::MoveState::Walking : protocol::MoveState::Idle);
+void Replicator::begin_tick(std::uint32_t) {
+  current_.resize(world_.slot_count());
+  world_.for_each_entity(
+      [&](std::uint32_t slot, const world::Entity& e) { current_[slot] = entity_fields(e); });
 }
 
-bool Replicator::build_frame(ClientId c, std::uint32_t tick) {
+void Replicator::end_tick(std::span<ReplicationWorker> workers) {
+  for (ReplicationWorker& w : workers) {
+    stats_.add(w.stats);
+    w.stats = ReplicationStats{};
+  }
+}
+
+void Replicator::replicate_clients(std::uint32_t tick, ClientId begin, ClientId end,
+                                   ReplicationWorker& worker) {
+  end = std::min(end, client_slots());
+  for (ClientId c = begin; c < end; ++c) {
+    if (!clients_[c].active) continue;
+    refill_budget(clients_[c]);
+    if ((tick + c) % params_.snapshot_interval != 0) continue;
+    replicate_client(c, tick, worker);
+  }
+}
+
+void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWorker& w) {
   ClientView& v = clients_[c];
-  // The baseline must be older than one full history: the slot this frame is about to
-  // be written into must not be the baseline itself.
+  ReplicationStats& stats = w.stats;
+  // The baseline must be younger than one full history: the slot this frame is about
+  // to be written into must not be the baseline itself.
   const Frame* baseline =
       tick - v.acked_tick < v.history.size() ? v.history.find(v.acked_tick) : nullptr;
-  if (baseline == nullptr && v.acked_tick != 0) ++stats_.full_resyncs;
-  static const std::vector<EntityState> kEmpty;
-  const std::vector<EntityState>& base = baseline ? baseline->entities : kEmpty;
+  if (baseline == nullptr && v.acked_tick != 0) ++stats.full_resyncs;
+  // The newest frame the client may hold: whatever is in it must stay in view.
+  const Frame* last = v.history.find(v.last_sent_tick);
+  static const std::vector<FrameEntry> kEmpty;
+  const std::vector<FrameEntry>& base = baseline ? baseline->entities : kEmpty;
 
-  Frame& frame = next_frame_;
+  Frame& frame = w.next_frame;
   frame.tick = tick;
   frame.entities.clear();
-  frame.deferred.clear();
-  candidates_.clear();
-  send_order_.clear();
+  frame.deferred_spawns.clear();
+  frame.self = current_[v.player_slot];
+  const FieldValues& base_self = baseline ? baseline->self : protocol::kZeroFields;
+  const std::uint32_t self_mask = protocol::fields::change_mask(base_self, frame.self);
 
-  const world::Entity& self = world_.entity(v.player_slot);
-  const double r = std::max(1.0, world_.effective_player_radius());
-
-  // Bytes this snapshot may spend, and how its records will fill parts.
-  PartPlan plan(params_.max_packet_bytes);
-  double budget = v.tokens - SnapshotWriter::kPartOverhead;
-  auto room_for = [&](std::uint32_t cost) {
-    return !(plan.opens_part(cost) && plan.parts() >= SnapshotWriter::kMaxParts);
-  };
+  // Priority falls with distance; squared, in the centimetres at hand (no square root,
+  // no visit to the world's entity records, which are cold in cache).
+  const double r_cm = std::max(1.0, world_.effective_player_radius()) / protocol::kPositionStep;
+  const double inv_r2 = 1.0 / (r_cm * r_cm);
+  const double self_x = frame.self[protocol::kX], self_y = frame.self[protocol::kY];
+  // Baseline positions are written as skips between indices, never wider than this.
+  const std::uint32_t index_bytes = protocol::varint_size(static_cast<std::uint32_t>(base.size()));
+  const std::uint32_t max_wait = params_.max_deferral_ticks;
 
   // Merge the baseline frame with the interest set, both sorted by id.
+  w.candidates.clear();
   std::size_t i = 0;
   std::uint32_t j = 0;
   while (i < base.size() || j < v.interest.size()) {
-    if (j == v.interest.size() || (i < base.size() && base[i].id() < v.interest[j].id)) {
-      EntityRecord rec;
-      rec.fields = EntityRecord::kDespawn;
-      rec.state = base[i];
-      const std::uint32_t cost = record_cost(rec);
-      if (room_for(cost)) {
-        budget -= plan.extra_for(cost);  // despawns go first, whatever the budget
-        plan.add(cost);
-        send_order_.push_back(rec);
-      } else {
-        // Only a frame of more than 255 parts gets here: keep it for the next one.
-        frame.entities.push_back(base[i]);
-        frame.deferred.push_back(base[i].id());
-      }
+    const auto frame_index = static_cast<std::uint32_t>(frame.entities.size());
+    if (j == v.interest.size() || (i < base.size() && base[i].id < v.interest[j].id)) {
+      // Left the view: a despawn, always sent. Kept in the frame only if it cannot be.
+      frame.entities.push_back(base[i]);
+      w.candidates.push_back({Candidate::kDespawn, true, false, 0, static_cast<std::uint32_t>(i),
+                              frame_index, 0, index_bytes + 1, 0, 0.0f});
       ++i;
       continue;
     }
     InterestEntry& entry = v.interest[j];
-    const world::Entity& e = world_.entity(entry.slot);
-    const EntityState now = current_state(e);
-    const double dist = std::hypot(e.x - self.x, e.y - self.y);
-    const float weight = static_cast<float>(1.0 / (1.0 + dist / r));
-    Candidate cand{j, static_cast<std::uint32_t>(frame.entities.size()), 0.0f, {}};
-    cand.record.state = now;
-    if (i == base.size() || v.interest[j].id < base[i].id()) {
-      cand.record.fields = EntityRecord::kSpawn;
-      cand.record.max_health = e.max_health;
-      cand.record.name = e.name;
-      cand.priority = entry.priority + 2.0f * weight;  // appearing beats refreshing
-      frame.entities.push_back(now);                   // placeholder until selected
-      candidates_.push_back(cand);
+    const FieldValues& now = current_[entry.slot];
+    const double dx = now[protocol::kX] - self_x, dy = now[protocol::kY] - self_y;
+    const auto weight = static_cast<float>(1.0 / (1.0 + (dx * dx + dy * dy) * inv_r2));
+    if (i == base.size() || entry.id < base[i].id) {
+      // Entering the client's frame. A spawn the client may already hold (it was in the
+      // last frame sent, encoded against an older baseline) is not optional.
+      const std::uint32_t waited = tick - entry.entered_tick;
+      const bool mandatory = waited >= max_wait || holds(last, entry.id);
+      const world::Entity& e = world_.entity(entry.slot);
+      frame.entities.push_back({entry.id, now, tick});
+      w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index, 0,
+                              protocol::spawn_cost(entry.id, e.name, e.max_health, now), waited,
+                              entry.priority + 2.0f * weight});  // appearing beats refreshing
     } else {
-      const EntityState& was = base[i];
-      std::uint8_t f = 0;
-      const std::int64_t dx = std::int64_t{now.x()} - was.x();
-      const std::int64_t dy = std::int64_t{now.y()} - was.y();
-      if (dx != 0 || dy != 0) {
-        if (std::abs(dx) <= 32767 && std::abs(dy) <= 32767) {
-          f |= EntityRecord::kMove;
-          cand.record.dx = static_cast<std::int16_t>(dx);
-          cand.record.dy = static_cast<std::int16_t>(dy);
-        } else {
-          f |= EntityRecord::kTeleport;
-        }
-      }
-      if (f == 0 && (now.heading() != was.heading() || now.move_state() != was.move_state())) {
-        f |= EntityRecord::kHeading;  // moves carry heading and state with them
-      }
-      if (now.health() != was.health()) f |= EntityRecord::kHealth;
-      frame.entities.push_back(was);  // stays at the baseline state unless sent
-      if (f != 0) {
-        cand.record.fields = f;
-        cand.priority = entry.priority + weight;
-        candidates_.push_back(cand);
-      } else {
+      const FrameEntry& was = base[i];
+      const std::uint32_t mask = protocol::fields::change_mask(was.values, now);
+      if (mask == 0) {
+        frame.entities.push_back({was.id, was.values, tick});  // still true now
         entry.priority = 0.0f;
+      } else {
+        // Stays at the baseline values unless sent; how long those have been out of date
+        // bounds the wait.
+        frame.entities.push_back(was);
+        const std::uint32_t waited = tick - was.sent_tick;
+        const std::uint32_t cost =
+            index_bytes +
+            protocol::fields::encoded_size(protocol::kEntityFields, mask, was.values, now);
+        w.candidates.push_back({Candidate::kUpdate, waited >= max_wait, false, j,
+                                static_cast<std::uint32_t>(i), frame_index, mask, cost, waited,
+                                entry.priority + weight});
       }
       ++i;
     }
     ++j;
   }
 
-  // Highest priority first; ties by id keep the order deterministic.
-  order_.resize(candidates_.size());
-  for (std::uint32_t k = 0; k < order_.size(); ++k) order_[k] = k;
-  std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-    if (candidates_[a].priority != candidates_[b].priority) {
-      return candidates_[a].priority > candidates_[b].priority;
-    }
-    return candidates_[a].record.state.id() < candidates_[b].record.state.id();
+  // Send order: what may not wait first, then highest priority; ties by frame position
+  // (that is, by id) keep it deterministic.
+  w.order.resize(w.candidates.size());
+  for (std::uint32_t k = 0; k < w.order.size(); ++k) w.order[k] = k;
+  std::sort(w.order.begin(), w.order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Candidate& ca = w.candidates[a];
+    const Candidate& cb = w.candidates[b];
+    if (ca.mandatory != cb.mandatory) return ca.mandatory;
+    if (ca.priority != cb.priority) return ca.priority > cb.priority;
+    return ca.frame_index < cb.frame_index;
   });
 
-  // Spend the budget, highest priority first; the first part's overhead is always paid.
+  // Spend the budget. A part costs its header, its two counts and (the first) the
+  // client's own record; the budget is an estimate, the packing below is exact.
+  const std::uint32_t max_bytes = params_.max_packet_bytes;
+  const std::uint32_t part_overhead = protocol::kSnapshotHeaderBytes + 2 * protocol::kMaxCountBytes;
+  const std::uint32_t self_cost =
+      self_mask ? protocol::fields::encoded_size(protocol::kEntityFields, self_mask, base_self,
+                                                 frame.self)
+                : 0;
+  double budget = v.tokens - part_overhead - self_cost;
+  std::uint32_t room = max_bytes - part_overhead - self_cost;  // left in the current part
+  w.selected.clear();
   bool budget_left = true;
-  std::uint32_t selected = 0;
-  for (const std::uint32_t k : order_) {
-    Candidate& cand = candidates_[k];
-    const std::uint32_t cost = record_cost(cand.record);
-    const std::uint32_t extra = plan.extra_for(cost);
-    budget_left = budget_left && budget >= extra && room_for(cost);
-    InterestEntry& entry = v.interest[cand.interest_index];
-    if (budget_left) {
+  for (const std::uint32_t k : w.order) {
+    Candidate& cand = w.candidates[k];
+    std::uint32_t extra = cand.cost;
+    if (extra > room) extra += part_overhead;
+    if (!cand.mandatory) budget_left = budget_left && budget >= extra;
+    if (cand.mandatory || budget_left) {
+      if (cand.mandatory && budget < extra) ++stats.forced;
       budget -= extra;
-      plan.add(cost);
-      frame.entities[cand.frame_index] = cand.record.state;
-      send_order_.push_back(cand.record);
-      entry.priority = 0.0f;
-      ++selected;
+      room = extra > room ? max_bytes - part_overhead - cand.cost : room - cand.cost;
+      w.selected.push_back(k);
+    }
+  }
+  const std::size_t deferred = w.candidates.size() - w.selected.size();
+  // Hold the snapshot back when it would carry nothing new while something waits for
+  // budget (or the client is in debt): sending headers alone would spend the tokens the
+  // waiting record needs. A client still hears from us at least once a second.
+  const bool progress = !w.selected.empty() || self_mask != 0;
+  const bool saving = deferred > 0 || v.tokens < 0.0;
+  const bool heard_recently =
+      v.last_sent_tick != 0 && tick - v.last_sent_tick < std::max(1u, params_.tick_rate);
+  if (!progress && saving && heard_recently) return;
+
+  // Wire order: changes by baseline position, then spawns by id; split into parts.
+  std::sort(w.selected.begin(), w.selected.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Candidate& ca = w.candidates[a];
+    const Candidate& cb = w.candidates[b];
+    const bool sa = ca.kind == Candidate::kSpawn, sb = cb.kind == Candidate::kSpawn;
+    if (sa != sb) return sb;
+    return sa ? ca.frame_index < cb.frame_index : ca.base_index < cb.base_index;
+  });
+  w.part_ends.clear();
+  std::uint32_t used = part_overhead + self_cost;
+  std::uint32_t in_part = 0;
+  for (std::uint32_t k = 0; k < w.selected.size(); ++k) {
+    const std::uint32_t cost = w.candidates[w.selected[k]].cost;
+    if (in_part > 0 && used + cost > max_bytes) {
+      w.part_ends.push_back(k);
+      used = part_overhead;
+      in_part = 0;
+    }
+    used += cost;
+    ++in_part;
+  }
+  w.part_ends.push_back(static_cast<std::uint32_t>(w.selected.size()));
+  // Part numbers are one byte: a frame that needs more (thousands of entities in view
+  // with small packets) sends what fits and keeps the rest for the next one.
+  if (w.part_ends.size() > 255) {
+    w.part_ends.resize(255);
+    w.selected.resize(w.part_ends.back());
+  }
+
+  // Record in the frame what is sent, and let the rest wait with a higher priority.
+  for (const std::uint32_t k : w.selected) w.candidates[k].sent = true;
+  for (const Candidate& cand : w.candidates) {
+    const bool sent = cand.sent;
+    FrameEntry& entry = frame.entities[cand.frame_index];
+    if (cand.kind == Candidate::kDespawn) {
+      if (sent) {
+        entry.id = world::kNoEntity;
+        ++stats.despawns;
+      }
+      continue;
+    }
+    InterestEntry& interest = v.interest[cand.interest_index];
+    if (sent) {
+      interest.priority = 0.0f;
+      stats.oldest_deferral_ticks = std::max(stats.oldest_deferral_ticks, cand.waited);
+      if (cand.kind == Candidate::kSpawn) {
+        ++stats.spawns;
+      } else {
+        entry.values = current_[interest.slot];
+        entry.sent_tick = tick;
+        ++stats.updates;
+      }
     } else {
-      entry.priority = cand.priority;  // the accumulator: waits longer, ranks higher
-      frame.deferred.push_back(cand.record.state.id());
-      // A deferred spawn is not part of this frame: the client will not have it.
-      if (cand.record.fields & EntityRecord::kSpawn) {
-        frame.entities[cand.frame_index] = EntityState();  // id 0: removed below
+      interest.priority = cand.priority;  // the accumulator: waits longer, ranks higher
+      ++stats.deferred;
+      if (cand.kind == Candidate::kSpawn) {
+        frame.deferred_spawns.push_back(entry.id);
+        entry.id = world::kNoEntity;  // not in the frame: the client will not have it
       }
     }
   }
-  const std::size_t despawns = send_order_.size() - selected;
-  // Hold the snapshot back when it would carry nothing while something waits for budget
-  // (or the client is in debt): sending headers alone would spend the tokens the
-  // waiting record needs. A client still hears from us at least once a second.
-  const bool progress = selected > 0 || despawns > 0;
-  const bool saving = !candidates_.empty() || v.tokens < 0.0;
-  const bool heard_recently =
-      v.last_sent_tick != 0 && tick - v.last_sent_tick < std::max(1u, params_.tick_rate);
-  if (!progress && saving && heard_recently) return false;
 
-  stats_.despawns += despawns;
-  stats_.deferred += candidates_.size() - selected;
-  for (std::size_t k = despawns; k < send_order_.size(); ++k) {
-    if (send_order_[k].fields & EntityRecord::kSpawn) {
-      ++stats_.spawns;
-    } else {
-      ++stats_.updates;
+  // Write the parts.
+  protocol::SnapshotHeader header;
+  header.server_tick = tick;
+  header.last_input_sequence = v.last_input_sequence;
+  header.baseline_age = baseline ? static_cast<std::uint8_t>(tick - baseline->tick) : 0;
+  header.part_count = static_cast<std::uint8_t>(w.part_ends.size());
+  std::uint32_t first = 0;
+  for (std::uint32_t p = 0; p < w.part_ends.size(); ++p) {
+    const std::uint32_t end = w.part_ends[p];
+    std::uint32_t changes = first;
+    while (changes < end && w.candidates[w.selected[changes]].kind != Candidate::kSpawn) ++changes;
+    header.part = static_cast<std::uint8_t>(p);
+    header.flags = (p == 0 && self_mask) ? protocol::kSnapshotHasSelf : 0;
+    protocol::SnapshotPartWriter out(w.out.reserve(max_bytes));
+    out.header(header);
+    if (header.flags) out.self(self_mask, base_self, frame.self);
+    out.begin_changes(changes - first);
+    for (std::uint32_t k = first; k < changes; ++k) {
+      const Candidate& cand = w.candidates[w.selected[k]];
+      if (cand.kind == Candidate::kDespawn) {
+        out.despawn(cand.base_index);
+      } else {
+        out.change(cand.base_index, cand.mask, base[cand.base_index].values,
+                   current_[v.interest[cand.interest_index].slot]);
+      }
     }
+    out.begin_spawns(end - changes);
+    for (std::uint32_t k = changes; k < end; ++k) {
+      const InterestEntry& entry = v.interest[w.candidates[w.selected[k]].interest_index];
+      const world::Entity& e = world_.entity(entry.slot);
+      out.spawn(entry.id,
+                e.kind == world::EntityKind::kPlayer ? protocol::kKindPlayer : protocol::kKindNpc,
+                e.max_health, e.name, current_[entry.slot]);
+    }
+    // The plan above bounds every record, so a part can only overflow through a bug.
+    if (out.overflow()) throw std::logic_error("replication: snapshot part overflowed its plan");
+    w.out.commit(c, out.size());
+    ++stats.packets;
+    stats.bytes += out.size();
+    v.tokens -= static_cast<double>(out.size());
+    v.bytes_sent += out.size();
+    first = end;
   }
-  std::erase_if(frame.entities, [](const EntityState& s) { return s.id() == 0; });
+  ++stats.snapshots;
 
-  header_.server_tick = tick;
-  header_.baseline_tick = baseline ? baseline->tick : 0;
-  header_.self_state = current_state(self);
-  header_.last_input_sequence = v.last_input_sequence;
+  std::erase_if(frame.entities, [](const FrameEntry& e) { return e.id == world::kNoEntity; });
   v.history.commit(frame);  // after the last use of `baseline`, which may share its slot
   if (v.first_sent_tick == 0) v.first_sent_tick = tick;
   v.last_sent_tick = tick;
-  return true;
 }
 
 }  // namespace zone::replication

@@ -11,11 +11,18 @@
 //   names an exact baseline.
 // - A client's interest set comes only from AOI events: enter -> spawn with full state,
 //   in view -> changed fields only, leave -> despawn. Nothing outside it is ever sent.
-// - Bandwidth: each client has a token budget. Despawns always go; spawns and updates go
-//   nearest-first by an accumulated priority, and what does not fit is deferred to a
-//   later tick (its priority keeps growing), never dropped.
+// - Bandwidth: each client has a token budget. Despawns always go, and so does anything
+//   the client may already hold (an entity in the last frame sent is never left out of
+//   the next, so nothing it displays vanishes without a despawn). Other spawns and
+//   updates go by an accumulated priority; what does not fit waits (its priority keeps
+//   growing), never longer than max_deferral_ticks, and is never dropped.
 // - Packets never exceed max_packet_bytes; a large update is split into parts that the
 //   client assembles, acknowledging the tick only once it holds every part.
+//
+// Threads: begin_tick() and apply_events() run on the simulation thread; then
+// replicate_clients() may run on several threads at once, each with its own
+// ReplicationWorker and a disjoint range of clients. A client's bytes depend only on its
+// own state and the world, never on which worker built them.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +30,8 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "protocol/compact.hpp"
 #include "replication/client_view.hpp"
-#include "replication/snapshot_writer.hpp"
 #include "world/world.hpp"
 
 namespace zone::replication {
@@ -35,6 +42,7 @@ struct ReplicationParams {
   std::uint32_t client_bandwidth = 16000;  // bytes per second per client
   std::uint32_t snapshot_interval = 1;     // ticks between snapshots to one client
   std::uint32_t history_ticks = 32;
+  std::uint32_t max_deferral_ticks = 20;  // longest a due record waits for budget
 };
 
 struct ReplicationStats {
@@ -44,13 +52,73 @@ struct ReplicationStats {
   std::uint64_t spawns = 0;
   std::uint64_t updates = 0;  // entities with changed fields sent
   std::uint64_t despawns = 0;
-  std::uint64_t deferred = 0;      // entity records held back by the budget
+  std::uint64_t deferred = 0;      // records held back by the budget (per tick they wait)
+  std::uint64_t forced = 0;        // records sent over budget: held or waited too long
   std::uint64_t full_resyncs = 0;  // snapshots without a baseline after the first
   std::uint64_t enter_events = 0;
   std::uint64_t leave_events = 0;
+  std::uint32_t oldest_deferral_ticks = 0;  // longest wait of a record sent this period
+  void add(const ReplicationStats& o);
 };
 
 using ClientId = std::uint32_t;
+
+// Packets built by one worker in one tick: bytes back to back, and where each starts.
+class PacketArena {
+ public:
+  struct Packet {
+    ClientId client;
+    std::uint32_t offset;
+    std::uint32_t size;
+  };
+  // Room for one packet of up to n bytes at the end; commit() keeps what was written.
+  std::span<std::uint8_t> reserve(std::size_t n) {
+    if (bytes_.size() < used_ + n) bytes_.resize(std::max(used_ + n, bytes_.size() * 2));
+    return {bytes_.data() + used_, n};
+  }
+  void commit(ClientId client, std::size_t n) {
+    packets_.push_back({client, static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(n)});
+    used_ += n;
+  }
+  void clear() {
+    used_ = 0;
+    packets_.clear();
+  }
+  const std::vector<Packet>& packets() const { return packets_; }
+  std::span<const std::uint8_t> bytes(const Packet& p) const {
+    return {bytes_.data() + p.offset, p.size};
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::size_t used_ = 0;
+  std::vector<Packet> packets_;
+};
+
+// A worker's scratch space and output; reused every tick, so the steady state does not
+// allocate.
+struct ReplicationWorker {
+  PacketArena out;
+  ReplicationStats stats;
+
+  struct Candidate {
+    enum Kind : std::uint8_t { kSpawn, kUpdate, kDespawn } kind;
+    bool mandatory;  // sent whatever the budget
+    bool sent;
+    std::uint32_t interest_index;  // spawns and updates
+    std::uint32_t base_index;      // updates and despawns: position in the baseline frame
+    std::uint32_t frame_index;     // spawns and updates: position in the new frame
+    std::uint32_t mask;            // updates
+    std::uint32_t cost;            // upper bound of the record's bytes in a part
+    std::uint32_t waited;          // ticks this record has been due
+    float priority;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<std::uint32_t> order;     // candidates by send order
+  std::vector<std::uint32_t> selected;  // candidates to send, then by wire order
+  std::vector<std::uint32_t> part_ends;
+  Frame next_frame;
+};
 
 class Replicator {
  public:
@@ -64,25 +132,28 @@ class Replicator {
   bool acknowledge(ClientId client, std::uint32_t ack_tick);
   void set_last_input_sequence(ClientId client, std::uint32_t sequence);
 
-  // Applies one tick's AOI events to the clients' interest sets.
-  void apply_events(std::span<const aoi::VisibilityEvent> events);
+  // Applies tick's AOI events to the clients' interest sets (simulation thread).
+  void apply_events(std::uint32_t tick, std::span<const aoi::VisibilityEvent> events);
 
-  // Builds this tick's snapshots; send(client, bytes) is called for every packet.
+  // Simulation thread, once per tick before replicate_clients(): the world's values
+  // for this tick, quantised once for every client.
+  void begin_tick(std::uint32_t tick);
+  // Builds this tick's snapshots for clients [begin, end) into worker.out.
+  void replicate_clients(std::uint32_t tick, ClientId begin, ClientId end,
+                         ReplicationWorker& worker);
+  // Simulation thread: folds the workers' counters into stats().
+  void end_tick(std::span<ReplicationWorker> workers);
+
+  // The whole tick on the calling thread; send(client, bytes) is called for every packet.
   template <typename Send>
   void replicate(std::uint32_t tick, Send&& send) {
-    for (ClientId c = 0; c < clients_.size(); ++c) {
-      if (!clients_[c].active) continue;
-      refill_budget(clients_[c]);
-      if ((tick + c) % params_.snapshot_interval != 0) continue;
-      if (!build_frame(c, tick)) continue;  // saving up budget for a pending record
-      stats_.packets += writer_.parts_needed(send_order_);
-      stats_.bytes += writer_.write(header_, send_order_, [&](std::span<const std::uint8_t> b) {
-        send(c, b);
-        clients_[c].tokens -= static_cast<double>(b.size());
-        clients_[c].bytes_sent += b.size();
-      });
-      ++stats_.snapshots;
+    begin_tick(tick);
+    own_worker_.out.clear();
+    replicate_clients(tick, 0, client_slots(), own_worker_);
+    for (const PacketArena::Packet& p : own_worker_.out.packets()) {
+      send(p.client, own_worker_.out.bytes(p));
     }
+    end_tick({&own_worker_, 1});
   }
 
   const ClientView& client(ClientId c) const { return clients_[c]; }
@@ -90,15 +161,20 @@ class Replicator {
   ClientId client_slots() const { return static_cast<ClientId>(clients_.size()); }
   std::size_t client_count() const { return active_; }
   const ReplicationStats& stats() const { return stats_; }
+  // The longest wait of a record sent since the last call (for metrics), then resets.
+  std::uint32_t take_oldest_deferral() {
+    const std::uint32_t v = stats_.oldest_deferral_ticks;
+    stats_.oldest_deferral_ticks = 0;
+    return v;
+  }
   void set_params(const ReplicationParams& params);
   const ReplicationParams& params() const { return params_; }
+  // This tick's quantised values of the entity in `slot` (valid after begin_tick()).
+  const FieldValues& current_values(std::uint32_t slot) const { return current_[slot]; }
 
  private:
   void refill_budget(ClientView& view) const;
-  // Builds the client's next frame into the history and the send order. Returns false
-  // (leaving the history untouched) when the snapshot should be held back this tick.
-  bool build_frame(ClientId c, std::uint32_t tick);
-  EntityState current_state(const world::Entity& e) const;
+  void replicate_client(ClientId c, std::uint32_t tick, ReplicationWorker& w);
 
   ReplicationParams params_;
   const world::World& world_;
@@ -106,21 +182,9 @@ class Replicator {
   std::vector<ClientId> free_clients_;
   std::vector<ClientId> client_of_slot_;  // observer slot -> client, or kNoClient
   std::size_t active_ = 0;
-  SnapshotWriter writer_;
   ReplicationStats stats_;
-
-  // Per-tick scratch, reused so the steady state does not allocate.
-  struct Candidate {
-    std::uint32_t interest_index;
-    std::uint32_t frame_index;
-    float priority;
-    EntityRecord record;
-  };
-  std::vector<Candidate> candidates_;
-  std::vector<std::uint32_t> order_;
-  std::vector<EntityRecord> send_order_;
-  Frame next_frame_;
-  SnapshotHeader header_;
+  std::vector<FieldValues> current_;  // by world slot, this tick
+  ReplicationWorker own_worker_;
 };
 
 }  // namespace zone::replication

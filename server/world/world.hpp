@@ -50,6 +50,8 @@ class World {
   std::span<const aoi::VisibilityEvent> update_aoi() { return aoi_.update(); }
 
   const Entity& entity(std::uint32_t slot) const { return entities_[slot]; }
+  // One past the highest slot ever used (slots index per-entity arrays).
+  std::uint32_t slot_count() const { return static_cast<std::uint32_t>(entities_.size()); }
   const Entity* find(EntityId id) const;
   const aoi::GridAoi& aoi() const { return aoi_; }
   std::uint32_t player_count() const { return players_; }

@@ -1,5 +1,7 @@
 #include "zone/truth_recorder.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace zone {
@@ -9,6 +11,7 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
   TruthFrame& f = scratch_;
   f.tick = tick;
   f.view_radius = world.effective_player_radius();
+  f.max_deferral_ticks = replicator.params().max_deferral_ticks;
   f.hysteresis = world.params().grid.hysteresis;
   f.entities.clear();
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
@@ -19,10 +22,17 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
     const replication::ClientView& v = replicator.client(c);
     if (!v.active) continue;
     const replication::Frame* frame = v.history.find(tick);
-    if (frame == nullptr || frame->deferred.empty()) continue;
+    if (frame == nullptr || frame->deferred_spawns.empty()) continue;
     if (n == f.deferred.size()) f.deferred.emplace_back();
     f.deferred[n].player = v.player_id;
-    f.deferred[n].ids.assign(frame->deferred.begin(), frame->deferred.end());
+    f.deferred[n].spawns.clear();
+    for (const world::EntityId id : frame->deferred_spawns) {
+      auto it = std::lower_bound(
+          v.interest.begin(), v.interest.end(), id,
+          [](const replication::InterestEntry& e, world::EntityId k) { return e.id < k; });
+      const std::uint32_t since = it != v.interest.end() && it->id == id ? it->entered_tick : tick;
+      f.deferred[n].spawns.push_back({id, since});
+    }
     ++n;
   }
   f.deferred.resize(n);
@@ -49,10 +59,14 @@ std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick) const {
   j["tick"] = copy.tick;
   j["view_radius"] = copy.view_radius;
   j["hysteresis"] = copy.hysteresis;
+  j["max_deferral_ticks"] = copy.max_deferral_ticks;
   auto& entities = j["entities"] = nlohmann::json::array();
   for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
   auto& deferred = j["deferred"] = nlohmann::json::object();
-  for (const Deferred& d : copy.deferred) deferred[std::to_string(d.player)] = d.ids;
+  for (const Deferred& d : copy.deferred) {
+    auto& list = deferred[std::to_string(d.player)] = nlohmann::json::array();
+    for (const DeferredSpawn& s : d.spawns) list.push_back({s.id, s.since});
+  }
   return j.dump();
 }
 

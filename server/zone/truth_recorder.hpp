@@ -1,5 +1,6 @@
 // Ground truth for verification runs (debug.truth): every entity's exact position at
-// each recent tick, and which entities each client's frame deferred, served as JSON at
+// each recent tick, and, per player, the entities in its view whose spawn the bandwidth
+// budget held back (with the tick each entered the view), served as JSON at
 // /debug/truth?tick=N so client-sim can compare its bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
@@ -34,14 +35,20 @@ class TruthRecorder {
     std::uint32_t id;
     double x, y;
   };
+  // An entity in a player's view whose spawn the budget held back, and since when.
+  struct DeferredSpawn {
+    std::uint32_t id;
+    std::uint32_t since;  // the tick it entered the view
+  };
   struct Deferred {
     std::uint32_t player;
-    std::vector<std::uint32_t> ids;
+    std::vector<DeferredSpawn> spawns;
   };
   struct TruthFrame {
     std::uint32_t tick = 0;
     double view_radius = 0.0;
     double hysteresis = 0.0;
+    std::uint32_t max_deferral_ticks = 0;
     std::vector<Position> entities;
     std::vector<Deferred> deferred;
   };

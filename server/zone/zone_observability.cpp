@@ -53,10 +53,10 @@ void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
   // Smoothed tick time for the map's side panel.
   const double ms = std::chrono::duration<double, std::milli>(tick).count();
   map_stats_.tick_ms = map_stats_.tick_ms == 0.0 ? ms : 0.9 * map_stats_.tick_ms + 0.1 * ms;
-  if (!map_.due(counters_.ticks)) return;
+  if (!map_.due(ticks_)) return;
   const auto now = std::chrono::steady_clock::now();
   const double secs = std::chrono::duration<double>(now - last_map_publish_).count();
-  const std::uint64_t out = host_->stats().wire_bytes_out;
+  const std::uint64_t out = traffic().wire_bytes_out;
   const replication::ReplicationStats& r = replicator_.stats();
   if (secs > 0.0 && last_map_publish_.time_since_epoch().count() != 0) {
     map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
@@ -78,8 +78,9 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.tick_seconds.observe(std::chrono::duration<double>(tick).count());
   m.aoi_seconds.observe(std::chrono::duration<double>(aoi).count());
   m.replication_seconds.observe(std::chrono::duration<double>(replication).count());
-  m.ticks = counters_.ticks;
-  m.overruns = counters_.overruns;
+  const SessionCounters& sc = sessions_.counters();
+  m.ticks = ticks_;
+  m.overruns = overruns_;
   m.players = world_.player_count();
   m.npcs = world_.npc_count();
   m.entities = m.players + m.npcs;
@@ -90,17 +91,15 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.updates_sent = r.updates;
   m.despawns_sent = r.despawns;
   m.deferred = r.deferred;
-  const net::TrafficStats& t = host_->stats();
+  const net::TrafficStats t = traffic();
   m.bytes_out = t.wire_bytes_out;
   m.bytes_in = t.wire_bytes_in;
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;
-  m.joins = counters_.joins;
-  m.leaves = counters_.leaves;
-  for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = counters_.drops[i];
-  for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
-    m.disconnects[i].value = counters_.disconnects[i];
-  }
+  m.joins = sc.joins;
+  m.leaves = sc.leaves;
+  for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = sc.drops[i];
+  for (std::size_t i = 0; i < kDisconnectReasons; ++i) m.disconnects[i].value = sc.disconnects[i];
 
   // Once a second: grid statistics (a pass over every cell) and per-client send rates.
   const auto now = std::chrono::steady_clock::now();
@@ -121,7 +120,7 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
     }
     last_rate_sample_ = now;
   }
-  if (counters_.ticks % metrics_publish_ticks_ == 0) metrics_board_.publish(m);
+  if (ticks_ % metrics_publish_ticks_ == 0) metrics_board_.publish(m);
 }
 
 void ZoneServer::log_status() {
@@ -129,12 +128,12 @@ void ZoneServer::log_status() {
   const auto elapsed = now - last_status_;
   if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
   const double secs = std::chrono::duration<double>(elapsed).count();
-  const std::uint64_t out = host_->stats().wire_bytes_out;
+  const std::uint64_t out = traffic().wire_bytes_out;
   log_.info(
       "status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
       "overruns {} out {:.1f} kB/s",
       tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
-      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), counters_.overruns,
+      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), overruns_,
       static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
   tick_stats_.reset();
   status_bytes_out_ = out;

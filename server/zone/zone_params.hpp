@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "config/capacity.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
+#include "zone/ingest.hpp"
 
 namespace zone {
 
@@ -55,16 +57,23 @@ inline replication::ReplicationParams make_replication_params(const config::Zone
   p.client_bandwidth = c.network.client_bandwidth;
   p.snapshot_interval = c.network.snapshot_interval_ticks;
   p.history_ticks = c.network.history_ticks;
+  // Rounded up: a wait of at least the configured time.
+  p.max_deferral_ticks = (c.network.max_deferral_ms * c.tick.rate_hz + 999) / 1000;
   return p;
 }
 
-inline net::HostOptions make_host_options(const config::ZoneConfig& c) {
+// Host `index` of the zone's network hosts (all share network.port).
+inline net::HostOptions make_host_options(const config::ZoneConfig& c, std::uint32_t index) {
   net::HostOptions o;
   o.bind_address = c.network.bind_address;
   o.port = c.network.port;
-  // A few slots beyond max_players, so a full server can still tell a newcomer why it
-  // is refused instead of leaving its connection attempt unanswered.
-  o.max_peers = c.players.max_players + 16;
+  o.reuse_port = true;
+  o.host_index = index;
+  // Clients spread over the hosts by address hash, so any host may get more than its
+  // share: each can hold every player (up to ENet's limit), plus a few slots so that a
+  // full server can still tell a newcomer why it is refused instead of leaving its
+  // connection attempt unanswered.
+  o.max_peers = std::min<std::size_t>(config::kPeersPerHost, c.players.max_players + 16);
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;
@@ -73,6 +82,15 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c) {
   o.max_packet_bytes = std::max<std::size_t>(
       64 * 1024, std::max(c.limits.max_client_packet_bytes, c.network.max_packet_bytes));
   return o;
+}
+
+inline Ingest::Limits make_ingest_limits(const config::ZoneConfig& c) {
+  Ingest::Limits l;
+  l.max_packet_bytes = c.limits.max_client_packet_bytes;
+  // Room for several inputs per player per tick (a burst after a stall) before the
+  // queue refuses more.
+  l.max_events = std::max<std::size_t>(4096, std::size_t{8} * c.players.max_players);
+  return l;
 }
 
 }  // namespace zone

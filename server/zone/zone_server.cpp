@@ -1,8 +1,7 @@
 #include "zone/zone_server.hpp"
 
-#include <thread>
-
-#include "zone/channels.hpp"
+#include "config/capacity.hpp"
+#include "protocol/codec.hpp"
 #include "zone/zone_params.hpp"
 
 namespace zone {
@@ -11,9 +10,15 @@ using protocol::DisconnectReason;
 
 namespace {
 
-// Bound on events taken from the transport in one tick, so a flood cannot stall it;
-// the rest wait for the next tick.
-constexpr std::size_t kMaxEventsPerTick = 20000;
+// Clients per work item of the replication phase: small enough to balance two to a few
+// dozen workers, large enough that taking an item costs nothing.
+constexpr replication::ClientId kClientsPerChunk = 64;
+
+std::vector<std::size_t> peers_of(const std::vector<std::unique_ptr<net::HostThread>>& hosts) {
+  std::vector<std::size_t> peers;
+  for (const auto& h : hosts) peers.push_back(h->max_peers());
+  return peers;
+}
 
 }  // namespace
 
@@ -22,12 +27,25 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
       dt_(1.0 / config.tick.rate_hz),
-      host_(std::make_unique<net::EnetHost>(make_host_options(config))),
       world_(make_world_params(config)),
       replicator_(make_replication_params(config), world_),
+      pool_(config::replication_workers(config)),
+      workers_(pool_.size()),
+      sessions_(config_, log_, world_, replicator_),
       map_(std::max(1u, config.tick.rate_hz / 5)),
       last_status_(std::chrono::steady_clock::now()) {
-  sessions_.resize(host_->max_peers());
+  // The first host binds the port (an ephemeral one if 0 was asked); the others join it.
+  const std::uint32_t hosts = config::network_hosts(config);
+  for (std::uint32_t h = 0; h < hosts; ++h) {
+    net::HostOptions o = make_host_options(config, h);
+    if (h > 0) o.port = hosts_.front()->port();
+    ingest_.push_back(std::make_unique<Ingest>(make_ingest_limits(config)));
+    Ingest* in = ingest_.back().get();
+    hosts_.push_back(
+        std::make_unique<net::HostThread>(o, [in](const net::NetEvent& ev) { in->on_event(ev); }));
+  }
+  batches_.resize(hosts_.size());
+  sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
@@ -37,18 +55,28 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
 
 ZoneServer::~ZoneServer() = default;
 
-Session* ZoneServer::session_of(net::PeerId peer) {
-  if (peer.index >= sessions_.size()) return nullptr;
-  Session& s = sessions_[peer.index];
-  return (s.phase != Session::Phase::kFree && s.peer == peer) ? &s : nullptr;
+ZoneCounters ZoneServer::counters() const {
+  ZoneCounters c;
+  static_cast<SessionCounters&>(c) = sessions_.counters();
+  c.ticks = ticks_;
+  c.overruns = overruns_;
+  return c;
 }
 
-void ZoneServer::wait_until(std::chrono::steady_clock::time_point deadline) {
-  // Receive while waiting, so packets are queued by the time the next tick drains them.
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  if (left.count() > 1) host_->service(static_cast<std::uint32_t>(left.count() - 1));
-  std::this_thread::sleep_until(deadline);
+net::TrafficStats ZoneServer::traffic() const {
+  net::TrafficStats sum;
+  for (const auto& h : hosts_) {
+    const net::TrafficStats t = h->stats();
+    sum.packets_in += t.packets_in;
+    sum.packets_out += t.packets_out;
+    sum.payload_bytes_in += t.payload_bytes_in;
+    sum.payload_bytes_out += t.payload_bytes_out;
+    sum.wire_bytes_in += t.wire_bytes_in;
+    sum.wire_bytes_out += t.wire_bytes_out;
+    sum.send_refused += t.send_refused;
+    sum.datagrams_in += t.datagrams_in;
+  }
+  return sum;
 }
 
 void ZoneServer::tick() {
@@ -56,22 +84,20 @@ void ZoneServer::tick() {
   const auto start = clock::now();
   ++tick_;
   if (reload_pending_.load()) apply_pending_reload();
-  drain_network();
-  apply_inputs();
+  ingest();
+  sessions_.apply_inputs();
   world_.step(dt_);
   const auto aoi_start = clock::now();
   const auto events = world_.update_aoi();
   const auto aoi_end = clock::now();
-  replicator_.apply_events(events);
-  replicator_.replicate(tick_, [&](replication::ClientId c, std::span<const std::uint8_t> bytes) {
-    host_->send(peer_of_client_[c], bytes, net::Delivery::kUnreliable, kSnapshotChannel);
-  });
-  host_->flush();
+  replicator_.apply_events(tick_, events);
+  replicate();
+  post();
   const auto replication_end = clock::now();
   if (truth_) truth_->record(tick_, world_, replicator_);
   const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
-  ++counters_.ticks;
-  if (took > period_) ++counters_.overruns;
+  ++ticks_;
+  if (took > period_) ++overruns_;
   tick_stats_.add(took);
   update_metrics(took, aoi_end - aoi_start, replication_end - aoi_end);
   if (admin_) publish_map(took);
@@ -81,54 +107,61 @@ void ZoneServer::tick() {
   log_status();
 }
 
-void ZoneServer::drain_network() {
-  host_->service(0);
-  net::NetEvent ev;
-  for (std::size_t n = 0; n < kMaxEventsPerTick && host_->next_event(ev); ++n) {
-    switch (ev.type) {
-      case net::NetEvent::Type::kConnect:
-        on_connect(ev.peer);
-        break;
-      case net::NetEvent::Type::kDisconnect:
-        on_disconnect(ev.peer, ev.data);
-        break;
-      case net::NetEvent::Type::kReceive:
-        on_receive(ev.peer, ev.bytes);
-        break;
-    }
+void ZoneServer::ingest() {
+  for (auto& in : ingest_) {
+    in->take(inbox_);
+    sessions_.handle(inbox_, tick_, batches_);
   }
-  if (tick_ % config_.tick.rate_hz == 0) expire_silent_connections();
+  if (tick_ % config_.tick.rate_hz == 0)
+    sessions_.expire(std::chrono::steady_clock::now(), batches_);
 }
 
-void ZoneServer::apply_inputs() {
-  for (const Session& s : sessions_) {
-    if (s.phase == Session::Phase::kPlaying)
-      world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
+void ZoneServer::replicate() {
+  // The arenas still hold the previous tick's packets until every host has sent them.
+  for (auto& h : hosts_) h->wait_sent();
+  for (replication::ReplicationWorker& w : workers_) w.out.clear();
+  replicator_.begin_tick(tick_);
+  const replication::ClientId clients = replicator_.client_slots();
+  const std::uint32_t chunks = (clients + kClientsPerChunk - 1) / kClientsPerChunk;
+  pool_.run(chunks, [&](std::uint32_t chunk, std::uint32_t worker) {
+    replicator_.replicate_clients(tick_, chunk * kClientsPerChunk, (chunk + 1) * kClientsPerChunk,
+                                  workers_[worker]);
+  });
+  replicator_.end_tick(workers_);
+}
+
+void ZoneServer::post() {
+  for (const replication::ReplicationWorker& w : workers_) {
+    for (const replication::PacketArena::Packet& p : w.out.packets()) {
+      const net::PeerId peer = sessions_.peer_of(p.client);
+      batches_[peer.host].add(peer, w.out.bytes(p), net::Delivery::kUnreliable,
+                              protocol::kUnreliableChannel);
+    }
   }
+  for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);
 }
 
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
-  std::size_t told = 0;
-  for (Session& s : sessions_) {
-    if (s.phase == Session::Phase::kFree) continue;
-    kick(s, DisconnectReason::ServerShutdown);
-    ++told;
-  }
+  for (auto& h : hosts_) h->wait_sent();
+  const std::size_t told = sessions_.close_all(DisconnectReason::ServerShutdown, batches_);
+  for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);
   log_.info("shutting down: told {} clients", told);
-  // Keep the network running until every goodbye is confirmed (ENet resends a lost
-  // one) or the grace time is up. ENet stops counting a peer as connected as soon as
-  // its disconnect is queued, so count the confirmations instead.
+  // Keep the network threads running until every goodbye is confirmed (ENet resends a
+  // lost one) or the grace time is up. ENet stops counting a peer as connected as soon
+  // as its disconnect is queued, so count the confirmations instead.
   const auto deadline = std::chrono::steady_clock::now() + grace;
   std::size_t pending = told;
-  net::NetEvent ev;
   while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
-    host_->service(10);
-    while (host_->next_event(ev)) {
-      if (ev.type == net::NetEvent::Type::kDisconnect && pending > 0) --pending;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (auto& in : ingest_) {
+      in->take(inbox_);
+      for (const InboundEvent& ev : inbox_.events) {
+        if (ev.kind == InboundEvent::Kind::kDisconnect && pending > 0) --pending;
+      }
     }
   }
-  host_->flush();
+  for (auto& h : hosts_) h->wait_sent();
 }
 
 }  // namespace zone

@@ -1,8 +1,19 @@
-// The zone: one authoritative fixed-tick loop that owns the transport, the world and
+// The zone: one authoritative fixed-tick loop that owns the network hosts, the world and
 // the replicator and wires them together.
 //
-// Tick order: drain network events, apply validated inputs, run NPC behaviour and
-// integrate movement, update the AOI, replicate, flush the network.
+// Threads (docs/architecture.md, "Threads"):
+// - the simulation thread runs tick(): it owns the world, the sessions and every
+//   client's replication state;
+// - each ENet host (threads.network of them, sharing one UDP port) has a network thread
+//   that reads its socket, decodes what clients send (Ingest) and sends what the tick
+//   posts;
+// - replication is built in parallel over clients by a worker pool (threads.workers,
+//   the simulation thread among them), each worker writing its clients' packets into its
+//   own arena.
+//
+// Tick order: take the decoded client events, apply sessions and inputs, run NPC
+// behaviour and integrate movement, update the AOI, replicate (in parallel), post the
+// packets to the network threads.
 #pragma once
 
 #include <array>
@@ -13,45 +24,39 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "admin/admin_server.hpp"
 #include "config/config_loader.hpp"
 #include "config/zone_config.hpp"
-#include "net/enet_host.hpp"
-#include "protocol/zone_generated.h"
+#include "net/host_thread.hpp"
 #include "replication/replicator.hpp"
+#include "util/worker_pool.hpp"
 #include "world/world.hpp"
+#include "zone/ingest.hpp"
 #include "zone/logger.hpp"
 #include "zone/map_publisher.hpp"
 #include "zone/metrics.hpp"
-#include "zone/session.hpp"
+#include "zone/sessions.hpp"
 #include "zone/tick_stats.hpp"
 #include "zone/truth_recorder.hpp"
 
 namespace zone {
 
-inline constexpr std::size_t kDisconnectReasons =
-    static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
-
-struct ZoneCounters {
+struct ZoneCounters : SessionCounters {
   std::uint64_t ticks = 0;
   std::uint64_t overruns = 0;  // ticks that took longer than the period
-  std::uint64_t joins = 0;
-  std::uint64_t leaves = 0;
-  std::array<std::uint64_t, kDropReasons> drops{};
-  std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
 };
 
 class ZoneServer {
  public:
-  // Binds the port and places the NPCs. Throws net::NetError if the port is unusable.
+  // Binds the port (every host), places the NPCs and starts the threads. Throws
+  // net::NetError if the port is unusable.
   ZoneServer(const config::ZoneConfig& config, Logger& log);
   ~ZoneServer();
 
-  std::uint16_t port() const { return host_->port(); }
+  std::uint16_t port() const { return hosts_.front()->port(); }
   // The admin HTTP port, or 0 when admin.enabled is false.
   std::uint16_t admin_port() const { return admin_ ? admin_->port() : 0; }
   // Runs ticks at the configured rate until should_stop() returns true.
@@ -68,7 +73,7 @@ class ZoneServer {
         next = now;
         continue;
       }
-      wait_until(next);
+      std::this_thread::sleep_until(next);
     }
   }
   // One tick of the loop (tests drive it directly).
@@ -88,26 +93,20 @@ class ZoneServer {
   }
   const config::ZoneConfig& config() const { return config_; }
 
-  const ZoneCounters& counters() const { return counters_; }
+  ZoneCounters counters() const;
   const world::World& world() const { return world_; }
   const replication::Replicator& replicator() const { return replicator_; }
-  const net::TrafficStats& traffic() const { return host_->stats(); }
+  // Traffic of every host together.
+  net::TrafficStats traffic() const;
+  std::size_t network_hosts() const { return hosts_.size(); }
+  std::size_t replication_workers() const { return pool_.size(); }
   std::uint32_t current_tick() const { return tick_; }
   std::size_t players() const { return world_.player_count(); }
 
  private:
-  void wait_until(std::chrono::steady_clock::time_point deadline);
-  void drain_network();
-  void expire_silent_connections();
-  void on_connect(net::PeerId peer);
-  void on_disconnect(net::PeerId peer, std::uint32_t data);
-  void on_receive(net::PeerId peer, std::span<const std::uint8_t> bytes);
-  void on_hello(Session& s, const protocol::Hello& hello);
-  void on_input(Session& s, const protocol::Input& input);
-  void drop(Session& s, DropReason reason);
-  void kick(Session& s, protocol::DisconnectReason reason);
-  void end_session(Session& s);
-  void apply_inputs();
+  void ingest();
+  void replicate();
+  void post();
   void log_status();
   void init_metrics();
   void publish_map(std::chrono::nanoseconds tick);
@@ -115,18 +114,23 @@ class ZoneServer {
   std::string apply_config(const config::LoadResult& result);
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
-  Session* session_of(net::PeerId peer);
   void start_admin();
 
   config::ZoneConfig config_;
   Logger& log_;
   std::chrono::nanoseconds period_;
   double dt_;
-  std::unique_ptr<net::EnetHost> host_;
   world::World world_;
   replication::Replicator replicator_;
-  std::vector<Session> sessions_;            // by peer slot index
-  std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
+  util::WorkerPool pool_;
+  // Each worker's scratch and packet arena. The network threads read the arenas until
+  // they report the tick's batch sent, so these outlive the hosts.
+  std::vector<replication::ReplicationWorker> workers_;
+  std::vector<std::unique_ptr<Ingest>> ingest_;          // per host; outlives the hosts
+  std::vector<std::unique_ptr<net::HostThread>> hosts_;  // one thread each
+  std::vector<net::SendBatch> batches_;                  // per host, this tick's
+  Inbox inbox_;
+  Sessions sessions_;
   std::atomic<bool> accepting_{true};
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
   std::atomic<std::int64_t> last_tick_ns_{0};
@@ -150,10 +154,10 @@ class ZoneServer {
   std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot
   std::unique_ptr<admin::AdminServer> admin_;          // last: stopped first, before what it reads
   std::uint32_t tick_ = 0;
-  ZoneCounters counters_;
+  std::uint64_t ticks_ = 0;
+  std::uint64_t overruns_ = 0;
   TickStats tick_stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};
-  LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};
   std::chrono::steady_clock::time_point last_status_;
   std::uint64_t status_bytes_out_ = 0;
 };

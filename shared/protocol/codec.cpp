@@ -49,13 +49,6 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
 }
 
-void build_input(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, float move_x,
-                 float move_y, std::uint32_t ack_tick) {
-  fbb.Clear();
-  const auto input = CreateInput(fbb, sequence, move_x, move_y, ack_tick);
-  fbb.Finish(CreateClientPacket(fbb, ClientMessage::Input, input.Union()));
-}
-
 const char* to_string(DisconnectReason reason) {
   switch (reason) {
     case DisconnectReason::None:

@@ -1,5 +1,6 @@
-// Encoding and verified decoding of whole packets. Everything that reads bytes from the
-// network goes through parse_*(), which runs the FlatBuffers Verifier first.
+// Encoding and verified decoding of the reliable (channel 0) FlatBuffers messages.
+// Everything that reads bytes from the network goes through parse_*(), which runs the
+// FlatBuffers Verifier first. The channel-1 messages are in compact.hpp.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "protocol/compact.hpp"
 #include "protocol/zone_generated.h"
 
 namespace zone::protocol {
@@ -15,11 +17,10 @@ namespace zone::protocol {
 inline constexpr std::uint16_t kProtocolVersion =
     static_cast<std::uint16_t>(ProtocolVersion::Current);
 
-enum class ParseError : std::uint8_t {
-  kNone,
-  kMalformed,       // not a verifiable packet of this protocol
-  kUnknownMessage,  // well-formed, but a message type this side does not know
-};
+// ENet channels: reliable FlatBuffers messages, and the unreliable compact ones.
+inline constexpr std::uint8_t kReliableChannel = 0;
+inline constexpr std::uint8_t kUnreliableChannel = 1;
+inline constexpr std::size_t kChannelCount = 2;
 
 // Returns the packet when the bytes are a well-formed ClientPacket holding a known
 // message, nullptr otherwise (with the reason in *why, if given). The result points
@@ -32,8 +33,6 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
 // Builders: each clears `fbb`, writes one packet and finishes it.
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
                  std::string_view player_name);
-void build_input(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, float move_x,
-                 float move_y, std::uint32_t ack_tick);
 
 inline std::span<const std::uint8_t> bytes_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {fbb.GetBufferPointer(), fbb.GetSize()};

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "protocol/codec.hpp"
 #include "protocol/quantize.hpp"
 
 namespace zone::replica {
-namespace {
 
-bool by_id(const EntityState& a, const EntityState& b) {
-  return a.id() < b.id();
-}
-
-}  // namespace
+namespace fields = protocol::fields;
+using protocol::kEntityFields;
 
 const char* to_string(Violation v) {
   switch (v) {
@@ -31,6 +26,8 @@ const char* to_string(Violation v) {
       return "own entity replicated as foreign";
     case Violation::kInconsistentParts:
       return "inconsistent snapshot parts";
+    case Violation::kMalformed:
+      return "malformed snapshot part";
   }
   return "unknown";
 }
@@ -47,42 +44,34 @@ const Frame* FrameReplica::frame_at(std::uint32_t tick) const {
 
 const EntityState* FrameReplica::find(std::uint32_t id) const {
   auto it = std::lower_bound(current_.entities.begin(), current_.entities.end(), id,
-                             [](const EntityState& e, std::uint32_t k) { return e.id() < k; });
-  return (it != current_.entities.end() && it->id() == id) ? &*it : nullptr;
+                             [](const EntityState& e, std::uint32_t k) { return e.id < k; });
+  return (it != current_.entities.end() && it->id == id) ? &*it : nullptr;
 }
 
-const std::string& FrameReplica::name_of(std::uint32_t id) const {
-  static const std::string kNone;
-  auto it = names_.find(id);
-  return it == names_.end() ? kNone : it->second;
+const EntityInfo* FrameReplica::info(std::uint32_t id) const {
+  auto it = info_.find(id);
+  return it == info_.end() ? nullptr : &it->second;
 }
 
 void FrameReplica::violation(Violation v, std::uint32_t tick, std::uint32_t id) {
   violations_.push_back({v, tick, id});
 }
 
-bool FrameReplica::apply(std::span<const std::uint8_t> packet, const protocol::Snapshot& part) {
-  if (part.header() == nullptr) {
-    violation(Violation::kInconsistentParts, 0, 0);
+bool FrameReplica::apply(std::span<const std::uint8_t> packet) {
+  protocol::SnapshotPart& part = parts_[0];
+  if (protocol::parse_snapshot_part(packet, part) != protocol::ParseError::kNone) {
+    violation(Violation::kMalformed, 0, 0);
     return false;
   }
-  const protocol::SnapshotHeader& header = *part.header();
-  const std::uint32_t tick = header.server_tick();
-  // The client's own state rides on every part; keep the newest.
-  if (part.self_state() != nullptr && tick >= self_tick_) {
-    self_state_ = *part.self_state();
-    self_tick_ = tick;
-    last_input_sequence_ = header.last_input_sequence();
+  const protocol::SnapshotHeader& header = part.header;
+  const std::uint32_t tick = header.server_tick;
+  if (tick >= newest_part_tick_) {
+    newest_part_tick_ = tick;
+    last_input_sequence_ = header.last_input_sequence;
   }
   if (tick <= current_.tick || frame_at(tick) != nullptr) return false;  // old or duplicate
-  const std::uint16_t count = std::max<std::uint16_t>(1, header.part_count());
-  if (header.part() >= count) {
-    violation(Violation::kInconsistentParts, tick, 0);
-    return false;
-  }
-  if (count == 1) {
-    const protocol::Snapshot* only = &part;
-    complete(tick, header.baseline_tick(), {&only, 1});
+  if (header.part_count == 1) {
+    complete(tick, header.baseline_tick(), {parts_.data(), 1});
     return current_.tick == tick;
   }
 
@@ -91,37 +80,38 @@ bool FrameReplica::apply(std::span<const std::uint8_t> packet, const protocol::S
   if (it == pending_.end()) {
     // Keep a handful of frames in flight; older incomplete ones are abandoned.
     if (pending_.size() >= 8) pending_.erase(pending_.begin());
-    pending_.push_back({tick, header.baseline_tick(), count, {}, 0});
+    pending_.push_back({tick, header.baseline_age, header.part_count, {}, 0});
     it = std::prev(pending_.end());
-    it->parts.resize(count);
+    it->parts.resize(header.part_count);
   }
-  if (it->baseline != header.baseline_tick() || it->part_count != count) {
+  if (it->baseline_age != header.baseline_age || it->part_count != header.part_count) {
     violation(Violation::kInconsistentParts, tick, 0);
     return false;
   }
-  auto& slot = it->parts[header.part()];
+  auto& slot = it->parts[header.part];
   if (!slot.empty()) return false;  // duplicate part
   slot.assign(packet.begin(), packet.end());
-  if (++it->received < count) return false;
+  if (++it->received < it->part_count) return false;
 
-  std::vector<const protocol::Snapshot*> parts;
-  parts.reserve(count);
-  for (const auto& bytes : it->parts) {
-    const protocol::ServerPacket* p = protocol::parse_server_packet(bytes);
-    parts.push_back(p->message_as_Snapshot());
-  }
-  const std::uint32_t baseline = it->baseline;
-  complete(tick, baseline, parts);
+  // Every part is here: parse them all (each was checked on arrival) and rebuild.
+  const std::uint32_t baseline = header.baseline_tick();
+  PendingFrame done = std::move(*it);
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [&](const PendingFrame& p) { return p.tick <= tick; }),
                  pending_.end());
+  if (parts_.size() < done.parts.size()) parts_.resize(done.parts.size());
+  for (std::size_t p = 0; p < done.parts.size(); ++p) {
+    protocol::parse_snapshot_part(done.parts[p], parts_[p]);
+  }
+  complete(tick, baseline, {parts_.data(), done.parts.size()});
   return current_.tick == tick;
 }
 
 void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
-                            std::span<const protocol::Snapshot* const> parts) {
+                            std::span<const protocol::SnapshotPart> parts) {
   Frame& next = scratch_;
   next.tick = tick;
+  next.self = {};
   next.entities.clear();
   next.updated.clear();
   if (baseline != 0) {
@@ -130,15 +120,11 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       violation(Violation::kUnknownBaseline, tick, baseline);
       return;  // cannot rebuild: do not acknowledge this tick
     }
+    next.self = base->self;
     next.entities = base->entities;
     next.updated = base->updated;
   }
-  auto index_of = [&](std::uint32_t id) -> std::ptrdiff_t {
-    auto it = std::lower_bound(next.entities.begin(), next.entities.end(), id,
-                               [](const EntityState& e, std::uint32_t k) { return e.id() < k; });
-    return (it != next.entities.end() && it->id() == id) ? it - next.entities.begin() : -1;
-  };
-  // Largest legal move of an entity whose state dates from tick `since`: max speed over
+  // Largest legal move of an entity whose values date from tick `since`: max speed over
   // the elapsed ticks, plus rounding.
   auto max_step_cm = [&](std::uint32_t since) {
     return limits_.max_speed * (tick - since) / std::max(1u, limits_.tick_rate) /
@@ -146,98 +132,82 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
            2.0;
   };
 
-  for (const protocol::Snapshot* s : parts) {
-    if (s->despawns() == nullptr) continue;
-    for (const std::uint32_t id : *s->despawns()) {
-      const std::ptrdiff_t i = index_of(id);
-      if (i < 0) {
-        violation(Violation::kDespawnUnknown, tick, id);
+  touched_.assign(next.entities.size(), 0);
+  spawned_.clear();
+  for (const protocol::SnapshotPart& part : parts) {
+    if (part.header.flags & protocol::kSnapshotHasSelf) {
+      fields::apply(kEntityFields, part.self_mask, part.self_wire, next.self);
+    }
+    for (const protocol::ChangeRecord& c : part.changes) {
+      if (c.index >= next.entities.size()) {
+        violation(c.mask == 0 ? Violation::kDespawnUnknown : Violation::kDeltaForUnknown, tick,
+                  c.index);
         continue;
       }
-      next.entities.erase(next.entities.begin() + i);
-      next.updated.erase(next.updated.begin() + i);
+      EntityState& e = next.entities[c.index];
+      if (touched_[c.index] != 0) {
+        violation(Violation::kInconsistentParts, tick, e.id);
+        continue;
+      }
+      if (c.mask == 0) {
+        touched_[c.index] = 2;
+        continue;
+      }
+      touched_[c.index] = 1;
+      const FieldValues before = e.values;
+      fields::apply(kEntityFields, c.mask, c.wire, e.values);
+      const double dx = static_cast<double>(e.x()) - before[protocol::kX];
+      const double dy = static_cast<double>(e.y()) - before[protocol::kY];
+      if (std::hypot(dx, dy) > max_step_cm(next.updated[c.index])) {
+        violation(Violation::kImpossibleJump, tick, e.id);
+      }
+      // Every record carries all of an entity's changed fields, so after one the
+      // entity's values are as of this tick.
+      next.updated[c.index] = tick;
+    }
+    for (const protocol::SpawnRecord& s : part.spawns) {
+      if (s.id == limits_.self_id) {
+        violation(Violation::kSelfInView, tick, s.id);
+        continue;
+      }
+      EntityState e{s.id, {}};
+      fields::apply(kEntityFields, s.mask, s.wire, e.values);
+      spawned_.push_back(e);
+      EntityInfo& info = info_[s.id];
+      info.kind = s.kind;
+      info.max_health = s.max_health;
+      info.name.assign(s.name);
     }
   }
-  for (const protocol::Snapshot* s : parts) {
-    if (s->spawns() == nullptr) continue;
-    for (const protocol::Spawn* sp : *s->spawns()) {
-      if (sp->state() == nullptr) continue;
-      const EntityState& st = *sp->state();
-      if (st.id() == limits_.self_id) {
-        violation(Violation::kSelfInView, tick, st.id());
-        continue;
-      }
-      if (index_of(st.id()) >= 0) {
-        violation(Violation::kDuplicateSpawn, tick, st.id());
-        continue;
-      }
-      auto pos = std::lower_bound(next.entities.begin(), next.entities.end(), st, by_id);
-      next.updated.insert(next.updated.begin() + (pos - next.entities.begin()), tick);
-      next.entities.insert(pos, st);
-      if (sp->name() != nullptr) names_[st.id()] = sp->name()->str();
-    }
+
+  // Drop the despawned, then merge the spawns in by id.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < next.entities.size(); ++i) {
+    if (touched_[i] == 2) continue;
+    next.entities[kept] = next.entities[i];
+    next.updated[kept] = next.updated[i];
+    ++kept;
   }
-  // Every update record carries all of an entity's changed fields, so after one the
-  // entity's whole state is as of this tick.
-  auto updatable = [&](std::uint32_t id) -> EntityState* {
-    const std::ptrdiff_t i = index_of(id);
-    if (i < 0) {
-      violation(Violation::kDeltaForUnknown, tick, id);
-      return nullptr;
+  next.entities.resize(kept);
+  next.updated.resize(kept);
+  std::sort(spawned_.begin(), spawned_.end(),
+            [](const EntityState& a, const EntityState& b) { return a.id < b.id; });
+  for (std::size_t k = 0; k < spawned_.size(); ++k) {
+    const EntityState& s = spawned_[k];
+    auto pos = std::lower_bound(next.entities.begin(), next.entities.end(), s.id,
+                                [](const EntityState& e, std::uint32_t id) { return e.id < id; });
+    if ((pos != next.entities.end() && pos->id == s.id) || (k > 0 && spawned_[k - 1].id == s.id)) {
+      violation(Violation::kDuplicateSpawn, tick, s.id);
+      continue;
     }
-    return &next.entities[static_cast<std::size_t>(i)];
-  };
-  auto mark_updated = [&](const EntityState* e) {
-    next.updated[static_cast<std::size_t>(e - next.entities.data())] = tick;
-  };
-  for (const protocol::Snapshot* s : parts) {
-    if (s->moves() != nullptr) {
-      for (const protocol::MoveDelta* m : *s->moves()) {
-        EntityState* e = updatable(m->id());
-        if (e == nullptr) continue;
-        const std::uint32_t since =
-            next.updated[static_cast<std::size_t>(e - next.entities.data())];
-        if (std::hypot(static_cast<double>(m->dx()), static_cast<double>(m->dy())) >
-            max_step_cm(since)) {
-          violation(Violation::kImpossibleJump, tick, m->id());
-        }
-        *e = EntityState(e->id(), e->x() + m->dx(), e->y() + m->dy(), m->heading(), e->health(),
-                         e->kind(), m->move_state());
-        mark_updated(e);
-      }
-    }
-    if (s->teleports() != nullptr) {
-      for (const protocol::MoveAbsolute* m : *s->teleports()) {
-        EntityState* e = updatable(m->id());
-        if (e == nullptr) continue;
-        *e = EntityState(e->id(), m->x(), m->y(), m->heading(), e->health(), e->kind(),
-                         m->move_state());
-        mark_updated(e);
-      }
-    }
-    if (s->headings() != nullptr) {
-      for (const protocol::HeadingUpdate* h : *s->headings()) {
-        EntityState* e = updatable(h->id());
-        if (e == nullptr) continue;
-        *e = EntityState(e->id(), e->x(), e->y(), h->heading(), e->health(), e->kind(),
-                         h->move_state());
-        mark_updated(e);
-      }
-    }
-    if (s->healths() != nullptr) {
-      for (const protocol::HealthUpdate* h : *s->healths()) {
-        EntityState* e = updatable(h->id());
-        if (e == nullptr) continue;
-        *e = EntityState(e->id(), e->x(), e->y(), e->heading(), h->health(), e->kind(),
-                         e->move_state());
-        mark_updated(e);
-      }
-    }
+    next.updated.insert(next.updated.begin() + (pos - next.entities.begin()), tick);
+    next.entities.insert(pos, s);
   }
 
   ++frames_completed_;
   Frame& stored = history_[tick % kFrameHistory];
   stored.tick = tick;
+  stored.self = next.self;
   stored.entities = next.entities;
   stored.updated = next.updated;
   if (tick > current_.tick) {
@@ -245,10 +215,10 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
     auto a = current_.entities.begin();
     auto b = next.entities.begin();
     while (a != current_.entities.end() || b != next.entities.end()) {
-      if (b == next.entities.end() || (a != current_.entities.end() && a->id() < b->id())) {
+      if (b == next.entities.end() || (a != current_.entities.end() && a->id < b->id)) {
         ++leaves_;
         ++a;
-      } else if (a == current_.entities.end() || b->id() < a->id()) {
+      } else if (a == current_.entities.end() || b->id < a->id) {
         ++enters_;
         ++b;
       } else {
@@ -257,6 +227,20 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       }
     }
     std::swap(current_, next);
+  }
+  // Forget what no kept frame holds any more, so the table does not grow with every
+  // entity ever seen (a later spawn carries the info again).
+  if (frames_completed_ % kFrameHistory == 0 && info_.size() > 2 * current_.entities.size() + 64) {
+    std::erase_if(info_, [&](const auto& kv) {
+      for (const Frame& f : history_) {
+        if (std::binary_search(
+                f.entities.begin(), f.entities.end(), EntityState{kv.first, {}},
+                [](const EntityState& a, const EntityState& b) { return a.id < b.id; })) {
+          return false;
+        }
+      }
+      return true;
+    });
   }
 }
 

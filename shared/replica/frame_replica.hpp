@@ -2,9 +2,9 @@
 //
 // Rebuilds each server frame from its baseline frame plus the snapshot parts of that
 // tick (the Quake 3 scheme the server uses), keeps the recent frames as future
-// baselines, and checks the protocol's invariants on every message: no delta or despawn
-// for an entity the baseline does not hold, no duplicate spawn, no impossible jump, no
-// frame built on a baseline the client does not have.
+// baselines, and checks the protocol's invariants on every message: no change or
+// despawn naming an entity the baseline does not hold, no duplicate spawn, no impossible
+// jump, no frame built on a baseline the client does not have, no malformed part.
 #pragma once
 
 #include <cstdint>
@@ -13,23 +13,24 @@
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/compact.hpp"
 #include "protocol/limits.hpp"
-#include "protocol/zone_generated.h"
 
 namespace zone::replica {
 
-using protocol::EntityState;
+using protocol::FieldValues;
 
 enum class Violation : std::uint8_t {
   kUnknownBaseline,    // snapshot built on a frame this client never completed
-  kDeltaForUnknown,    // move/heading/health for an entity not in the baseline
-  kDespawnUnknown,     // despawn of an entity not in the baseline
+  kDeltaForUnknown,    // a change naming a position beyond the baseline frame
+  kDespawnUnknown,     // a despawn naming a position beyond the baseline frame
   kDuplicateSpawn,     // spawn of an entity already in the baseline or twice in a frame
-  kImpossibleJump,     // a delta larger than max speed allows since the baseline
+  kImpossibleJump,     // a move larger than max speed allows since the entity's last update
   kSelfInView,         // the client's own entity replicated as a foreign entity
-  kInconsistentParts,  // parts of one tick disagree on baseline or part count
+  kInconsistentParts,  // parts of one tick disagree, or name one entity twice
+  kMalformed,          // a part that does not parse
 };
-inline constexpr std::size_t kViolationKinds = 7;
+inline constexpr std::size_t kViolationKinds = 8;
 const char* to_string(Violation v);
 
 struct ViolationRecord {
@@ -38,11 +39,27 @@ struct ViolationRecord {
   std::uint32_t entity_id;
 };
 
+struct EntityState {
+  std::uint32_t id = 0;
+  FieldValues values{};
+  std::int32_t x() const { return values[protocol::kX]; }
+  std::int32_t y() const { return values[protocol::kY]; }
+  friend bool operator==(const EntityState&, const EntityState&) = default;
+};
+
+// What never changes about an entity: sent with its spawn.
+struct EntityInfo {
+  std::uint8_t kind = 0;  // protocol::kKindPlayer / kKindNpc
+  std::uint16_t max_health = 0;
+  std::string name;
+};
+
 struct Frame {
   std::uint32_t tick = 0;
+  FieldValues self{};
   std::vector<EntityState> entities;  // sorted by id
-  // Per entity (same order): the server tick its state was last sent at. A record the
-  // server deferred leaves an entity's state older than the frame, and the jump check
+  // Per entity (same order): the server tick its values were last set at. A record the
+  // server deferred leaves an entity's values older than the frame, and the jump check
   // must measure movement from then.
   std::vector<std::uint32_t> updated;
 };
@@ -59,10 +76,9 @@ class FrameReplica {
 
   void reset(const ReplicaLimits& limits);
 
-  // Feeds one snapshot part; `packet` is the verified ServerPacket that holds it (kept
-  // only while the other parts of a split frame are on their way). Returns true when it
-  // completed a frame newer than the current one. Violations go to violations().
-  bool apply(std::span<const std::uint8_t> packet, const protocol::Snapshot& part);
+  // Feeds one snapshot part (the packet's bytes). Returns true when it completed a frame
+  // newer than the current one. Violations, malformed parts included, go to violations().
+  bool apply(std::span<const std::uint8_t> packet);
 
   // Newest tick the client holds completely: what it acknowledges in its inputs.
   std::uint32_t ack_tick() const { return current_.tick; }
@@ -71,9 +87,10 @@ class FrameReplica {
   // (or it is older than kFrameHistory ticks).
   const Frame* frame_at(std::uint32_t tick) const;
   const EntityState* find(std::uint32_t id) const;
-  const EntityState& self_state() const { return self_state_; }
+  // The client's own entity as of the newest complete frame.
+  const FieldValues& self() const { return current_.self; }
   std::uint32_t last_input_sequence() const { return last_input_sequence_; }
-  const std::string& name_of(std::uint32_t id) const;
+  const EntityInfo* info(std::uint32_t id) const;
 
   const std::vector<ViolationRecord>& violations() const { return violations_; }
   void clear_violations() { violations_.clear(); }
@@ -86,28 +103,31 @@ class FrameReplica {
  private:
   struct PendingFrame {
     std::uint32_t tick = 0;
-    std::uint32_t baseline = 0;
-    std::uint16_t part_count = 0;
-    std::vector<std::vector<std::uint8_t>> parts;  // verified packet bytes, by part index
+    std::uint8_t baseline_age = 0;
+    std::uint8_t part_count = 0;
+    std::vector<std::vector<std::uint8_t>> parts;  // packet bytes, by part index
     std::uint16_t received = 0;
   };
   void complete(std::uint32_t tick, std::uint32_t baseline,
-                std::span<const protocol::Snapshot* const> parts);
+                std::span<const protocol::SnapshotPart> parts);
   void violation(Violation v, std::uint32_t tick, std::uint32_t id);
 
   ReplicaLimits limits_;
   Frame current_;
   std::vector<Frame> history_ = std::vector<Frame>(kFrameHistory);  // ring by tick
   std::vector<PendingFrame> pending_;
-  std::unordered_map<std::uint32_t, std::string> names_;
-  EntityState self_state_{};
-  std::uint32_t self_tick_ = 0;
+  std::unordered_map<std::uint32_t, EntityInfo> info_;
   std::uint32_t last_input_sequence_ = 0;
+  std::uint32_t newest_part_tick_ = 0;
   std::vector<ViolationRecord> violations_;
   std::uint64_t enters_ = 0;
   std::uint64_t leaves_ = 0;
   std::uint64_t frames_completed_ = 0;
+  // Scratch, reused.
   Frame scratch_;
+  std::vector<protocol::SnapshotPart> parts_ = std::vector<protocol::SnapshotPart>(1);
+  std::vector<std::uint8_t> touched_;  // per baseline entity: 1 changed, 2 despawned
+  std::vector<EntityState> spawned_;
 };
 
 }  // namespace zone::replica

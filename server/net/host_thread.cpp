@@ -1,0 +1,120 @@
+#include "net/host_thread.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace zone::net {
+
+namespace {
+
+// Longest the thread sleeps without traffic: ENet's own timers (resends, pings,
+// timeouts) are serviced at least this often.
+constexpr int kIdleWaitMs = 5;
+// Longest one pass keeps reading before it looks at a posted batch again.
+constexpr auto kDrainBudget = std::chrono::milliseconds(2);
+
+}  // namespace
+
+HostThread::HostThread(const HostOptions& options, EventFn on_event)
+    : host_(options),
+      on_event_(std::move(on_event)),
+      port_(host_.port()),
+      max_peers_(host_.max_peers()),
+      buffers_(host_.socket_buffers()) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw NetError("eventfd failed");
+  thread_ = std::thread([this] { run(); });
+}
+
+HostThread::~HostThread() {
+  stop_ = true;
+  wake();
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void HostThread::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = write(wake_fd_, &one, sizeof one);
+}
+
+void HostThread::post(SendBatch& batch) {
+  {
+    std::lock_guard lock(mutex_);
+    std::swap(pending_, batch);
+    ++posted_;
+  }
+  batch.clear();
+  wake();
+}
+
+void HostThread::wait_sent() {
+  std::unique_lock lock(mutex_);
+  sent_cv_.wait(lock, [&] { return sent_ == posted_; });
+}
+
+TrafficStats HostThread::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void HostThread::send(SendBatch& batch) {
+  for (const SendBatch::Packet& p : batch.packets_) {
+    const std::uint8_t* data =
+        p.owned_at < 0 ? p.data : batch.owned_.data() + static_cast<std::size_t>(p.owned_at);
+    host_.send(p.peer, {data, p.size}, p.delivery, p.channel);
+  }
+  for (const SendBatch::Close& c : batch.closes_) {
+    if (c.now) {
+      host_.disconnect_now(c.peer, c.reason);
+    } else {
+      host_.disconnect(c.peer, c.reason);
+    }
+  }
+  host_.flush();
+}
+
+void HostThread::run() {
+  SendBatch batch;
+  std::uint64_t taken = 0;
+  NetEvent ev;
+  while (!stop_.load()) {
+    pollfd fds[2] = {{host_.socket(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    poll(fds, 2, kIdleWaitMs);
+    if (fds[1].revents & POLLIN) {
+      std::uint64_t count;
+      [[maybe_unused]] const auto n = read(wake_fd_, &count, sizeof count);
+    }
+    if (host_.drain(std::chrono::steady_clock::now() + kDrainBudget) >= 256) {
+      full_drains_.fetch_add(1, std::memory_order_relaxed);
+    }
+    while (host_.next_event(ev)) on_event_(ev);
+
+    {
+      std::lock_guard lock(mutex_);
+      if (taken != posted_) {
+        std::swap(batch, pending_);
+        taken = posted_;
+      }
+    }
+    if (!batch.empty()) send(batch);
+    batch.clear();
+    std::lock_guard lock(mutex_);
+    stats_ = host_.stats();
+    if (sent_ != taken) {
+      sent_ = taken;
+      sent_cv_.notify_all();
+    }
+  }
+  // Whatever was posted last still goes out (goodbyes at shutdown).
+  std::lock_guard lock(mutex_);
+  if (taken != posted_) {
+    send(pending_);
+    pending_.clear();
+  }
+  sent_ = posted_;
+  sent_cv_.notify_all();
+}
+
+}  // namespace zone::net

@@ -1,0 +1,101 @@
+#include "zone/ingest.hpp"
+
+#include "protocol/codec.hpp"
+
+namespace zone {
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::kOversize:
+      return "oversize";
+    case DropReason::kMalformed:
+      return "malformed";
+    case DropReason::kUnknownMessage:
+      return "unknown_message";
+    case DropReason::kBeforeHello:
+      return "before_hello";
+    case DropReason::kDuplicateHello:
+      return "duplicate_hello";
+    case DropReason::kBadValue:
+      return "bad_value";
+    case DropReason::kStaleInput:
+      return "stale_input";
+    case DropReason::kFlood:
+      return "flood";
+    case DropReason::kBadAck:
+      return "bad_ack";
+    case DropReason::kOverload:
+      return "overload";
+  }
+  return "unknown";
+}
+
+void Ingest::on_event(const net::NetEvent& ev) {
+  InboundEvent out;
+  out.peer = ev.peer;
+  out.at = std::chrono::steady_clock::now();
+  std::string_view name;
+  switch (ev.type) {
+    case net::NetEvent::Type::kConnect:
+      out.kind = InboundEvent::Kind::kConnect;
+      break;
+    case net::NetEvent::Type::kDisconnect:
+      out.kind = InboundEvent::Kind::kDisconnect;
+      out.data = ev.data;
+      break;
+    case net::NetEvent::Type::kReceive: {
+      auto bad = [&](DropReason why) {
+        out.kind = InboundEvent::Kind::kBad;
+        out.data = static_cast<std::uint32_t>(why);
+      };
+      if (ev.bytes.size() > limits_.max_packet_bytes) {
+        bad(DropReason::kOversize);
+      } else if (ev.channel == protocol::kUnreliableChannel) {
+        if (protocol::decode_input(ev.bytes, out.input)) {
+          out.kind = InboundEvent::Kind::kInput;
+        } else {
+          bad(DropReason::kMalformed);
+        }
+      } else if (ev.channel == protocol::kReliableChannel) {
+        protocol::ParseError why = protocol::ParseError::kNone;
+        const protocol::ClientPacket* p = protocol::parse_client_packet(ev.bytes, &why);
+        const protocol::Hello* hello = p ? p->message_as_Hello() : nullptr;
+        if (hello != nullptr) {
+          out.kind = InboundEvent::Kind::kHello;
+          out.data = hello->protocol_version();
+          if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
+        } else {
+          bad(why == protocol::ParseError::kUnknownMessage ? DropReason::kUnknownMessage
+                                                           : DropReason::kMalformed);
+        }
+      } else {
+        bad(DropReason::kMalformed);  // a channel the protocol does not use
+      }
+      break;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  const bool session_event =
+      out.kind == InboundEvent::Kind::kConnect || out.kind == InboundEvent::Kind::kDisconnect;
+  if (!session_event && queue_.events.size() >= limits_.max_events) {
+    // Counted, but not charged to the client: the zone is the one falling behind.
+    out.kind = InboundEvent::Kind::kBad;
+    out.data = static_cast<std::uint32_t>(DropReason::kOverload);
+    if (queue_.events.size() >= limits_.max_events * 2) {
+      ++queue_.overflowed;
+      return;
+    }
+  }
+  out.name_at = static_cast<std::uint32_t>(queue_.text.size());
+  out.name_size = static_cast<std::uint32_t>(name.size());
+  queue_.text.append(name);
+  queue_.events.push_back(out);
+}
+
+void Ingest::take(Inbox& into) {
+  into.clear();
+  std::lock_guard lock(mutex_);
+  std::swap(into, queue_);
+}
+
+}  // namespace zone

@@ -1,0 +1,85 @@
+// Client traffic, decoded on the network threads and taken by the tick.
+//
+// Each network thread (net::HostThread) calls Ingest::on_event for every ENet event of
+// its host: packets are size-checked and decoded there (a 16-byte input, a verified
+// FlatBuffers hello), so the tick only applies ready values. The tick takes everything
+// queued so far once per tick, in arrival order per host.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "net/enet_host.hpp"
+#include "protocol/compact.hpp"
+
+namespace zone {
+
+// Why an incoming packet was dropped. Counted per reason for metrics and the log.
+enum class DropReason : std::uint8_t {
+  kOversize,        // larger than limits.max_client_packet_bytes
+  kMalformed,       // not a well-formed message of the protocol
+  kUnknownMessage,  // well-formed, but a message type this server does not know
+  kBeforeHello,     // input before the hello was accepted
+  kDuplicateHello,  // a second hello
+  kBadValue,        // NaN, infinite or absurd numbers
+  kStaleInput,      // sequence not newer than the last applied one
+  kFlood,           // over limits.max_inputs_per_second
+  kBadAck,          // acknowledges a tick that was never sent
+  kOverload,        // more events in one tick than the zone takes (ingest queue full)
+};
+inline constexpr std::size_t kDropReasons = 10;
+const char* to_string(DropReason r);
+
+struct InboundEvent {
+  enum class Kind : std::uint8_t { kConnect, kDisconnect, kHello, kInput, kBad };
+  Kind kind = Kind::kBad;
+  net::PeerId peer;
+  std::uint32_t data = 0;  // disconnect: ENet data; hello: protocol version; bad: DropReason
+  std::chrono::steady_clock::time_point at{};  // when the network thread took it
+  protocol::InputMessage input;                // kInput
+  std::uint32_t name_at = 0;                   // kHello: the name, in Inbox::text
+  std::uint32_t name_size = 0;
+};
+
+struct Inbox {
+  std::vector<InboundEvent> events;
+  std::string text;  // hello names, back to back
+  // Packets dropped outright because the queue was far past its limit (counted here,
+  // not as events, so memory stays bounded).
+  std::uint64_t overflowed = 0;
+  std::string_view name_of(const InboundEvent& e) const {
+    return std::string_view(text).substr(e.name_at, e.name_size);
+  }
+  void clear() {
+    events.clear();
+    text.clear();
+    overflowed = 0;
+  }
+};
+
+// One per network host: the network thread pushes, the tick takes.
+class Ingest {
+ public:
+  struct Limits {
+    std::uint32_t max_packet_bytes = 512;  // limits.max_client_packet_bytes
+    // Packets queued between two ticks beyond which the rest are dropped (connects and
+    // disconnects always pass, so no session is ever lost track of).
+    std::size_t max_events = 1 << 16;
+  };
+  explicit Ingest(const Limits& limits) : limits_(limits) {}
+
+  // Network thread: decodes one event into the queue.
+  void on_event(const net::NetEvent& ev);
+  // Tick: takes everything queued so far (`into` is cleared first and swapped in).
+  void take(Inbox& into);
+
+ private:
+  Limits limits_;
+  std::mutex mutex_;
+  Inbox queue_;
+};
+
+}  // namespace zone

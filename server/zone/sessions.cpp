@@ -1,0 +1,267 @@
+#include "zone/sessions.hpp"
+
+#include <cmath>
+
+namespace zone {
+
+using protocol::DisconnectReason;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A movement intent is a direction of length <= 1; components far beyond that mean a
+// broken or hostile client, not a fast one.
+constexpr float kMaxIntentComponent = 16.0f;
+
+bool printable_name(std::string_view name) {
+  for (const unsigned char ch : name) {
+    if (ch < 0x20 || ch == 0x7F) return false;
+  }
+  return true;
+}
+
+// Session lines (joins, leaves, refusals) through a rate limiter: churn must not turn
+// the log into the bottleneck.
+template <typename... Args>
+void log_session(Logger& log, LogRateLimiter& limit, fmt::format_string<Args...> format,
+                 Args&&... args) {
+  std::uint64_t suppressed = 0;
+  if (!limit.allow(Clock::now(), suppressed)) return;
+  const std::string line = fmt::format(format, std::forward<Args>(args)...);
+  if (suppressed == 0) {
+    log.info("{}", line);
+  } else {
+    log.info("{} ({} similar lines suppressed)", line, suppressed);
+  }
+}
+
+}  // namespace
+
+Sessions::Sessions(const config::ZoneConfig& config, Logger& log, world::World& world,
+                   replication::Replicator& replicator)
+    : config_(config), log_(log), world_(world), replicator_(replicator) {}
+
+void Sessions::size_hosts(std::span<const std::size_t> peers_per_host) {
+  table_.clear();
+  for (const std::size_t peers : peers_per_host) table_.emplace_back(peers);
+}
+
+Session* Sessions::find(net::PeerId peer) {
+  if (peer.host >= table_.size() || peer.index >= table_[peer.host].size()) return nullptr;
+  Session& s = table_[peer.host][peer.index];
+  return (s.phase != Session::Phase::kFree && s.peer == peer) ? &s : nullptr;
+}
+
+void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::SendBatch> out) {
+  counters_.drops[static_cast<std::size_t>(DropReason::kOverload)] += inbox.overflowed;
+  for (const InboundEvent& ev : inbox.events) {
+    switch (ev.kind) {
+      case InboundEvent::Kind::kConnect:
+        on_connect(ev, out);
+        break;
+      case InboundEvent::Kind::kDisconnect:
+        on_disconnect(ev);
+        break;
+      case InboundEvent::Kind::kHello:
+        if (Session* s = find(ev.peer)) {
+          on_hello(*s, static_cast<std::uint16_t>(ev.data), inbox.name_of(ev), tick, out);
+        }
+        break;
+      case InboundEvent::Kind::kInput:
+        if (Session* s = find(ev.peer)) on_input(*s, ev, out);
+        break;
+      case InboundEvent::Kind::kBad: {
+        const auto why = static_cast<DropReason>(ev.data);
+        if (why == DropReason::kOverload) {
+          ++counters_.drops[ev.data];  // the zone fell behind; not the client's fault
+        } else if (Session* s = find(ev.peer)) {
+          drop(*s, why, out);
+        }
+        break;
+      }
+    }
+  }
+}
+
+void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
+  // A connection that never says hello would hold a peer slot for ever; a player whose
+  // inputs stopped (its ENet connection may still be alive) is gone for the game.
+  const auto hello_limit = std::chrono::milliseconds(config_.limits.hello_timeout_ms);
+  const auto input_limit = std::chrono::milliseconds(config_.network.timeout_ms);
+  for (auto& host : table_) {
+    for (Session& s : host) {
+      if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
+        kick(s, DisconnectReason::BadHello, out);
+      } else if (s.phase == Session::Phase::kPlaying && now - s.last_input_at > input_limit) {
+        kick(s, DisconnectReason::Timeout, out);
+      }
+    }
+  }
+}
+
+void Sessions::apply_inputs() {
+  for (const auto& host : table_) {
+    for (const Session& s : host) {
+      if (s.phase == Session::Phase::kPlaying)
+        world_.set_intent(s.player_slot, s.intent_x, s.intent_y);
+    }
+  }
+}
+
+std::size_t Sessions::close_all(DisconnectReason reason, std::span<net::SendBatch> out) {
+  accepting_ = false;
+  std::size_t told = 0;
+  for (auto& host : table_) {
+    for (Session& s : host) {
+      if (s.phase == Session::Phase::kFree) continue;
+      kick(s, reason, out);
+      ++told;
+    }
+  }
+  return told;
+}
+
+void Sessions::broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out) {
+  for (auto& host : table_) {
+    for (const Session& s : host) {
+      if (s.phase != Session::Phase::kPlaying) continue;
+      out[s.peer.host].add_copy(s.peer, bytes, net::Delivery::kReliable,
+                                protocol::kReliableChannel);
+    }
+  }
+}
+
+void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out) {
+  if (ev.peer.host >= table_.size() || ev.peer.index >= table_[ev.peer.host].size()) return;
+  Session& s = table_[ev.peer.host][ev.peer.index];
+  s = Session{};
+  s.peer = ev.peer;
+  s.phase = Session::Phase::kAwaitingHello;
+  s.connected_at = ev.at;
+  s.input_refill = ev.at;
+  s.input_tokens = config_.limits.max_inputs_per_second;
+  if (!accepting_) kick(s, DisconnectReason::ServerShutdown, out);
+}
+
+void Sessions::on_disconnect(const InboundEvent& ev) {
+  Session* s = find(ev.peer);
+  if (s == nullptr) return;
+  // ENet 1.3 reports a timeout as a disconnect with no data; a client that quits
+  // politely says so.
+  const auto reason = ev.data == static_cast<std::uint32_t>(DisconnectReason::ClientQuit)
+                          ? DisconnectReason::ClientQuit
+                          : DisconnectReason::Timeout;
+  ++counters_.disconnects[static_cast<std::size_t>(reason)];
+  if (s->phase == Session::Phase::kPlaying) {
+    log_session(log_, session_log_, "player '{}' left (entity {}): {}", s->name,
+                world_.entity(s->player_slot).id, protocol::to_string(reason));
+  }
+  end_session(*s);
+}
+
+void Sessions::end_session(Session& s) {
+  if (s.phase == Session::Phase::kPlaying) {
+    // Despawning makes the AOI emit leave events to everyone who saw this player.
+    replicator_.remove_client(s.client);
+    world_.despawn(s.player_slot);
+    ++counters_.leaves;
+  }
+  s = Session{};
+}
+
+void Sessions::kick(Session& s, DisconnectReason reason, std::span<net::SendBatch> out) {
+  ++counters_.disconnects[static_cast<std::size_t>(reason)];
+  if (s.phase == Session::Phase::kPlaying) {
+    log_session(log_, session_log_, "player '{}' disconnected: {}", s.name,
+                protocol::to_string(reason));
+  }
+  out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(reason));
+  // The player leaves the world now; ENet finishes the goodbye on its own.
+  end_session(s);
+}
+
+void Sessions::drop(Session& s, DropReason reason, std::span<net::SendBatch> out) {
+  ++counters_.drops[static_cast<std::size_t>(reason)];
+  std::uint64_t suppressed = 0;
+  if (bad_input_log_.allow(Clock::now(), suppressed)) {
+    log_.warn("dropped packet from peer {}.{}: {}{}", s.peer.host, s.peer.index, to_string(reason),
+              suppressed ? fmt::format(" ({} similar lines suppressed)", suppressed) : "");
+  }
+  // Stale inputs are normal on a lossy network (reordering); everything else counts
+  // against the client.
+  if (reason == DropReason::kStaleInput) return;
+  if (++s.bad_packets > config_.limits.max_bad_packets) {
+    kick(s,
+         reason == DropReason::kFlood ? DisconnectReason::InputFlood
+                                      : DisconnectReason::MalformedPackets,
+         out);
+  }
+}
+
+void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name,
+                        std::uint32_t tick, std::span<net::SendBatch> out) {
+  if (s.phase != Session::Phase::kAwaitingHello) return drop(s, DropReason::kDuplicateHello, out);
+  if (version != protocol::kProtocolVersion) {
+    log_session(log_, session_log_, "refused peer {}.{}: protocol version {} (server speaks {})",
+                s.peer.host, s.peer.index, version, protocol::kProtocolVersion);
+    return kick(s, DisconnectReason::ProtocolMismatch, out);
+  }
+  if (name.empty() || name.size() > config_.players.max_name_length || !printable_name(name)) {
+    return kick(s, DisconnectReason::BadHello, out);
+  }
+  if (world_.player_count() >= config_.players.max_players) {
+    return kick(s, DisconnectReason::ServerFull, out);
+  }
+  s.name = std::string(name);
+  s.player_slot = world_.spawn_player(s.name);
+  s.client = replicator_.add_client(s.player_slot);
+  if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
+  peer_of_client_[s.client] = s.peer;
+  s.phase = Session::Phase::kPlaying;
+  s.last_input_at = Clock::now();
+  ++counters_.joins;
+
+  const world::Entity& e = world_.entity(s.player_slot);
+  const config::WorldConfig& w = config_.world;
+  fbb_.Clear();
+  const auto welcome = protocol::CreateWelcome(
+      fbb_, e.id, tick, static_cast<std::uint16_t>(config_.tick.rate_hz),
+      static_cast<float>(world_.effective_player_radius()),
+      static_cast<float>(config_.aoi.hysteresis), static_cast<float>(w.min_x),
+      static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
+      config_.aoi.enabled,
+      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)));
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
+  out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                            protocol::kReliableChannel);
+  log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
+              s.name, e.id, e.x, e.y, world_.player_count());
+}
+
+void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {
+  if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
+  // Flood control: a token bucket of one second's worth of inputs, refilled by the time
+  // each input arrived, so a slow tick or a network stall followed by a burst is not a
+  // flood.
+  const double rate = config_.limits.max_inputs_per_second;
+  s.input_tokens = std::min(
+      rate, s.input_tokens + rate * std::chrono::duration<double>(ev.at - s.input_refill).count());
+  s.input_refill = std::max(s.input_refill, ev.at);
+  if (s.input_tokens < 1.0) return drop(s, DropReason::kFlood, out);
+  s.input_tokens -= 1.0;
+  const protocol::InputMessage& in = ev.input;
+  if (!std::isfinite(in.move_x) || !std::isfinite(in.move_y) ||
+      std::abs(in.move_x) > kMaxIntentComponent || std::abs(in.move_y) > kMaxIntentComponent) {
+    return drop(s, DropReason::kBadValue, out);
+  }
+  if (!replicator_.acknowledge(s.client, in.ack_tick)) return drop(s, DropReason::kBadAck, out);
+  if (in.sequence <= s.last_sequence) return drop(s, DropReason::kStaleInput, out);
+  s.last_sequence = in.sequence;
+  s.intent_x = in.move_x;
+  s.intent_y = in.move_y;
+  s.last_input_at = ev.at;
+  replicator_.set_last_input_sequence(s.client, s.last_sequence);
+}
+
+}  // namespace zone

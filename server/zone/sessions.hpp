@@ -1,0 +1,105 @@
+// The zone's connected clients: the session table and the rules of the protocol's
+// session layer. Takes the decoded events of the network threads (Inbox) on the tick
+// thread: connects, hellos (validated, then a player joins the world and a replication
+// client is attached), inputs (flood control, value checks, acknowledgments), bad packets
+// (counted, and a client that sends too many is disconnected with a reason), silent
+// clients and disconnects. What it sends back (welcomes, goodbyes) goes into the
+// per-host batches the tick posts.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "config/zone_config.hpp"
+#include "net/host_thread.hpp"
+#include "protocol/codec.hpp"
+#include "replication/replicator.hpp"
+#include "world/world.hpp"
+#include "zone/ingest.hpp"
+#include "zone/logger.hpp"
+
+namespace zone {
+
+inline constexpr std::size_t kDisconnectReasons =
+    static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
+
+struct SessionCounters {
+  std::uint64_t joins = 0;
+  std::uint64_t leaves = 0;
+  std::array<std::uint64_t, kDropReasons> drops{};
+  std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
+};
+
+struct Session {
+  enum class Phase : std::uint8_t { kFree, kAwaitingHello, kPlaying };
+  Phase phase = Phase::kFree;
+  net::PeerId peer;
+  std::uint32_t player_slot = 0;
+  replication::ClientId client = 0;
+  std::string name;
+  std::uint32_t last_sequence = 0;
+  float intent_x = 0.0f;  // latest accepted movement intent
+  float intent_y = 0.0f;
+  std::uint32_t bad_packets = 0;  // drops charged to this client
+  std::chrono::steady_clock::time_point connected_at{};
+  std::chrono::steady_clock::time_point last_input_at{};  // or the welcome
+  // Flood control: a token bucket holding up to one second of inputs.
+  double input_tokens = 0.0;
+  std::chrono::steady_clock::time_point input_refill{};
+};
+
+class Sessions {
+ public:
+  // `config` is the zone's live config (reloads change it in place).
+  Sessions(const config::ZoneConfig& config, Logger& log, world::World& world,
+           replication::Replicator& replicator);
+  // One table per network host, with a slot per peer it can hold.
+  void size_hosts(std::span<const std::size_t> peers_per_host);
+
+  // Applies one host's events, in order. `out` holds one batch per host.
+  void handle(const Inbox& inbox, std::uint32_t tick, std::span<net::SendBatch> out);
+  // Closes connections that never said hello and players that stopped sending inputs.
+  void expire(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
+  // Each player's latest intent becomes its velocity.
+  void apply_inputs();
+  // Refuses newcomers from now on and says goodbye to everyone; returns how many.
+  std::size_t close_all(protocol::DisconnectReason reason, std::span<net::SendBatch> out);
+  // Sends `bytes` reliably to every player (a parameter change).
+  void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
+
+  net::PeerId peer_of(replication::ClientId c) const { return peer_of_client_[c]; }
+  const SessionCounters& counters() const { return counters_; }
+  bool accepting() const { return accepting_; }
+
+ private:
+  Session* find(net::PeerId peer);
+  void on_connect(const InboundEvent& ev, std::span<net::SendBatch> out);
+  void on_disconnect(const InboundEvent& ev);
+  void on_hello(Session& s, std::uint16_t version, std::string_view name, std::uint32_t tick,
+                std::span<net::SendBatch> out);
+  void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
+  void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
+  void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
+  void end_session(Session& s);
+
+  const config::ZoneConfig& config_;
+  Logger& log_;
+  world::World& world_;
+  replication::Replicator& replicator_;
+  std::vector<std::vector<Session>> table_;  // by host, then peer slot
+  std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
+  bool accepting_ = true;
+  SessionCounters counters_;
+  flatbuffers::FlatBufferBuilder fbb_{256};
+  // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
+  LogRateLimiter session_log_{20, std::chrono::seconds(10)};
+  LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};
+};
+
+}  // namespace zone
