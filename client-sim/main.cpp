@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
   app.add_option("--bots-per-host", o.bots_per_host, "bots sharing one ENet client host")
       ->capture_default_str()
       ->check(CLI::Range(1u, 4000u));
+  app.add_option("--threads", o.threads,
+                 "bot threads, each with its own ENet hosts (0: one per 2,000 bots, at most one "
+                 "per core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
   app.add_option("--fail-if", fail_if_text,
                  "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
   app.add_flag("-q,--quiet", quiet, "no progress line");
@@ -120,8 +125,9 @@ int main(int argc, char** argv) {
 
   zone::net::EnetLibrary enet;
   zone::sim::Swarm swarm(o, loaded.scenario);
-  fmt::print(stderr, "client-sim: {} bots -> {}, scenario '{}', ramp {}/s, {} s{}\n", o.bots,
-             server, loaded.scenario.name, o.ramp_per_s, o.duration_s,
+  fmt::print(stderr,
+             "client-sim: {} bots on {} thread(s) -> {}, scenario '{}', ramp {}/s, {} s{}\n",
+             o.bots, swarm.threads(), server, loaded.scenario.name, o.ramp_per_s, o.duration_s,
              o.truth_host ? fmt::format(", truth check via {}", truth) : "");
   swarm.run();
   const zone::sim::Summary summary = swarm.summary();

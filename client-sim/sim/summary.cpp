@@ -10,6 +10,7 @@ nlohmann::json Summary::to_json() const {
   return {
       {"scenario", scenario},
       {"seed", seed},
+      {"threads", threads},
       {"bots_requested", bots_requested},
       {"bots_connected", bots_connected},
       {"bots_peak", bots_peak},
@@ -25,10 +26,14 @@ nlohmann::json Summary::to_json() const {
       {"leaves_total", leaves_total},
       {"protocol_violations", protocol_violations},
       {"violations_by_kind", violations_by_kind},
+      {"truth_rounds", truth_rounds},
       {"truth_checks", truth_checks},
       {"truth_entity_checks", truth_entity_checks},
       {"truth_mismatches", truth_mismatches},
       {"truth_skipped", truth_skipped},
+      {"truth_stale_entities", truth_stale_entities},
+      {"truth_deferred_spawns", truth_deferred_spawns},
+      {"truth_max_staleness_ticks", truth_max_staleness_ticks},
   };
 }
 

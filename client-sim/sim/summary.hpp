@@ -14,6 +14,7 @@ namespace zone::sim {
 struct Summary {
   std::string scenario;
   std::uint64_t seed = 0;
+  std::uint32_t threads = 0;  // bot threads used
   std::uint32_t bots_requested = 0;
   std::uint32_t bots_connected = 0;  // bots that completed a join at least once
   std::uint32_t bots_peak = 0;       // most bots playing at the same time
@@ -29,10 +30,14 @@ struct Summary {
   std::uint64_t leaves_total = 0;
   std::uint64_t protocol_violations = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
+  std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
   std::uint64_t truth_checks = 0;
   std::uint64_t truth_entity_checks = 0;
   std::uint64_t truth_mismatches = 0;
   std::uint64_t truth_skipped = 0;
+  std::uint64_t truth_stale_entities = 0;   // held at an older position (budget), within bound
+  std::uint64_t truth_deferred_spawns = 0;  // in view, spawn held back (budget), within bound
+  std::uint32_t truth_max_staleness_ticks = 0;
 
   nlohmann::json to_json() const;
   // The numeric fields by their JSON names, for --fail-if.

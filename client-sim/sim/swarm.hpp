@@ -1,6 +1,6 @@
-// The swarm: thousands of bots in one thread, spread over a few ENet client hosts (one
-// host holds many peers), connected at a ramp, driven by a scenario, measured once a
-// second and, in verification mode, checked against the server's ground truth.
+// The swarm: thousands of bots spread over threads (BotGroup), each thread with its own
+// ENet client hosts, connected at a ramp, driven by a scenario, measured once a second
+// and, in verification mode, checked against the server's ground truth.
 #pragma once
 
 #include <chrono>
@@ -11,13 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "client/bot.hpp"
-#include "net/enet_host.hpp"
-#include "sim/driver.hpp"
+#include "sim/bot_group.hpp"
 #include "sim/scenario.hpp"
 #include "sim/summary.hpp"
 #include "sim/truth_check.hpp"
-#include "util/splitmix64.hpp"
 
 namespace zone::sim {
 
@@ -29,6 +26,7 @@ struct SwarmOptions {
   double duration_s = 10.0;   // from the first connection
   std::uint64_t seed = 1;
   std::uint32_t bots_per_host = 1000;
+  std::uint32_t threads = 0;  // bot threads; 0: one per 2,000 bots, at most one per core
   // Verification mode: the server's admin address serving /debug/truth.
   std::optional<std::string> truth_host;
   std::uint16_t truth_port = 0;
@@ -45,63 +43,29 @@ class Swarm {
   // Runs for the configured duration, then disconnects every bot.
   void run();
   Summary summary() const;
-  const TruthReport& truth() const { return truth_; }
+  const TruthReport& truth() const { return final_.truth; }
   // The first violations seen, readable.
-  const std::vector<std::string>& violation_details() const { return violation_details_; }
+  const std::vector<std::string>& violation_details() const { return final_.violation_details; }
+  std::uint32_t threads() const { return static_cast<std::uint32_t>(groups_.size()); }
 
  private:
-  struct Slot {
-    std::unique_ptr<client::Bot> bot;
-    std::uint32_t host = 0;
-    std::uint32_t generation = 0;  // rejoins so far
-    DriverState driver;
-    std::chrono::steady_clock::time_point leave_at{};   // churn: quit then
-    std::chrono::steady_clock::time_point rejoin_at{};  // churn: reconnect then
-    bool joined_once = false;
-    bool counted_join = false;  // this session's join already counted
-    // Counters of finished sessions, so rejoining does not lose them.
-    client::BotCounters past;
-    std::uint64_t past_enters = 0, past_leaves = 0;
-    std::size_t violations_seen = 0;
-  };
-
-  // Traffic and view changes of every bot, finished sessions and live ones.
-  struct Totals {
-    std::uint64_t bytes_in = 0, bytes_out = 0, packets_in = 0, enters = 0, leaves = 0;
-  };
-  Totals totals() const;
-  void connect(std::uint32_t index, std::chrono::steady_clock::time_point now);
-  void pump_network();
-  void route(std::uint32_t host, const net::NetEvent& ev);
-  void send_inputs(double dt);
-  void churn(std::chrono::steady_clock::time_point now);
-  void collect_violations(Slot& slot);
-  void report_second(double elapsed_s, double window_s);
-  void truth_check();
-  void retire(Slot& slot);
+  GroupStats combine(const std::vector<GroupStats>& parts) const;
+  void report_second(const GroupStats& now, double elapsed_s, double window_s);
+  void truth_check(std::uint32_t newest_tick);
 
   SwarmOptions options_;
   Scenario scenario_;
-  std::vector<std::unique_ptr<net::EnetHost>> hosts_;
-  std::vector<std::vector<std::int32_t>> bot_of_peer_;  // per host, by peer index
-  std::vector<Slot> slots_;
-  util::SplitMix64 rng_;
-
-  // Totals.
-  std::uint32_t connected_ever_ = 0;
+  std::vector<std::unique_ptr<BotGroup>> groups_;
+  GroupStats final_;
   std::uint32_t peak_ = 0;
-  std::uint32_t connect_failures_ = 0;
-  std::uint32_t server_disconnects_ = 0;
   std::vector<double> rtt_samples_;
   double bot_seconds_ = 0.0;
   double view_samples_sum_ = 0.0;
   std::uint64_t view_samples_ = 0;
-  std::uint64_t violations_ = 0;
-  std::map<std::string, std::uint64_t> violations_by_kind_;
-  std::vector<std::string> violation_details_;
-  TruthReport truth_;
   double duration_s_ = 0.0;
-
+  std::uint64_t truth_rounds_ = 0;
+  std::uint64_t truth_fetch_failures_ = 0;
+  std::vector<std::string> truth_fetch_errors_;
   // Per-second window.
   std::uint64_t last_in_ = 0, last_out_ = 0, last_enters_ = 0, last_leaves_ = 0;
 };

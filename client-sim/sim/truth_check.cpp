@@ -10,12 +10,19 @@
 
 namespace zone::sim {
 
+const TruthEntity* Truth::find(std::uint32_t id) const {
+  auto it = std::lower_bound(entities.begin(), entities.end(), id,
+                             [](const TruthEntity& e, std::uint32_t k) { return e.id < k; });
+  return it != entities.end() && it->id == id ? &*it : nullptr;
+}
+
 bool parse_truth(const std::string& json, Truth& out, std::string& error) {
   try {
     const auto j = nlohmann::json::parse(json);
     out.tick = j.at("tick").get<std::uint32_t>();
     out.view_radius = j.at("view_radius").get<double>();
     out.hysteresis = j.at("hysteresis").get<double>();
+    out.max_deferral_ticks = j.at("max_deferral_ticks").get<std::uint32_t>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
       out.entities.push_back(
@@ -24,9 +31,9 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
     out.deferred.clear();
-    for (const auto& [player, ids] : j.at("deferred").items()) {
-      auto& set = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
-      for (const auto& id : ids) set.insert(id.get<std::uint32_t>());
+    for (const auto& [player, list] : j.at("deferred").items()) {
+      auto& held = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
+      for (const auto& d : list) held[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
     }
     return true;
   } catch (const std::exception& e) {
@@ -35,70 +42,125 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
   }
 }
 
-void check_bot(const client::Bot& bot, const Truth& truth, TruthReport& report,
+void TruthReport::add(const TruthReport& o, std::size_t max_details) {
+  checks += o.checks;
+  entity_checks += o.entity_checks;
+  mismatches += o.mismatches;
+  skipped += o.skipped;
+  stale_entities += o.stale_entities;
+  deferred_spawns += o.deferred_spawns;
+  max_staleness_ticks = std::max(max_staleness_ticks, o.max_staleness_ticks);
+  for (const std::string& d : o.details) {
+    if (details.size() < max_details) details.push_back(d);
+  }
+}
+
+namespace {
+
+bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
+  return held.x() == protocol::quantize_position(truth.x) &&
+         held.y() == protocol::quantize_position(truth.y);
+}
+
+}  // namespace
+
+void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
                std::size_t max_details) {
   if (bot.phase() != client::Bot::Phase::kPlaying) return;
-  const replica::Frame* frame = bot.replica().frame_at(truth.tick);
+  const replica::Frame* frame = nullptr;
+  const Truth* truth = nullptr;
+  for (auto it = window.by_tick.rbegin(); it != window.by_tick.rend(); ++it) {
+    frame = bot.replica().frame_at(it->first);
+    if (frame != nullptr) {
+      truth = &it->second;
+      break;
+    }
+  }
   const std::uint32_t self_id = bot.welcome().entity_id;
-  auto self_it = std::lower_bound(truth.entities.begin(), truth.entities.end(), self_id,
-                                  [](const TruthEntity& e, std::uint32_t id) { return e.id < id; });
-  if (frame == nullptr || self_it == truth.entities.end() || self_it->id != self_id) {
+  const TruthEntity* self = truth ? truth->find(self_id) : nullptr;
+  if (frame == nullptr || self == nullptr) {
     ++report.skipped;
     return;
   }
   ++report.checks;
-  static const std::unordered_set<std::uint32_t> kNone;
-  const auto d_it = truth.deferred.find(self_id);
-  const auto& deferred = d_it == truth.deferred.end() ? kNone : d_it->second;
-
+  const std::uint32_t tick = truth->tick;
   auto fail = [&](std::string what) {
     ++report.mismatches;
     if (report.details.size() < max_details) {
       report.details.push_back(
-          fmt::format("{} (entity {}) tick {}: {}", bot.name(), self_id, truth.tick, what));
+          fmt::format("{} (entity {}) tick {}: {}", bot.name(), self_id, tick, what));
     }
   };
+  if (!at_truth({self_id, frame->self}, *self)) {
+    fail(fmt::format("own position ({}, {}) cm, truth ({:.3f}, {:.3f}) m",
+                     frame->self[protocol::kX], frame->self[protocol::kY], self->x, self->y));
+  }
+  static const std::unordered_map<std::uint32_t, std::uint32_t> kNone;
+  const auto d_it = truth->deferred.find(self_id);
+  const auto& deferred = d_it == truth->deferred.end() ? kNone : d_it->second;
+  const std::uint32_t bound = truth->max_deferral_ticks;
 
-  const double r = truth.view_radius;
-  const double outer = r + truth.hysteresis;
+  const double r = truth->view_radius;
+  const double outer = r + truth->hysteresis;
   const auto& seen = frame->entities;  // sorted by id
-  auto s = seen.begin();
-  for (const TruthEntity& e : truth.entities) {
+  std::size_t s = 0;
+  for (const TruthEntity& e : truth->entities) {
     if (e.id == self_id) continue;
-    while (s != seen.end() && s->id < e.id) {
-      fail(fmt::format("entity {} is in the replica but not in the world", s->id));
-      ++s;
+    for (; s < seen.size() && seen[s].id < e.id; ++s) {
+      fail(fmt::format("entity {} is in the replica but not in the world", seen[s].id));
     }
-    const bool present = s != seen.end() && s->id == e.id;
+    const bool present = s < seen.size() && seen[s].id == e.id;
     // Same arithmetic as the AOI's decision: squared distances in double.
-    const double dx = e.x - self_it->x;
-    const double dy = e.y - self_it->y;
+    const double dx = e.x - self->x;
+    const double dy = e.y - self->y;
     const double d2 = dx * dx + dy * dy;
-    const double dist = std::sqrt(d2);
     ++report.entity_checks;
     if (!present) {
-      if (d2 <= r * r && !deferred.count(e.id)) {
-        fail(fmt::format("entity {} at {:.2f} m (view radius {:.2f} m) missing from the replica",
-                         e.id, dist, r));
+      if (d2 > r * r) continue;
+      const auto held = deferred.find(e.id);
+      if (held == deferred.end()) {
+        fail(fmt::format("entity {} at {:.3f} m (view radius {:.2f} m) missing from the replica",
+                         e.id, std::sqrt(d2), r));
+      } else if (tick - held->second >= bound) {
+        fail(fmt::format("entity {}'s spawn held back {} ticks (limit {})", e.id,
+                         tick - held->second, bound));
+      } else {
+        ++report.deferred_spawns;
       }
       continue;
     }
-    if (d2 > outer * outer) {
-      fail(fmt::format("entity {} at {:.2f} m (beyond radius + hysteresis {:.2f} m) in the replica",
-                       e.id, dist, outer));
-    } else if (!deferred.count(e.id)) {
-      const std::int32_t qx = protocol::quantize_position(e.x);
-      const std::int32_t qy = protocol::quantize_position(e.y);
-      if (std::abs(s->x() - qx) > 1 || std::abs(s->y() - qy) > 1) {
-        fail(fmt::format("entity {} seen at ({:.2f}, {:.2f}), truth ({:.2f}, {:.2f})", e.id,
-                         protocol::dequantize_position(s->x()),
-                         protocol::dequantize_position(s->y()), e.x, e.y));
-      }
-    }
+    const replica::EntityState& have = seen[s];
+    const std::uint32_t updated = frame->updated[s];
     ++s;
+    if (d2 > outer * outer) {
+      fail(fmt::format("entity {} at {:.3f} m (beyond radius + hysteresis {:.2f} m) in the replica",
+                       e.id, std::sqrt(d2), outer));
+      continue;
+    }
+    if (at_truth(have, e)) continue;
+    // Not where the entity is now: its update was held back. Then it must be exactly where
+    // it was when the client last got a record for it, and not too long ago.
+    const std::uint32_t age = tick - updated;
+    const Truth* then = window.at(updated);
+    const TruthEntity* was = then ? then->find(e.id) : nullptr;
+    if (age >= bound) {
+      fail(
+          fmt::format("entity {} at ({}, {}) cm, truth ({:.3f}, {:.3f}) m; last update {} ticks "
+                      "ago (limit {})",
+                      e.id, have.x(), have.y(), e.x, e.y, age, bound));
+    } else if (was == nullptr || !at_truth(have, *was)) {
+      fail(
+          fmt::format("entity {} at ({}, {}) cm is neither its truth now ({:.3f}, {:.3f}) m nor "
+                      "at tick {} when it was last sent",
+                      e.id, have.x(), have.y(), e.x, e.y, updated));
+    } else {
+      ++report.stale_entities;
+      report.max_staleness_ticks = std::max(report.max_staleness_ticks, age);
+    }
   }
-  for (; s != seen.end(); ++s)
-    fail(fmt::format("entity {} is in the replica but not in the world", s->id));
+  for (; s < seen.size(); ++s) {
+    fail(fmt::format("entity {} is in the replica but not in the world", seen[s].id));
+  }
 }
 
 }  // namespace zone::sim

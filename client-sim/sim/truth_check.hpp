@@ -1,20 +1,25 @@
-// The end-to-end truth check: compares each bot's replica, frame by frame, with the
-// server's ground truth for the same server tick.
+// The end-to-end truth check: compares bots' replicas, frame by frame, with the server's
+// ground truth for the same server ticks. Zero tolerance: the wire is exact.
 //
 // The server (with debug.truth on) serves GET /debug/truth?tick=T on its admin port:
-// every entity's exact position at tick T, the view radius and hysteresis, and for each
-// player the entities whose records the bandwidth budget deferred in that tick's frame.
-// For a bot holding a complete frame T the check is:
-//   - every entity within view_radius of the bot is in the frame (unless deferred),
-//   - nothing beyond view_radius + hysteresis is,
-//   - every entity in the frame exists, and its position equals the truth quantised to
-//     the protocol's step (unless its update was deferred).
+// every entity's exact position at tick T, the view radius, hysteresis and the longest
+// a record may wait for budget (max_deferral_ticks), and per player the entities in its
+// view whose spawn the budget held back, with the tick each entered the view.
+//
+// Each bot is checked on the newest tick of the window it holds a complete frame for:
+//   - its own position is the truth at T, quantised to the protocol's step;
+//   - every entity within view_radius is in the frame, unless its spawn is held back,
+//     for less than max_deferral_ticks;
+//   - nothing beyond view_radius + hysteresis is, and nothing that does not exist;
+//   - every entity's position is the truth at T, or, when its update was held back, the
+//     truth at the tick the client last got a record for it, less than
+//     max_deferral_ticks before T.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "client/bot.hpp"
@@ -31,23 +36,39 @@ struct Truth {
   std::uint32_t tick = 0;
   double view_radius = 0.0;
   double hysteresis = 0.0;
-  std::vector<TruthEntity> entities;                                              // sorted by id
-  std::unordered_map<std::uint32_t, std::unordered_set<std::uint32_t>> deferred;  // per player
+  std::uint32_t max_deferral_ticks = 0;
+  std::vector<TruthEntity> entities;  // sorted by id
+  // Per player: entity -> the tick it entered the view (its spawn is held back).
+  std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> deferred;
+  const TruthEntity* find(std::uint32_t id) const;
 };
 
 // Parses the endpoint's JSON; returns false with `error` set if it is not as expected.
 bool parse_truth(const std::string& json, Truth& out, std::string& error);
 
+// Consecutive recent ticks of truth, read-only once built (shared with the bot threads).
+struct TruthWindow {
+  std::map<std::uint32_t, Truth> by_tick;
+  const Truth* at(std::uint32_t tick) const {
+    auto it = by_tick.find(tick);
+    return it == by_tick.end() ? nullptr : &it->second;
+  }
+};
+
 struct TruthReport {
   std::uint64_t checks = 0;  // bot frames compared
   std::uint64_t entity_checks = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t skipped = 0;         // bots without a complete frame for the tick
+  std::uint64_t skipped = 0;          // bots without a complete frame in the window
+  std::uint64_t stale_entities = 0;   // held at an older tick's position (budget)
+  std::uint64_t deferred_spawns = 0;  // in view, spawn held back (budget)
+  std::uint32_t max_staleness_ticks = 0;
   std::vector<std::string> details;  // first few mismatches, readable
+  void add(const TruthReport& o, std::size_t max_details = 20);
 };
 
-// Compares one bot's frame for truth.tick (if it has one) and adds to the report.
-void check_bot(const client::Bot& bot, const Truth& truth, TruthReport& report,
+// Checks one bot on the newest tick of `window` it holds a complete frame for.
+void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
                std::size_t max_details = 20);
 
 }  // namespace zone::sim

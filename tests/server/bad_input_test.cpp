@@ -35,16 +35,14 @@ std::vector<Bytes> random_garbage(std::size_t count, std::uint32_t seed) {
   return out;
 }
 
-// Valid packets cut short at every length the verifier refuses.
-std::vector<Bytes> truncated_packets() {
+// A valid hello cut short at every length the verifier refuses (channel 0).
+std::vector<Bytes> truncated_hellos() {
   std::vector<Bytes> out;
-  for (const Bytes& whole :
-       {test::hello_packet("truncated-name"), test::input_packet(7, 0.5f, -0.5f, 3)}) {
-    REQUIRE_FALSE(rejected(whole));
-    for (std::size_t n = 1; n < whole.size(); ++n) {
-      Bytes cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
-      if (rejected(cut)) out.push_back(std::move(cut));
-    }
+  const Bytes whole = test::hello_packet("truncated-name");
+  REQUIRE_FALSE(rejected(whole));
+  for (std::size_t n = 1; n < whole.size(); ++n) {
+    Bytes cut(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
+    if (rejected(cut)) out.push_back(std::move(cut));
   }
   return out;
 }
@@ -69,7 +67,8 @@ TEST_CASE("bad input: each kind of bad packet is dropped and counted under its r
   REQUIRE(clients.pump_until([&] { return clients.raw(raw).connected; }, 3s));
   constexpr std::uint64_t kEarlyInputs = 3;
   for (std::uint32_t i = 1; i <= kEarlyInputs; ++i) {
-    REQUIRE(test::send_bytes(clients, raw, test::input_packet(i, 1.0f, 0.0f, 0)));
+    REQUIRE(test::send_bytes(clients, raw, test::input_packet(i, 1.0f, 0.0f, 0),
+                             net::Delivery::kUnreliable, test::kInputChannel));
   }
 
   client::Bot& good = clients.add("good", server.port());
@@ -82,9 +81,24 @@ TEST_CASE("bad input: each kind of bad packet is dropped and counted under its r
     ++counter;
   };
   for (const Bytes& b : random_garbage(20, 12345)) send(bad.peer(), b, malformed);
-  const std::vector<Bytes> cut = truncated_packets();
+  const std::vector<Bytes> cut = truncated_hellos();
   CHECK(cut.size() >= 10);
   for (const Bytes& b : cut) send(bad.peer(), b, malformed);
+  // Inputs are exactly 16 bytes on channel 1: shorter or longer is malformed, and so is
+  // an input sent on the hello channel.
+  const Bytes input = test::input_packet(bad.input_sequence() + 500, 0.0f, 0.0f, 0);
+  for (std::size_t n = 0; n < input.size(); n += 5) {
+    REQUIRE(test::send_bytes(clients, bad.peer(), Bytes(input.begin(), input.begin() + n),
+                             net::Delivery::kReliable, test::kInputChannel));
+    ++malformed;
+  }
+  Bytes longer = input;
+  longer.push_back(0);
+  REQUIRE(
+      test::send_bytes(clients, bad.peer(), longer, net::Delivery::kReliable, test::kInputChannel));
+  ++malformed;
+  REQUIRE(rejected(input));
+  send(bad.peer(), input, malformed);
   REQUIRE(rejected(test::empty_message_packet()));
   send(bad.peer(), test::empty_message_packet(), malformed);
   // Larger than limits.max_client_packet_bytes, whatever they hold: even a valid hello
@@ -169,7 +183,7 @@ TEST_CASE("bad input: a client that keeps sending garbage is disconnected, other
       5s));
   clients.pump(100ms);
   const std::uint32_t bad_id = bad.welcome().entity_id;
-  const protocol::EntityState good_before = good.replica().self_state();
+  const replica::EntityState good_before = test::self_of(good);
   const std::size_t seen_before = good.replica().current().entities.size();
 
   for (const Bytes& b : random_garbage(cfg.limits.max_bad_packets + 10, 777)) {
@@ -185,10 +199,10 @@ TEST_CASE("bad input: a client that keeps sending garbage is disconnected, other
   CHECK(good.replica().frames_completed() >= frames + 20);
   CHECK(good.phase() == client::Bot::Phase::kPlaying);
   CHECK(good.replica().violations().empty());
-  CHECK(good.replica().self_state().id() == good_before.id());
-  CHECK(good.replica().self_state().x() == good_before.x());
-  CHECK(good.replica().self_state().y() == good_before.y());
-  CHECK(good.replica().self_state().health() == good_before.health());
+  CHECK(test::self_of(good).id == good_before.id);
+  CHECK(test::self_of(good).x() == good_before.x());
+  CHECK(test::self_of(good).y() == good_before.y());
+  CHECK(test::self_of(good).values[protocol::kHealth] == good_before.values[protocol::kHealth]);
   CHECK(good.replica().current().entities.size() == seen_before - 1);
 
   ZoneServer& zone = server.stop();

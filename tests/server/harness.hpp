@@ -168,7 +168,7 @@ class Clients {
           break;
         case net::NetEvent::Type::kReceive: {
           const std::uint32_t before = b->replica().current().tick;
-          b->on_packet(ev.bytes);
+          b->on_packet(ev.channel, ev.bytes);
           if (observer_ && b->replica().current().tick != before) observer_(*b);
           break;
         }

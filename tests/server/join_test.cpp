@@ -46,28 +46,30 @@ TEST_CASE("join: the welcome describes the zone, and two nearby players see each
     CHECK(w.aoi_enabled);
     CHECK(w.max_speed == doctest::Approx(6.5));  // the faster of players and NPCs
     CHECK(b->replica().violations().empty());
-    // The client's own entity rides in self_state, never as a foreign entity.
-    CHECK(b->replica().self_state().id() == w.entity_id);
-    CHECK(b->replica().self_state().kind() == protocol::EntityKind::Player);
+    // The client's own entity rides in the self record, never as a foreign entity; it
+    // stands inside the world.
     CHECK(b->replica().find(w.entity_id) == nullptr);
+    CHECK(test::metres(test::self_of(*b).x()) >= w.world_min_x);
+    CHECK(test::metres(test::self_of(*b).x()) <= w.world_max_x);
+    CHECK(b->replica().self()[protocol::kHealth] == cfg.players.max_health);
     // Every NPC too: the zone is smaller than the view.
     CHECK(b->replica().current().entities.size() == cfg.npcs.count + 1);
   }
   CHECK(alice.welcome().entity_id != bob.welcome().entity_id);
 
-  const protocol::EntityState* bob_at_alice = alice.replica().find(bob.welcome().entity_id);
-  const protocol::EntityState* alice_at_bob = bob.replica().find(alice.welcome().entity_id);
+  const replica::EntityState* bob_at_alice = alice.replica().find(bob.welcome().entity_id);
+  const replica::EntityState* alice_at_bob = bob.replica().find(alice.welcome().entity_id);
   REQUIRE(bob_at_alice != nullptr);
   REQUIRE(alice_at_bob != nullptr);
-  CHECK(bob_at_alice->kind() == protocol::EntityKind::Player);
-  CHECK(alice_at_bob->kind() == protocol::EntityKind::Player);
-  CHECK(alice.replica().name_of(bob.welcome().entity_id) == "bob");
-  CHECK(bob.replica().name_of(alice.welcome().entity_id) == "alice");
+  CHECK(test::kind_of(alice, bob.welcome().entity_id) == protocol::kKindPlayer);
+  CHECK(test::kind_of(bob, alice.welcome().entity_id) == protocol::kKindPlayer);
+  CHECK(test::name_of(alice, bob.welcome().entity_id) == "bob");
+  CHECK(test::name_of(bob, alice.welcome().entity_id) == "alice");
   // What one sees of the other is what the other knows of itself (both stand still).
-  CHECK(bob_at_alice->x() == bob.replica().self_state().x());
-  CHECK(bob_at_alice->y() == bob.replica().self_state().y());
-  CHECK(alice_at_bob->x() == alice.replica().self_state().x());
-  CHECK(alice_at_bob->y() == alice.replica().self_state().y());
+  CHECK(bob_at_alice->x() == test::self_of(bob).x());
+  CHECK(bob_at_alice->y() == test::self_of(bob).y());
+  CHECK(alice_at_bob->x() == test::self_of(alice).x());
+  CHECK(alice_at_bob->y() == test::self_of(alice).y());
 
   ZoneServer& zone = server.stop();
   CHECK(zone.players() == 2);
@@ -121,7 +123,7 @@ TEST_CASE("join: a player that leaves is despawned from the views of those who s
       },
       3s));
   CHECK(carol.welcome().entity_id != bob_id);
-  CHECK(alice.replica().name_of(carol.welcome().entity_id) == "carol");
+  CHECK(test::name_of(alice, carol.welcome().entity_id) == "carol");
   CHECK(alice.replica().find(bob_id) == nullptr);
   CHECK(carol.replica().find(alice.welcome().entity_id) != nullptr);
   CHECK(carol.replica().find(bob_id) == nullptr);
@@ -221,12 +223,11 @@ TEST_CASE("join: with the AOI switched off a client is sent every entity of the 
   // Far-apart NPCs are in view: the entities seen span much more than 2 x 30 m.
   const auto& ents = alice.replica().current().entities;
   double max_d = 0.0;
-  for (const auto& e : ents)
-    max_d = std::max(max_d, test::distance_m(e, alice.replica().self_state()));
+  for (const auto& e : ents) max_d = std::max(max_d, test::distance_m(e, test::self_of(alice)));
   CHECK(max_d > 100.0);
   std::set<std::string> names;
   for (const auto& e : ents) {
-    if (e.kind() == protocol::EntityKind::Npc) names.insert(alice.replica().name_of(e.id()));
+    if (test::kind_of(alice, e.id) == protocol::kKindNpc) names.insert(test::name_of(alice, e.id));
   }
   CHECK(names.size() == cfg.npcs.count);
 

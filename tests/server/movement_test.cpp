@@ -24,7 +24,7 @@ struct Sample {
 void record_self(test::Clients& clients, const client::Bot& bot, std::vector<Sample>& out) {
   clients.set_frame_observer([&bot, &out](client::Bot& b) {
     if (&b != &bot) return;
-    const auto& s = b.replica().self_state();
+    const auto& s = test::self_of(b);
     out.push_back({b.replica().current().tick, s.x(), s.y()});
   });
 }
@@ -42,17 +42,17 @@ void check_npc_deltas(config::NpcBehaviour behaviour) {
   test::Clients clients;
   client::Bot& bot = clients.add("watcher", server.port());
 
-  std::map<std::uint32_t, protocol::EntityState> first_seen;
+  std::map<std::uint32_t, replica::EntityState> first_seen;
   std::map<std::uint32_t, int> moved;  // frames in which the entity's position changed
-  std::map<std::uint32_t, protocol::EntityState> last;
+  std::map<std::uint32_t, replica::EntityState> last;
   std::uint64_t frames = 0;
   clients.set_frame_observer([&](client::Bot& b) {
     ++frames;
-    for (const protocol::EntityState& e : b.replica().current().entities) {
-      first_seen.emplace(e.id(), e);
-      auto it = last.find(e.id());
-      if (it != last.end() && (it->second.x() != e.x() || it->second.y() != e.y())) ++moved[e.id()];
-      last.insert_or_assign(e.id(), e);
+    for (const replica::EntityState& e : b.replica().current().entities) {
+      first_seen.emplace(e.id, e);
+      auto it = last.find(e.id);
+      if (it != last.end() && (it->second.x() != e.x() || it->second.y() != e.y())) ++moved[e.id];
+      last.insert_or_assign(e.id, e);
     }
   });
   REQUIRE(clients.pump_until([&] { return bot.replica().frames_completed() > 0; }, 5s));
@@ -77,7 +77,7 @@ void check_npc_deltas(config::NpcBehaviour behaviour) {
   CHECK(movers >= cfg.npcs.count / 2);
   std::size_t displaced = 0;
   for (const auto& [id, s] : first_seen) {
-    const protocol::EntityState* now = r.find(id);
+    const replica::EntityState* now = r.find(id);
     if (now != nullptr && test::distance_m(s, *now) > 1.0) ++displaced;
   }
   CHECK(displaced >= cfg.npcs.count / 2);
@@ -88,11 +88,11 @@ void check_npc_deltas(config::NpcBehaviour behaviour) {
   // within what it can have walked since the client's newest frame.
   const std::uint32_t behind = zone.current_tick() - frame_tick;
   const double tolerance = cfg.npcs.speed * (behind + 1) / cfg.tick.rate_hz + 0.02;
-  for (const protocol::EntityState& e : r.current().entities) {
-    const world::Entity* truth = zone.world().find(e.id());
+  for (const replica::EntityState& e : r.current().entities) {
+    const world::Entity* truth = zone.world().find(e.id);
     REQUIRE(truth != nullptr);
     const double err = std::hypot(test::metres(e.x()) - truth->x, test::metres(e.y()) - truth->y);
-    CHECK_MESSAGE(err <= tolerance, "entity ", e.id(), " off by ", err, " m (", behind,
+    CHECK_MESSAGE(err <= tolerance, "entity ", e.id, " off by ", err, " m (", behind,
                   " ticks behind)");
   }
   // Spawns are not repeated once acknowledged: no full resyncs, and the number of spawn
@@ -130,26 +130,26 @@ TEST_CASE("movement: walking away despawns entities, and nothing far away is eve
   double worst = 0.0;
   clients.set_frame_observer([&](client::Bot& b) {
     ++frames_checked;
-    const protocol::EntityState& self = b.replica().self_state();
-    for (const protocol::EntityState& e : b.replica().current().entities) {
+    const replica::EntityState& self = test::self_of(b);
+    for (const replica::EntityState& e : b.replica().current().entities) {
       const double d = test::distance_m(e, self);
       worst = std::max(worst, d);
       if (d > limit) {
-        FAIL_CHECK("tick ", b.replica().current().tick, ": entity ", e.id(), " held at ", d,
+        FAIL_CHECK("tick ", b.replica().current().tick, ": entity ", e.id, " held at ", d,
                    " m (limit ", limit, " m)");
       }
     }
   });
 
-  const double start_x = test::metres(bot.replica().self_state().x());
+  const double start_x = test::metres(test::self_of(bot).x());
   const float dir = start_x < 200.0 ? 1.0f : -1.0f;  // toward the far side: 200 m of room
   // 50 m at 20 m/s: about 2.5 s.
   CHECK(clients.pump_until(
-      [&] { return std::abs(test::metres(bot.replica().self_state().x()) - start_x) >= 50.0; }, 6s,
+      [&] { return std::abs(test::metres(test::self_of(bot).x()) - start_x) >= 50.0; }, 6s,
       [&](client::Bot&) {
         return std::pair{dir, 0.0f};
       }));
-  const double end_x = test::metres(bot.replica().self_state().x());
+  const double end_x = test::metres(test::self_of(bot).x());
   CHECK(frames_checked > 60);
   CHECK(bot.replica().leaves() > 0);
   CHECK(bot.replica().enters() > bot.replica().leaves());
@@ -163,7 +163,7 @@ TEST_CASE("movement: walking away despawns entities, and nothing far away is eve
   ZoneServer& zone = server.stop();
   const world::Entity* self = zone.world().find(bot.welcome().entity_id);
   REQUIRE(self != nullptr);
-  CHECK(bot.replica().self_state().x() == protocol::quantize_position(self->x));
+  CHECK(test::self_of(bot).x() == protocol::quantize_position(self->x));
   zone.world().for_each_entity([&](std::uint32_t, const world::Entity& e) {
     if (e.id == self->id) return;
     const double d = std::hypot(e.x - self->x, e.y - self->y);
@@ -187,7 +187,7 @@ TEST_CASE("movement: an intent longer than 1 is clamped to the maximum speed") {
   REQUIRE(clients.pump_until([&] { return bot.replica().frames_completed() > 5; }, 5s));
   clients.pump(100ms);
 
-  const auto& s0 = bot.replica().self_state();
+  const auto& s0 = test::self_of(bot);
   const std::int32_t x0 = s0.x(), y0 = s0.y();
   const float dx = test::metres(x0) < 200.0 ? 1.0f : -1.0f;  // toward the middle
   const float dy = test::metres(y0) < 200.0 ? 1.0f : -1.0f;
@@ -222,7 +222,7 @@ TEST_CASE("movement: an intent longer than 1 is clamped to the maximum speed") {
   clients.pump(1500ms, [&](client::Bot&) { return std::pair{5.0f * dx, 0.0f}; });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
-    const auto& s = bot.replica().self_state();
+    const auto& s = test::self_of(bot);
     const double moved = std::abs(test::metres(s.x()) - test::metres(x0));
     // At most max_speed for the time the intent was held, plus a tick of slack.
     CHECK(moved <= cfg.players.max_speed * wall + per_tick + 0.02);
@@ -233,11 +233,11 @@ TEST_CASE("movement: an intent longer than 1 is clamped to the maximum speed") {
 
   // A diagonal intent of length 5: the speed along the diagonal is clamped as well.
   clients.pump(200ms);  // stop
-  const std::int32_t x1 = bot.replica().self_state().x(), y1 = bot.replica().self_state().y();
+  const std::int32_t x1 = test::self_of(bot).x(), y1 = test::self_of(bot).y();
   samples.clear();
   clients.pump(1000ms, [&](client::Bot&) { return std::pair{3.0f * dx, 4.0f * dy}; });
   check_speed(samples, x1, y1);
-  const auto& s2 = bot.replica().self_state();
+  const auto& s2 = test::self_of(bot);
   // Direction kept: (0.6, 0.8).
   const double mx = (s2.x() - x1) * dx, my = (s2.y() - y1) * dy;
   CHECK(mx > 0.0);
@@ -262,7 +262,7 @@ TEST_CASE("movement: non-finite and absurd intents are dropped and do not move t
   // From here on the test sends this bot's inputs itself, reliably, so none is lost.
   clients.mute(bot);
   clients.pump(100ms);
-  const std::int32_t x0 = bot.replica().self_state().x(), y0 = bot.replica().self_state().y();
+  const std::int32_t x0 = test::self_of(bot).x(), y0 = test::self_of(bot).y();
   const float dir = test::metres(x0) < 200.0 ? 1.0f : -1.0f;
 
   constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -278,8 +278,8 @@ TEST_CASE("movement: non-finite and absurd intents are dropped and do not move t
                              net::Delivery::kReliable, test::kInputChannel));
   }
   clients.pump(500ms);
-  CHECK(bot.replica().self_state().x() == x0);
-  CHECK(bot.replica().self_state().y() == y0);
+  CHECK(test::self_of(bot).x() == x0);
+  CHECK(test::self_of(bot).y() == y0);
   CHECK(bot.phase() == client::Bot::Phase::kPlaying);
   CHECK(bot.replica().last_input_sequence() < bot.input_sequence() + 1000);
 
@@ -288,7 +288,7 @@ TEST_CASE("movement: non-finite and absurd intents are dropped and do not move t
   REQUIRE(test::send_bytes(clients, bot.peer(),
                            test::input_packet(++seq, 16.0f * dir, 0.0f, bot.replica().ack_tick()),
                            net::Delivery::kReliable, test::kInputChannel));
-  CHECK(clients.pump_until([&] { return bot.replica().self_state().x() != x0; }, 2s));
+  CHECK(clients.pump_until([&] { return test::self_of(bot).x() != x0; }, 2s));
   CHECK(bot.replica().last_input_sequence() == seq);
 
   ZoneServer& zone = server.stop();
@@ -313,7 +313,7 @@ TEST_CASE("movement: a player pushing against the world's edge stays inside it")
   const std::int32_t max_y = protocol::quantize_position(cfg.world.max_y);
   std::uint64_t outside = 0;
   clients.set_frame_observer([&](client::Bot& b) {
-    const auto& s = b.replica().self_state();
+    const auto& s = test::self_of(b);
     if (s.x() < min_x || s.x() > max_x || s.y() < min_y || s.y() > max_y) {
       ++outside;
       FAIL_CHECK("tick ", b.replica().current().tick, ": player at (", s.x(), ", ", s.y(),
@@ -324,10 +324,7 @@ TEST_CASE("movement: a player pushing against the world's edge stays inside it")
   const auto push = [&](float mx, float my, std::int32_t cx, std::int32_t cy) {
     const auto intent = [&](client::Bot&) { return std::pair{mx, my}; };
     const bool reached = clients.pump_until(
-        [&] {
-          return bot.replica().self_state().x() == cx && bot.replica().self_state().y() == cy;
-        },
-        3s, intent);
+        [&] { return test::self_of(bot).x() == cx && test::self_of(bot).y() == cy; }, 3s, intent);
     clients.pump(300ms, intent);
     return reached;
   };
@@ -336,8 +333,8 @@ TEST_CASE("movement: a player pushing against the world's edge stays inside it")
   CHECK(push(-1.0f, 0.0f, min_x, max_y));  // along the north edge into the corner
   // Huge but legal intents (clamped to length 1) do not overshoot either.
   CHECK(push(16.0f, -16.0f, max_x, min_y));
-  CHECK(bot.replica().self_state().x() == max_x);
-  CHECK(bot.replica().self_state().y() == min_y);
+  CHECK(test::self_of(bot).x() == max_x);
+  CHECK(test::self_of(bot).y() == min_y);
   CHECK(outside == 0);
   CHECK(bot.replica().violations().empty());
 

@@ -4,6 +4,7 @@
 
 #include "harness.hpp"
 #include "protocol/quantize.hpp"
+#include "test_util.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -33,7 +34,7 @@ TEST_CASE("a client joins - gets a welcome and sees exactly the NPCs within its 
       REQUIRE_MESSAGE(seen != nullptr, "entity ", e.id, " at distance ", d, " missing");
       CHECK(seen->x() == protocol::quantize_position(e.x));
       CHECK(seen->y() == protocol::quantize_position(e.y));
-      CHECK(bot.replica().name_of(e.id) == e.name);
+      CHECK(test::name_of(bot, e.id) == e.name);
     } else if (d > 32.0) {
       CHECK_MESSAGE(seen == nullptr, "entity ", e.id, " at distance ", d, " replicated");
     }

@@ -18,8 +18,8 @@
 
 namespace zone::test {
 
-inline constexpr std::uint8_t kReliableChannel = 0;
-inline constexpr std::uint8_t kInputChannel = 1;
+inline constexpr std::uint8_t kReliableChannel = protocol::kReliableChannel;
+inline constexpr std::uint8_t kInputChannel = protocol::kUnreliableChannel;
 
 // A zone so small that every entity is always within every player's view: the
 // diagonal of 20 x 20 m is 28.3 m, less than the 30 m view radius. Player spawn points
@@ -59,19 +59,23 @@ inline std::vector<std::uint8_t> hello_packet(const std::string& name,
   protocol::build_hello(fbb, version, name);
   return bytes_of(fbb);
 }
+// An Input (channel 1): 16 bytes.
 inline std::vector<std::uint8_t> input_packet(std::uint32_t sequence, float mx, float my,
                                               std::uint32_t ack_tick) {
-  flatbuffers::FlatBufferBuilder fbb;
-  protocol::build_input(fbb, sequence, mx, my, ack_tick);
-  return bytes_of(fbb);
+  std::vector<std::uint8_t> bytes(protocol::kInputBytes);
+  protocol::encode_input(
+      {sequence, ack_tick, mx, my},
+      std::span<std::uint8_t, protocol::kInputBytes>(bytes.data(), bytes.size()));
+  return bytes;
 }
 // A verifiable ClientPacket whose union names a message type this protocol does not
 // have (what a newer client might send).
 inline std::vector<std::uint8_t> unknown_message_packet(std::uint8_t type) {
   flatbuffers::FlatBufferBuilder fbb;
-  const auto input = protocol::CreateInput(fbb, 1, 0.0f, 0.0f, 0);
+  const auto name = fbb.CreateString("x");
+  const auto hello = protocol::CreateHello(fbb, protocol::kProtocolVersion, name);
   fbb.Finish(
-      protocol::CreateClientPacket(fbb, static_cast<protocol::ClientMessage>(type), input.Union()));
+      protocol::CreateClientPacket(fbb, static_cast<protocol::ClientMessage>(type), hello.Union()));
   return bytes_of(fbb);
 }
 // A ClientPacket with no message at all.
@@ -88,8 +92,21 @@ inline bool send_bytes(Clients& clients, net::PeerId peer, const std::vector<std
   return clients.host().send(peer, bytes, delivery, channel);
 }
 
+// The bot's own entity as its newest complete frame holds it.
+inline replica::EntityState self_of(const client::Bot& bot) {
+  return {bot.welcome().entity_id, bot.replica().self()};
+}
+inline std::string name_of(const client::Bot& bot, std::uint32_t id) {
+  const replica::EntityInfo* info = bot.replica().info(id);
+  return info ? info->name : std::string();
+}
+inline int kind_of(const client::Bot& bot, std::uint32_t id) {
+  const replica::EntityInfo* info = bot.replica().info(id);
+  return info ? info->kind : -1;
+}
+
 // Distance in metres between two replicated states (centimetre positions).
-inline double distance_m(const protocol::EntityState& a, const protocol::EntityState& b) {
+inline double distance_m(const replica::EntityState& a, const replica::EntityState& b) {
   return std::hypot(static_cast<double>(a.x()) - b.x(), static_cast<double>(a.y()) - b.y()) *
          protocol::kPositionStep;
 }

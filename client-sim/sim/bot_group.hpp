@@ -1,0 +1,110 @@
+// One thread's share of the swarm: a range of bots, the ENet client hosts they connect
+// through, their scenario driving and their checks. Nothing in a group is touched by
+// another thread except through the calls below, which exchange copies under a mutex.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/bot.hpp"
+#include "net/enet_host.hpp"
+#include "sim/driver.hpp"
+#include "sim/scenario.hpp"
+#include "sim/truth_check.hpp"
+#include "util/splitmix64.hpp"
+
+namespace zone::sim {
+
+struct GroupOptions {
+  std::string server_host = "127.0.0.1";
+  std::uint16_t server_port = 7777;
+  std::uint32_t first_bot = 0;  // bots [first_bot, first_bot + bots) are this group's
+  std::uint32_t bots = 0;
+  double ramp_per_s = 100.0;  // this group's share of the ramp
+  std::uint32_t bots_per_host = 1000;
+  std::uint64_t seed = 1;
+  bool light = false;
+  bool progress = true;  // print server disconnects to stderr
+};
+
+// What a group reports: counters since the start, and this moment's state.
+struct GroupStats {
+  std::uint32_t playing = 0;
+  std::uint32_t connected_ever = 0;
+  std::uint32_t connect_failures = 0;
+  std::uint32_t server_disconnects = 0;
+  std::uint64_t bytes_in = 0, bytes_out = 0, packets_in = 0, enters = 0, leaves = 0;
+  double view_sum = 0.0;          // entities in view, summed over playing bots
+  std::vector<double> rtt_ms;     // one per playing bot
+  std::uint32_t newest_tick = 0;  // newest frame any bot holds
+  std::uint64_t violations = 0;
+  std::map<std::string, std::uint64_t> violations_by_kind;
+  std::vector<std::string> violation_details;  // the first few
+  TruthReport truth;
+};
+
+class BotGroup {
+ public:
+  BotGroup(const GroupOptions& options, const Scenario& scenario);
+  ~BotGroup();
+  BotGroup(const BotGroup&) = delete;
+  BotGroup& operator=(const BotGroup&) = delete;
+
+  // Starts the thread; the ramp counts from `start`.
+  void start(std::chrono::steady_clock::time_point start);
+  // Every bot says goodbye, the thread ends; returns the final stats.
+  GroupStats finish();
+  // The newest stats, refreshed by the thread a few times a second.
+  GroupStats sample() const;
+  // Hands a truth window to check every playing bot against, at the thread's next pass.
+  void check(std::shared_ptr<const TruthWindow> window);
+
+ private:
+  struct Slot {
+    std::unique_ptr<client::Bot> bot;
+    std::uint32_t host = 0;
+    DriverState driver;
+    std::chrono::steady_clock::time_point leave_at{};   // churn: quit then
+    std::chrono::steady_clock::time_point rejoin_at{};  // churn: reconnect then
+    bool joined_once = false;
+    bool counted_join = false;  // this session's join already counted
+    client::BotCounters past;   // finished sessions, so rejoining does not lose them
+    std::uint64_t past_enters = 0, past_leaves = 0;
+    std::size_t violations_seen = 0;
+  };
+
+  void run();
+  void connect(std::uint32_t index, std::chrono::steady_clock::time_point now);
+  void pump_network();
+  void route(std::uint32_t host, const net::NetEvent& ev);
+  void send_inputs(double dt);
+  void churn(std::chrono::steady_clock::time_point now);
+  void collect_violations(Slot& slot);
+  void retire(Slot& slot);
+  void publish();
+  void goodbye();
+
+  GroupOptions options_;
+  Scenario scenario_;
+  std::vector<std::unique_ptr<net::EnetHost>> hosts_;
+  std::vector<std::vector<std::int32_t>> bot_of_peer_;  // per host, by peer index
+  std::vector<Slot> slots_;
+  util::SplitMix64 rng_;
+  GroupStats counters_;  // the thread's own; published copies go to published_
+  std::chrono::steady_clock::time_point start_{};
+
+  mutable std::mutex mutex_;
+  GroupStats published_;
+  std::shared_ptr<const TruthWindow> pending_truth_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace zone::sim
