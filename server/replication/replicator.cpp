@@ -292,32 +292,49 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   if (!progress && saving && heard_recently) return;
 
   // Wire order: changes by baseline position, then spawns by id; split into parts.
-  std::sort(w.selected.begin(), w.selected.end(), [&](std::uint32_t a, std::uint32_t b) {
+  auto wire_less = [&](std::uint32_t a, std::uint32_t b) {
     const Candidate& ca = w.candidates[a];
     const Candidate& cb = w.candidates[b];
     const bool sa = ca.kind == Candidate::kSpawn, sb = cb.kind == Candidate::kSpawn;
     if (sa != sb) return sb;
     return sa ? ca.frame_index < cb.frame_index : ca.base_index < cb.base_index;
-  });
-  w.part_ends.clear();
-  std::uint32_t used = part_overhead + self_cost;
-  std::uint32_t in_part = 0;
-  for (std::uint32_t k = 0; k < w.selected.size(); ++k) {
-    const std::uint32_t cost = w.candidates[w.selected[k]].cost;
-    if (in_part > 0 && used + cost > max_bytes) {
-      w.part_ends.push_back(k);
-      used = part_overhead;
-      in_part = 0;
+  };
+  std::sort(w.selected.begin(), w.selected.end(), wire_less);
+  auto split_into_parts = [&] {
+    w.part_ends.clear();
+    std::uint32_t used = part_overhead + self_cost;
+    std::uint32_t in_part = 0;
+    for (std::uint32_t k = 0; k < w.selected.size(); ++k) {
+      const std::uint32_t cost = w.candidates[w.selected[k]].cost;
+      if (in_part > 0 && used + cost > max_bytes) {
+        w.part_ends.push_back(k);
+        used = part_overhead;
+        in_part = 0;
+      }
+      used += cost;
+      ++in_part;
     }
-    used += cost;
-    ++in_part;
-  }
-  w.part_ends.push_back(static_cast<std::uint32_t>(w.selected.size()));
+    w.part_ends.push_back(static_cast<std::uint32_t>(w.selected.size()));
+  };
+  split_into_parts();
   // Part numbers are one byte: a frame that needs more (thousands of entities in view
-  // with small packets) sends what fits and keeps the rest for the next one.
+  // with small packets) sends what fits and keeps the rest for the next one. The spawns
+  // the client may already hold go first, or cutting them off would make entities it
+  // displays vanish; each part is then put back in wire order (costs are bounds that do
+  // not depend on the order within a part).
   if (w.part_ends.size() > 255) {
-    w.part_ends.resize(255);
+    std::stable_partition(w.selected.begin(), w.selected.end(), [&](std::uint32_t k) {
+      const Candidate& cand = w.candidates[k];
+      return cand.kind == Candidate::kSpawn && holds(last, v.interest[cand.interest_index].id);
+    });
+    split_into_parts();
+    w.part_ends.resize(std::min<std::size_t>(w.part_ends.size(), 255));
     w.selected.resize(w.part_ends.back());
+    std::uint32_t begin = 0;
+    for (const std::uint32_t end : w.part_ends) {
+      std::sort(w.selected.begin() + begin, w.selected.begin() + end, wire_less);
+      begin = end;
+    }
   }
 
   // Record in the frame what is sent, and let the rest wait with a higher priority.

@@ -110,8 +110,12 @@ void encode(ByteWriter& w, const FieldTable<N>& table, std::uint32_t mask, const
 template <std::size_t N>
 bool read(ByteReader& r, const FieldTable<N>& table, std::uint32_t& mask,
           std::array<std::uint32_t, N>& wire) {
+  static_assert(N <= 32, "a record's mask has 32 bits");
   mask = r.varint();
-  if (r.failed() || (N < 32 && (mask >> N) != 0)) return false;
+  if (r.failed()) return false;
+  if constexpr (N < 32) {
+    if ((mask >> N) != 0) return false;
+  }
   for (std::size_t i = 0; i < N; ++i) {
     if (!(mask & (1u << i))) continue;
     wire[i] = r.varint();

@@ -134,9 +134,16 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
 
   touched_.assign(next.entities.size(), 0);
   spawned_.clear();
+  bool self_seen = false;
   for (const protocol::SnapshotPart& part : parts) {
     if (part.header.flags & protocol::kSnapshotHasSelf) {
-      fields::apply(kEntityFields, part.self_mask, part.self_wire, next.self);
+      // A delta against the baseline's self: a second one would apply twice.
+      if (self_seen) {
+        violation(Violation::kInconsistentParts, tick, limits_.self_id);
+      } else {
+        fields::apply(kEntityFields, part.self_mask, part.self_wire, next.self);
+      }
+      self_seen = true;
     }
     for (const protocol::ChangeRecord& c : part.changes) {
       if (c.index >= next.entities.size()) {

@@ -1,5 +1,7 @@
-// FrameReplica (shared/replica/frame_replica.hpp) fed with hand-built snapshots: frame
-// assembly from baseline + parts, acknowledgment, and every protocol invariant check.
+// FrameReplica (shared/replica/frame_replica.hpp) fed with hand-built snapshot parts:
+// frame assembly from baseline + parts, acknowledgment, and every protocol invariant
+// check. Changes and despawns name entities by their position in the baseline frame
+// (sorted by id), spawns by id.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,12 +15,14 @@
 using namespace zone;
 using replica::FrameReplica;
 using replica::Violation;
+using test::change;
+using test::despawn;
 using test::make_state;
-using test::SnapshotSpec;
+using test::PartSpec;
+using test::spawn;
+using test::values;
 
 namespace {
-
-using Bytes = std::vector<std::uint8_t>;
 
 constexpr std::uint32_t kSelf = 1;
 
@@ -28,28 +32,19 @@ FrameReplica make_replica(double max_speed = 10.0, std::uint32_t tick_rate = 20)
   return r;
 }
 
-bool feed(FrameReplica& r, const Bytes& bytes) {
-  const protocol::Snapshot* s = test::snapshot_of(bytes);
-  REQUIRE(s != nullptr);
-  return r.apply(bytes, *s);
+bool feed(FrameReplica& r, const PartSpec& spec) {
+  const test::Bytes bytes = test::encode(spec);
+  REQUIRE(!bytes.empty());
+  return r.apply(bytes);
 }
 
-bool feed(FrameReplica& r, const SnapshotSpec& spec) {
-  return feed(r, test::encode(spec));
-}
-
-SnapshotSpec frame(std::uint32_t tick, std::uint32_t baseline) {
-  SnapshotSpec s;
-  s.tick = tick;
-  s.baseline = baseline;
-  s.self = make_state(kSelf, 0, 0, 0, 100, protocol::EntityKind::Player);
-  s.last_input = tick;
-  return s;
+PartSpec frame(std::uint32_t tick, std::uint32_t baseline) {
+  return test::part_on(tick, baseline);
 }
 
 std::vector<std::uint32_t> ids_of(const FrameReplica& r) {
   std::vector<std::uint32_t> ids;
-  for (const auto& e : r.current().entities) ids.push_back(e.id());
+  for (const auto& e : r.current().entities) ids.push_back(e.id);
   return ids;
 }
 
@@ -58,123 +53,169 @@ bool only_violation(const FrameReplica& r, Violation kind, std::uint32_t tick, s
          r.violations()[0].server_tick == tick && r.violations()[0].entity_id == id;
 }
 
+std::string violations_of(const FrameReplica& r) {
+  std::string s;
+  for (const auto& v : r.violations()) {
+    s += std::string(replica::to_string(v.kind)) + " tick " + std::to_string(v.server_tick) +
+         " id " + std::to_string(v.entity_id) + "; ";
+  }
+  return s;
+}
+
+// Tick 1's values of entities 10, 11, 12 (baseline positions 0, 1, 2).
+const protocol::FieldValues kTen = values(1000, 2000, 100, 0, 90);
+const protocol::FieldValues kEleven = values(-500, 0, 200, 0, 80);
+const protocol::FieldValues kTwelve = values(0, 300, 300, 0, 70);
+
 // Tick 1: a full frame with entities 10, 11, 12.
 FrameReplica with_three_entities() {
   FrameReplica r = make_replica();
-  SnapshotSpec s = frame(1, 0);
-  s.spawns = {{make_state(10, 1000, 2000, 100, 90), 100, "ten"},
-              {make_state(11, -500, 0, 200, 80), 120, "eleven"},
-              {make_state(12, 0, 300, 300, 70), 140, "twelve"}};
+  PartSpec s = frame(1, 0);
+  s.spawns = {spawn({10, kTen}, "ten", protocol::kKindNpc, 100),
+              spawn({11, kEleven}, "eleven", protocol::kKindPlayer, 120),
+              spawn({12, kTwelve}, "twelve", protocol::kKindNpc, 140)};
   REQUIRE(feed(r, s));
   REQUIRE(r.violations().empty());
   return r;
 }
 
+protocol::FieldValues moved(protocol::FieldValues v, std::int32_t dx, std::int32_t dy) {
+  v[protocol::kX] += dx;
+  v[protocol::kY] += dy;
+  return v;
+}
+
 }  // namespace
 
-TEST_CASE("replica: spawn then a move delta against the baseline") {
+TEST_CASE("replica: spawn then changes against the baseline") {
   FrameReplica r = make_replica();
   CHECK(r.ack_tick() == 0);
   CHECK(r.current().entities.empty());
-  SnapshotSpec s1 = frame(1, 0);
-  s1.spawns = {{make_state(5, 10000, 20000, 1234, 77, protocol::EntityKind::Npc,
-                           protocol::MoveState::Walking),
-                150, "wolf"}};
+  const protocol::FieldValues v1 = values(10000, 20000, 1234, 1, 77);
+  PartSpec s1 = frame(1, 0);
+  s1.spawns = {spawn({5, v1}, "wolf", protocol::kKindNpc, 150)};
   CHECK(feed(r, s1));
   CHECK(r.ack_tick() == 1);
   REQUIRE(r.find(5) != nullptr);
-  CHECK(r.find(5)->x() == 10000);
-  CHECK(r.find(5)->y() == 20000);
-  CHECK(r.find(5)->heading() == 1234);
-  CHECK(r.find(5)->health() == 77);
-  CHECK(r.find(5)->move_state() == protocol::MoveState::Walking);
-  CHECK(r.name_of(5) == "wolf");
-  CHECK(r.name_of(6).empty());
+  CHECK(r.find(5)->values == v1);
+  REQUIRE(r.info(5) != nullptr);
+  CHECK(r.info(5)->name == "wolf");
+  CHECK(r.info(5)->kind == protocol::kKindNpc);
+  CHECK(r.info(5)->max_health == 150);
+  CHECK(r.info(6) == nullptr);
+  CHECK(r.find(6) == nullptr);
 
-  SnapshotSpec s2 = frame(2, 1);
-  s2.moves.emplace_back(5, std::int16_t{30}, std::int16_t{-20}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
+  PartSpec s2 = frame(2, 1);
+  const protocol::FieldValues v2 = moved(v1, 30, -20);
+  s2.changes = {change(0, v1, v2)};
   CHECK(feed(r, s2));
   CHECK(r.ack_tick() == 2);
-  CHECK(r.find(5)->x() == 10030);
-  CHECK(r.find(5)->y() == 19980);
+  CHECK(r.find(5)->values == v2);
 
-  // Tick 3 is encoded against tick 1 (the client's tick-2 ack was lost): the delta is
-  // relative to tick 1's state, not the current one.
-  SnapshotSpec s3 = frame(3, 1);
-  s3.moves.emplace_back(5, std::int16_t{50}, std::int16_t{0}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
-  s3.headings.emplace_back(5, std::uint16_t{999}, protocol::MoveState::Idle);
-  s3.healths.emplace_back(5, std::uint16_t{12});
+  // Tick 3 is encoded against tick 1 (the client's tick-2 ack was lost): the change is
+  // relative to tick 1's values, not the current ones.
+  PartSpec s3 = frame(3, 1);
+  const protocol::FieldValues v3 = values(10050, 20000, 999, 0, 12);
+  s3.changes = {change(0, v1, v3)};
   CHECK(feed(r, s3));
-  CHECK(r.find(5)->x() == 10050);
-  CHECK(r.find(5)->y() == 20000);
-  CHECK(r.find(5)->heading() == 999);
-  CHECK(r.find(5)->move_state() == protocol::MoveState::Idle);
-  CHECK(r.find(5)->health() == 12);
+  CHECK(r.find(5)->values == v3);
 
-  // A teleport sets the absolute position.
-  SnapshotSpec s4 = frame(4, 3);
-  s4.teleports.emplace_back(5, -7, 123456789, std::uint16_t{0}, protocol::MoveState::Walking);
+  // A record carrying some fields only: the others keep the baseline's values.
+  PartSpec s4 = frame(4, 3);
+  protocol::FieldValues v4 = v3;
+  v4[protocol::kHealth] = 65535;
+  s4.changes = {change(0, v3, v4)};
   CHECK(feed(r, s4));
-  CHECK(r.find(5)->x() == -7);
-  CHECK(r.find(5)->y() == 123456789);
-  CHECK(r.find(5)->health() == 12);  // untouched fields keep the baseline's value
+  CHECK(r.find(5)->values == v4);
   CHECK(r.violations().empty());
   CHECK(r.frames_completed() == 4);
+  // Every frame stays available by tick, as the server meant it.
+  REQUIRE(r.frame_at(2) != nullptr);
+  CHECK(r.frame_at(2)->entities == std::vector<replica::EntityState>{{5, v2}});
+  CHECK(r.frame_at(5) == nullptr);
+  CHECK(r.frame_at(0) == nullptr);
 }
 
-TEST_CASE("replica: entities not mentioned keep their baseline state and empty frames still ack") {
+TEST_CASE("replica: entities not mentioned keep their baseline values and empty frames ack") {
   FrameReplica r = with_three_entities();
   CHECK(feed(r, frame(2, 1)));
   CHECK(r.ack_tick() == 2);
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
-  CHECK(r.find(11)->x() == -500);
-  CHECK(r.find(12)->health() == 70);
+  CHECK(r.find(10)->values == kTen);
+  CHECK(r.find(11)->values == kEleven);
+  CHECK(r.find(12)->values == kTwelve);
+  // A change to the middle entity only.
+  PartSpec s = frame(3, 2);
+  const protocol::FieldValues e = moved(kEleven, 5, 5);
+  s.changes = {change(1, kEleven, e)};
+  CHECK(feed(r, s));
+  CHECK(r.find(10)->values == kTen);
+  CHECK(r.find(11)->values == e);
+  CHECK(r.find(12)->values == kTwelve);
+  // `updated`: the tick each entity's values were last set.
+  CHECK(r.current().updated == std::vector<std::uint32_t>{1, 3, 1});
   CHECK(r.violations().empty());
 }
 
-TEST_CASE("replica: self state and last input sequence come from the newest part") {
+TEST_CASE("replica: self values come from complete frames, the input sequence from any part") {
   FrameReplica r = make_replica();
-  SnapshotSpec s = frame(3, 0);
-  s.self = make_state(kSelf, 111, 222, 5, 66, protocol::EntityKind::Player);
+  PartSpec s = frame(3, 0);
+  s.has_self = true;
+  s.self_now = values(111, 222, 5, 1, 66);
   s.last_input = 40;
   CHECK(feed(r, s));
-  CHECK(r.self_state().x() == 111);
+  CHECK(r.self() == values(111, 222, 5, 1, 66));
   CHECK(r.last_input_sequence() == 40);
-  SnapshotSpec old = frame(2, 0);
-  old.self = make_state(kSelf, 1, 1, 5, 66, protocol::EntityKind::Player);
+  // An older tick is ignored: neither its self values nor its sequence.
+  PartSpec old = frame(2, 0);
+  old.has_self = true;
+  old.self_now = values(1, 1, 5, 1, 66);
   old.last_input = 30;
   CHECK_FALSE(feed(r, old));
-  CHECK(r.self_state().x() == 111);
+  CHECK(r.self() == values(111, 222, 5, 1, 66));
   CHECK(r.last_input_sequence() == 40);
-  // A part of an incomplete newer frame already carries the newest self state.
-  SnapshotSpec part = frame(5, 3);
-  part.part = 1;
-  part.part_count = 2;
-  part.self = make_state(kSelf, 333, 444, 5, 66, protocol::EntityKind::Player);
-  part.last_input = 50;
-  CHECK_FALSE(feed(r, part));
+  // A part of an incomplete newer frame already carries the newest input sequence, but
+  // the self values are those of the frame the client holds.
+  PartSpec later = frame(5, 3);
+  later.part = 1;
+  later.part_count = 2;
+  later.last_input = 50;
+  CHECK_FALSE(feed(r, later));
   CHECK(r.ack_tick() == 3);
-  CHECK(r.self_state().x() == 333);
   CHECK(r.last_input_sequence() == 50);
+  CHECK(r.self() == values(111, 222, 5, 1, 66));
+  // Its other part carries the self record, a delta against the baseline's self.
+  PartSpec first = frame(5, 3);
+  first.part_count = 2;
+  first.last_input = 50;
+  first.has_self = true;
+  first.self_base = values(111, 222, 5, 1, 66);
+  first.self_now = values(-333, 444, 65535, 0, 66);
+  CHECK(feed(r, first));
+  CHECK(r.ack_tick() == 5);
+  CHECK(r.self() == values(-333, 444, 65535, 0, 66));
+  // A frame without a self record keeps the baseline's self values.
+  CHECK(feed(r, frame(6, 5)));
+  CHECK(r.self() == values(-333, 444, 65535, 0, 66));
+  // ... and a full frame without one means all zeros (nothing against nothing).
+  CHECK(feed(r, frame(7, 0)));
+  CHECK(r.self() == protocol::FieldValues{});
+  CHECK(r.violations().empty());
 }
 
 TEST_CASE("replica: a split frame completes only with all parts in any order") {
   const std::vector<std::vector<int>> orders = {{0, 1, 2}, {2, 0, 1}, {1, 2, 0}, {2, 1, 0}};
   for (const auto& order : orders) {
     FrameReplica r = with_three_entities();
-    std::vector<SnapshotSpec> parts(3, frame(2, 1));
-    for (std::uint16_t p = 0; p < 3; ++p) {
+    std::vector<PartSpec> parts(3, frame(2, 1));
+    for (std::uint8_t p = 0; p < 3; ++p) {
       parts[p].part = p;
       parts[p].part_count = 3;
     }
-    parts[0].despawns = {11};
-    parts[0].moves.emplace_back(10, std::int16_t{10}, std::int16_t{10}, std::uint16_t{0},
-                                protocol::MoveState::Walking);
-    parts[1].spawns = {{make_state(20, 5, 5), 50, "twenty"}};
-    parts[2].spawns = {{make_state(21, 6, 6), 60, "twenty-one"}};
-    parts[2].healths.emplace_back(12, std::uint16_t{1});
+    parts[0].changes = {change(0, kTen, moved(kTen, 10, 10)), despawn(1)};
+    parts[1].spawns = {spawn(make_state(20, 5, 5), "twenty")};
+    parts[2].changes = {change(2, kTwelve, values(0, 300, 300, 0, 1))};
+    parts[2].spawns = {spawn(make_state(21, 6, 6), "twenty-one", protocol::kKindPlayer, 60)};
     for (std::size_t k = 0; k < order.size(); ++k) {
       const bool done = feed(r, parts[static_cast<std::size_t>(order[k])]);
       if (k + 1 < order.size()) {
@@ -190,10 +231,14 @@ TEST_CASE("replica: a split frame completes only with all parts in any order") {
     }
     CHECK(r.ack_tick() == 2);
     CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 12, 20, 21});
-    CHECK(r.find(10)->x() == 1010);
-    CHECK(r.find(12)->health() == 1);
-    CHECK(r.name_of(21) == "twenty-one");
-    CHECK(r.violations().empty());
+    CHECK(r.find(10)->values == moved(kTen, 10, 10));
+    CHECK(r.find(12)->values[protocol::kHealth] == 1);
+    REQUIRE(r.info(21) != nullptr);
+    CHECK(r.info(21)->name == "twenty-one");
+    CHECK(r.info(21)->kind == protocol::kKindPlayer);
+    CHECK(r.info(21)->max_health == 60);
+    CHECK(r.current().updated == std::vector<std::uint32_t>{2, 2, 2, 2});
+    CHECK_MESSAGE(r.violations().empty(), violations_of(r));
     // Parts of the completed tick arriving late are ignored.
     CHECK_FALSE(feed(r, parts[0]));
     CHECK(r.ack_tick() == 2);
@@ -203,34 +248,33 @@ TEST_CASE("replica: a split frame completes only with all parts in any order") {
 
 TEST_CASE("replica: a lost part holds the frame back until a later complete frame supersedes it") {
   FrameReplica r = with_three_entities();
-  SnapshotSpec a = frame(2, 1);
+  PartSpec a = frame(2, 1);
   a.part_count = 2;
-  a.despawns = {10};
+  a.changes = {despawn(0)};
   CHECK_FALSE(feed(r, a));  // part 1 of tick 2 never arrives
-  SnapshotSpec b = frame(3, 1);
-  b.despawns = {11};
+  CHECK(r.ack_tick() == 1);
+  PartSpec b = frame(3, 1);
+  b.changes = {despawn(1)};
   CHECK(feed(r, b));
   CHECK(r.ack_tick() == 3);
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 12});
-  SnapshotSpec late = frame(2, 1);
+  PartSpec late = frame(2, 1);
   late.part = 1;
   late.part_count = 2;
   CHECK_FALSE(feed(r, late));
   CHECK(r.ack_tick() == 3);
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 12});
+  CHECK(r.frame_at(2) == nullptr);  // never completed
   CHECK(r.violations().empty());
 }
 
 TEST_CASE("replica: out-of-order older ticks do not regress the current frame") {
   FrameReplica r = with_three_entities();
-  SnapshotSpec s5 = frame(5, 1);
-  s5.moves.emplace_back(10, std::int16_t{100}, std::int16_t{0}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
+  PartSpec s5 = frame(5, 1);
+  s5.changes = {change(0, kTen, moved(kTen, 100, 0))};
   CHECK(feed(r, s5));
-  SnapshotSpec s4 = frame(4, 1);
-  s4.moves.emplace_back(10, std::int16_t{-100}, std::int16_t{0}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
-  s4.despawns = {12};
+  PartSpec s4 = frame(4, 1);
+  s4.changes = {change(0, kTen, moved(kTen, -100, 0)), despawn(2)};
   CHECK_FALSE(feed(r, s4));
   CHECK(r.ack_tick() == 5);
   CHECK(r.find(10)->x() == 1100);
@@ -242,188 +286,226 @@ TEST_CASE("replica: out-of-order older ticks do not regress the current frame") 
   CHECK(r.violations().empty());
 }
 
-TEST_CASE("replica: delta for an unknown entity is a violation") {
-  SUBCASE("move") {
+TEST_CASE("replica: a change naming a position beyond the baseline is a violation") {
+  SUBCASE("one past the end") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.moves.emplace_back(99, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0},
-                         protocol::MoveState::Walking);
-    feed(r, s);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 99));
-    CHECK(r.find(99) == nullptr);
+    PartSpec s = frame(2, 1);
+    s.changes = {change(3, kTen, moved(kTen, 1, 1))};
+    CHECK(feed(r, s));
+    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 3));
+    CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
   }
-  SUBCASE("teleport") {
+  SUBCASE("far beyond, after a valid change") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.teleports.emplace_back(98, 1, 1, std::uint16_t{0}, protocol::MoveState::Walking);
+    PartSpec s = frame(2, 1);
+    s.changes = {change(1, kEleven, moved(kEleven, 1, 1)), change(1000000, kTen, kTwelve)};
     feed(r, s);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 98));
+    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 1000000));
+    CHECK(r.find(11)->values == moved(kEleven, 1, 1));  // the valid record still applies
   }
-  SUBCASE("heading") {
+  SUBCASE("a full frame has no baseline entities at all") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.headings.emplace_back(97, std::uint16_t{1}, protocol::MoveState::Idle);
+    PartSpec s = frame(2, 0);
+    s.changes = {change(0, kTen, moved(kTen, 1, 1))};
     feed(r, s);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 97));
+    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 0));
+    CHECK(r.current().entities.empty());
   }
-  SUBCASE("health") {
+  SUBCASE("an entity in the current frame but not in the snapshot's baseline") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.healths.emplace_back(96, std::uint16_t{1});
-    feed(r, s);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 96));
-  }
-  SUBCASE("entity despawned in the same frame") {
-    FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.despawns = {10};
-    s.moves.emplace_back(10, std::int16_t{1}, std::int16_t{1}, std::uint16_t{0},
-                         protocol::MoveState::Walking);
-    feed(r, s);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 2, 10));
-  }
-  SUBCASE("entity in the current frame but not in the snapshot's baseline") {
-    FrameReplica r = with_three_entities();
-    SnapshotSpec s2 = frame(2, 1);
-    s2.spawns = {{make_state(30, 0, 0), 10, "late"}};
+    PartSpec s2 = frame(2, 1);
+    s2.spawns = {spawn(make_state(30, 0, 0), "late")};
     CHECK(feed(r, s2));
-    SnapshotSpec s3 = frame(3, 1);  // still on baseline 1, which lacks entity 30
-    s3.moves.emplace_back(30, std::int16_t{5}, std::int16_t{5}, std::uint16_t{0},
-                          protocol::MoveState::Walking);
+    CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12, 30});
+    PartSpec s3 = frame(3, 1);  // still on baseline 1, which holds three entities
+    s3.changes = {change(3, values(0, 0), values(5, 5))};
     feed(r, s3);
-    CHECK(only_violation(r, Violation::kDeltaForUnknown, 3, 30));
+    CHECK(only_violation(r, Violation::kDeltaForUnknown, 3, 3));
+  }
+  SUBCASE("an entity despawned by another part of the same frame") {
+    FrameReplica r = with_three_entities();
+    PartSpec a = frame(2, 1);
+    a.part_count = 2;
+    a.changes = {despawn(0)};
+    PartSpec b = a;
+    b.part = 1;
+    b.changes = {change(0, kTen, moved(kTen, 1, 1))};
+    CHECK_FALSE(feed(r, a));
+    CHECK(feed(r, b));
+    CHECK(only_violation(r, Violation::kInconsistentParts, 2, 10));
+  }
+  SUBCASE("an entity changed by two parts of the same frame") {
+    FrameReplica r = with_three_entities();
+    PartSpec a = frame(2, 1);
+    a.part_count = 2;
+    a.changes = {change(2, kTwelve, moved(kTwelve, 1, 0))};
+    PartSpec b = a;
+    b.part = 1;
+    CHECK_FALSE(feed(r, a));
+    CHECK(feed(r, b));
+    CHECK(only_violation(r, Violation::kInconsistentParts, 2, 12));
+    CHECK(r.find(12)->values == moved(kTwelve, 1, 0));  // applied once, not twice
   }
 }
 
-TEST_CASE("replica: despawn of an unknown entity is a violation") {
+TEST_CASE("replica: a despawn naming a position beyond the baseline is a violation") {
   FrameReplica r = with_three_entities();
-  SnapshotSpec s = frame(2, 1);
-  s.despawns = {12, 55};
+  PartSpec s = frame(2, 1);
+  s.changes = {despawn(2), despawn(55)};
   CHECK(feed(r, s));
   CHECK(only_violation(r, Violation::kDespawnUnknown, 2, 55));
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11});
   r.clear_violations();
   CHECK(r.violations().empty());
-  // Despawning twice: the second is unknown.
-  SnapshotSpec t = frame(3, 2);
-  t.despawns = {10, 10};
+  // Position 2 of frame 2's two entities is beyond it.
+  PartSpec t = frame(3, 2);
+  t.changes = {despawn(2)};
   feed(r, t);
-  CHECK(only_violation(r, Violation::kDespawnUnknown, 3, 10));
+  CHECK(only_violation(r, Violation::kDespawnUnknown, 3, 2));
+  r.clear_violations();
+  // Despawning twice across parts names one entity twice.
+  PartSpec a = frame(4, 2);
+  a.part_count = 2;
+  a.changes = {despawn(0)};
+  PartSpec b = a;
+  b.part = 1;
+  CHECK_FALSE(feed(r, a));
+  CHECK(feed(r, b));
+  CHECK(only_violation(r, Violation::kInconsistentParts, 4, 10));
+  CHECK(ids_of(r) == std::vector<std::uint32_t>{11});
 }
 
 TEST_CASE("replica: duplicate spawns are violations") {
   SUBCASE("already in the baseline") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.spawns = {{make_state(11, 9, 9), 1, "again"}};
+    PartSpec s = frame(2, 1);
+    s.spawns = {spawn(make_state(11, 9, 9), "again")};
     feed(r, s);
     CHECK(only_violation(r, Violation::kDuplicateSpawn, 2, 11));
-    CHECK(r.find(11)->x() == -500);  // the original stays
-    CHECK(r.name_of(11) == "eleven");
-  }
-  SUBCASE("twice in one frame") {
-    FrameReplica r = make_replica();
-    SnapshotSpec s = frame(1, 0);
-    s.spawns = {{make_state(40, 1, 1), 1, "a"}, {make_state(40, 2, 2), 1, "b"}};
-    feed(r, s);
-    CHECK(only_violation(r, Violation::kDuplicateSpawn, 1, 40));
-    CHECK(r.current().entities.size() == 1);
+    CHECK(r.find(11)->values == kEleven);  // the original stays
+    CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
   }
   SUBCASE("twice across parts of one frame") {
     FrameReplica r = make_replica();
-    SnapshotSpec a = frame(1, 0);
+    PartSpec a = frame(1, 0);
     a.part_count = 2;
-    a.spawns = {{make_state(41, 1, 1), 1, "a"}};
-    SnapshotSpec b = a;
+    a.spawns = {spawn(make_state(41, 1, 1), "a")};
+    PartSpec b = a;
     b.part = 1;
+    b.spawns = {spawn(make_state(41, 2, 2), "b")};
     CHECK_FALSE(feed(r, a));
     CHECK(feed(r, b));
     CHECK(only_violation(r, Violation::kDuplicateSpawn, 1, 41));
+    CHECK(r.current().entities.size() == 1);
+  }
+  SUBCASE("twice in one part cannot even be written: ids only increase") {
+    FrameReplica r = make_replica();
+    PartSpec s = frame(1, 0);
+    s.spawns = {spawn(make_state(40, 1, 1), "a"), spawn(make_state(40, 2, 2), "b")};
+    feed(r, s);
+    CHECK(only_violation(r, Violation::kMalformed, 0, 0));
+    CHECK(r.ack_tick() == 0);
   }
   SUBCASE("despawn and respawn in one frame is legal") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec s = frame(2, 1);
-    s.despawns = {10};
-    s.spawns = {{make_state(10, 7, 7), 100, "ten"}};
+    PartSpec s = frame(2, 1);
+    s.changes = {despawn(0)};
+    s.spawns = {spawn(make_state(10, 7, 7), "ten")};
     CHECK(feed(r, s));
     CHECK(r.violations().empty());
     CHECK(r.find(10)->x() == 7);
+    CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
   }
 }
 
 TEST_CASE("replica: a move larger than max speed allows is an impossible jump") {
   // 10 m/s at 20 Hz: 50 cm per tick, plus 2 cm of rounding slack.
   FrameReplica r = with_three_entities();
-  SnapshotSpec ok = frame(2, 1);
-  ok.moves.emplace_back(10, std::int16_t{52}, std::int16_t{0}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
-  ok.moves.emplace_back(11, std::int16_t{-30}, std::int16_t{40}, std::uint16_t{0},
-                        protocol::MoveState::Walking);  // exactly 50 cm
-  ok.moves.emplace_back(12, std::int16_t{0}, std::int16_t{1}, std::uint16_t{0},
-                        protocol::MoveState::Walking);  // 12 is now as of tick 2
+  PartSpec ok = frame(2, 1);
+  const protocol::FieldValues ten2 = moved(kTen, 52, 0);
+  const protocol::FieldValues eleven2 = moved(kEleven, -30, 40);  // exactly 50 cm
+  const protocol::FieldValues twelve2 = moved(kTwelve, 0, 1);     // 12 is now as of tick 2
+  ok.changes = {change(0, kTen, ten2), change(1, kEleven, eleven2), change(2, kTwelve, twelve2)};
   CHECK(feed(r, ok));
   CHECK(r.violations().empty());
 
-  SnapshotSpec far = frame(3, 2);
-  far.moves.emplace_back(12, std::int16_t{40}, std::int16_t{-40}, std::uint16_t{0},
-                         protocol::MoveState::Walking);  // 56.6 cm in one tick
+  PartSpec far = frame(3, 2);
+  far.changes = {change(2, twelve2, moved(twelve2, 40, -40))};  // 56.6 cm in one tick
   CHECK(feed(r, far));
   CHECK(only_violation(r, Violation::kImpossibleJump, 3, 12));
   r.clear_violations();
 
-  // The allowance grows with the ticks since the baseline: 5 ticks allow 252 cm.
-  SnapshotSpec later = frame(7, 2);
-  later.moves.emplace_back(12, std::int16_t{250}, std::int16_t{0}, std::uint16_t{0},
-                           protocol::MoveState::Walking);
+  // The allowance grows with the ticks since the last update: 5 ticks allow 252 cm.
+  PartSpec later = frame(7, 2);
+  const protocol::FieldValues twelve7 = moved(twelve2, 250, 0);
+  later.changes = {change(2, twelve2, twelve7)};
   CHECK(feed(r, later));
   CHECK(r.violations().empty());
-  SnapshotSpec too_far = frame(8, 7);
-  too_far.moves.emplace_back(10, std::int16_t{-32000}, std::int16_t{0}, std::uint16_t{0},
-                             protocol::MoveState::Walking);
+  PartSpec too_far = frame(8, 7);
+  too_far.changes = {change(0, ten2, moved(ten2, -32000, 0))};
   CHECK(feed(r, too_far));
   CHECK(only_violation(r, Violation::kImpossibleJump, 8, 10));
   // The move is still applied: the replica mirrors what the server said.
   CHECK(r.find(10)->x() == 1000 + 52 - 32000);
-  // Teleports are never jumps.
   r.clear_violations();
-  SnapshotSpec tp = frame(9, 8);
-  tp.teleports.emplace_back(11, 9'000'000, -9'000'000, std::uint16_t{0},
-                            protocol::MoveState::Walking);
-  CHECK(feed(r, tp));
+  // Only position counts: a turn, a health change or a state change are never jumps.
+  PartSpec turn = frame(9, 8);
+  turn.changes = {change(1, eleven2, values(-530, 40, 40000, 1, 1))};
+  CHECK(feed(r, turn));
   CHECK(r.violations().empty());
+  // A change whose delta wraps at 32 bits arrives exactly, and is measured as the
+  // long way it really is.
+  PartSpec wrap = frame(10, 9);
+  wrap.changes = {change(2, twelve7, values(-2147483548, 301, 300, 0, 70))};
+  CHECK(feed(r, wrap));
+  CHECK(only_violation(r, Violation::kImpossibleJump, 10, 12));
+  CHECK(r.find(12)->x() == -2147483548);
 }
 
-TEST_CASE("replica: the jump allowance counts from when an entity was last sent") {
+TEST_CASE("replica: the jump allowance counts from when an entity was last updated") {
   // Entity 12 is spawned at tick 1 and then left alone (the server deferred it) in the
   // frames of ticks 2..5; a move at tick 6 on baseline 5 may cover 5 ticks of travel.
   FrameReplica r = with_three_entities();
   for (std::uint32_t t = 2; t <= 5; ++t) CHECK(feed(r, frame(t, t - 1)));
-  SnapshotSpec s = frame(6, 5);
-  s.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0},
-                       protocol::MoveState::Walking);
+  CHECK(r.current().updated == std::vector<std::uint32_t>{1, 1, 1});
+  PartSpec s = frame(6, 5);
+  const protocol::FieldValues twelve6 = moved(kTwelve, 240, 0);
+  s.changes = {change(2, kTwelve, twelve6)};
   CHECK(feed(r, s));
   CHECK(r.violations().empty());
+  CHECK(r.current().updated == std::vector<std::uint32_t>{1, 1, 6});
   // Now as of tick 6: the same distance in one tick is a jump.
-  SnapshotSpec t7 = frame(7, 6);
-  t7.moves.emplace_back(12, std::int16_t{240}, std::int16_t{0}, std::uint16_t{0},
-                        protocol::MoveState::Walking);
+  PartSpec t7 = frame(7, 6);
+  t7.changes = {change(2, twelve6, moved(twelve6, 240, 0))};
   CHECK(feed(r, t7));
   CHECK(only_violation(r, Violation::kImpossibleJump, 7, 12));
+  r.clear_violations();
+  // A heading-only record also dates the entity's values: after it, the allowance
+  // starts again from that tick.
+  for (std::uint32_t t = 8; t <= 12; ++t) CHECK(feed(r, frame(t, t - 1)));
+  PartSpec turn = frame(13, 12);
+  turn.changes = {change(0, kTen, values(1000, 2000, 5000, 0, 90))};
+  CHECK(feed(r, turn));
+  PartSpec go = frame(14, 13);
+  go.changes = {change(0, values(1000, 2000, 5000, 0, 90), values(1240, 2000, 5000, 1, 90))};
+  CHECK(feed(r, go));
+  CHECK(only_violation(r, Violation::kImpossibleJump, 14, 10));
 }
 
 TEST_CASE("replica: a snapshot on a baseline the client never had is refused") {
   FrameReplica r = with_three_entities();
-  SnapshotSpec s = frame(5, 3);
-  s.despawns = {10};
+  PartSpec s = frame(5, 3);
+  s.changes = {despawn(0)};
   CHECK_FALSE(feed(r, s));
   CHECK(only_violation(r, Violation::kUnknownBaseline, 5, 3));
   CHECK(r.ack_tick() == 1);  // not acknowledged
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
+  CHECK(r.frame_at(5) == nullptr);
   r.clear_violations();
   // The same for a split frame, once its last part arrives.
-  SnapshotSpec a = frame(6, 4);
+  PartSpec a = frame(6, 4);
   a.part_count = 2;
-  SnapshotSpec b = a;
+  PartSpec b = a;
   b.part = 1;
   CHECK_FALSE(feed(r, a));
   CHECK(r.violations().empty());
@@ -444,21 +526,22 @@ TEST_CASE("replica: a snapshot on a baseline the client never had is refused") {
   CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
 }
 
-TEST_CASE("replica: a full frame (baseline 0) replaces everything") {
+TEST_CASE("replica: a full frame (no baseline) replaces everything") {
   FrameReplica r = with_three_entities();
-  SnapshotSpec s = frame(2, 0);
-  s.spawns = {{make_state(12, 1, 1), 1, "twelve"}, {make_state(13, 2, 2), 1, "thirteen"}};
+  PartSpec s = frame(2, 0);
+  s.spawns = {spawn(make_state(12, 1, 1), "twelve"), spawn(make_state(13, 2, 2), "thirteen")};
   CHECK(feed(r, s));
   CHECK(r.violations().empty());
   CHECK(ids_of(r) == std::vector<std::uint32_t>{12, 13});
-  CHECK(r.find(12)->x() == 1);
+  CHECK(r.find(12)->values == values(1, 1));
+  CHECK(r.leaves() == 2);  // 10 and 11
 }
 
 TEST_CASE("replica: the client's own entity replicated as foreign is a violation") {
   FrameReplica r = make_replica();
-  SnapshotSpec s = frame(1, 0);
-  s.spawns = {{make_state(kSelf, 0, 0, 0, 100, protocol::EntityKind::Player), 100, "me"},
-              {make_state(2, 0, 0), 100, "other"}};
+  PartSpec s = frame(1, 0);
+  s.spawns = {spawn(make_state(kSelf, 0, 0), "me", protocol::kKindPlayer),
+              spawn(make_state(2, 0, 0), "other")};
   CHECK(feed(r, s));
   CHECK(only_violation(r, Violation::kSelfInView, 1, kSelf));
   CHECK(r.find(kSelf) == nullptr);
@@ -466,20 +549,20 @@ TEST_CASE("replica: the client's own entity replicated as foreign is a violation
 }
 
 TEST_CASE("replica: inconsistent parts are violations") {
-  SUBCASE("part index out of range") {
+  SUBCASE("part index out of range does not even parse") {
     FrameReplica r = make_replica();
-    SnapshotSpec s = frame(1, 0);
+    PartSpec s = frame(1, 0);
     s.part = 2;
     s.part_count = 2;
     CHECK_FALSE(feed(r, s));
-    CHECK(only_violation(r, Violation::kInconsistentParts, 1, 0));
+    CHECK(only_violation(r, Violation::kMalformed, 0, 0));
     CHECK(r.ack_tick() == 0);
   }
   SUBCASE("parts disagree on the baseline") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec a = frame(2, 1);
+    PartSpec a = frame(2, 1);
     a.part_count = 2;
-    SnapshotSpec b = frame(2, 0);
+    PartSpec b = frame(2, 0);
     b.part = 1;
     b.part_count = 2;
     CHECK_FALSE(feed(r, a));
@@ -487,16 +570,32 @@ TEST_CASE("replica: inconsistent parts are violations") {
     CHECK(only_violation(r, Violation::kInconsistentParts, 2, 0));
     CHECK(r.ack_tick() == 1);
   }
+  SUBCASE("two parts carry a self record") {
+    // Self records are deltas against the baseline's self: applying two would move the
+    // client's own entity twice as far.
+    FrameReplica r = with_three_entities();
+    PartSpec a = frame(2, 1);
+    a.part_count = 2;
+    a.has_self = true;
+    a.self_now = values(40, 0);
+    PartSpec b = a;
+    b.part = 1;
+    CHECK_FALSE(feed(r, a));
+    CHECK(feed(r, b));
+    CHECK(only_violation(r, Violation::kInconsistentParts, 2, kSelf));
+    CHECK(r.self() == values(40, 0));  // applied once
+  }
   SUBCASE("parts disagree on the part count") {
     FrameReplica r = with_three_entities();
-    SnapshotSpec a = frame(2, 1);
+    PartSpec a = frame(2, 1);
     a.part_count = 2;
-    SnapshotSpec b = frame(2, 1);
+    PartSpec b = frame(2, 1);
     b.part = 1;
     b.part_count = 3;
     CHECK_FALSE(feed(r, a));
     CHECK_FALSE(feed(r, b));
     CHECK(only_violation(r, Violation::kInconsistentParts, 2, 0));
+    CHECK(r.ack_tick() == 1);
   }
 }
 
@@ -504,21 +603,22 @@ TEST_CASE("replica: enters and leaves count view changes between displayed frame
   FrameReplica r = make_replica();
   CHECK(r.enters() == 0);
   CHECK(r.leaves() == 0);
-  SnapshotSpec s1 = frame(1, 0);
-  for (std::uint32_t id = 10; id < 15; ++id) s1.spawns.push_back({make_state(id, 0, 0), 1, "x"});
+  PartSpec s1 = frame(1, 0);
+  for (std::uint32_t id = 10; id < 15; ++id) s1.spawns.push_back(spawn(make_state(id, 0, 0), "x"));
   CHECK(feed(r, s1));
   CHECK(r.enters() == 5);
   CHECK(r.leaves() == 0);
-  SnapshotSpec s2 = frame(2, 1);
-  s2.despawns = {10, 14};
-  s2.spawns = {{make_state(20, 0, 0), 1, "y"}};
+  PartSpec s2 = frame(2, 1);
+  s2.changes = {despawn(0), despawn(4)};  // 10 and 14
+  s2.spawns = {spawn(make_state(20, 0, 0), "y")};
   CHECK(feed(r, s2));
+  CHECK(ids_of(r) == std::vector<std::uint32_t>{11, 12, 13, 20});
   CHECK(r.enters() == 6);
   CHECK(r.leaves() == 2);
   // A full frame of a different set: 11..13 stay, 20 leaves, 30 and 31 enter.
-  SnapshotSpec s3 = frame(3, 0);
+  PartSpec s3 = frame(3, 0);
   for (std::uint32_t id : {11u, 12u, 13u, 30u, 31u}) {
-    s3.spawns.push_back({make_state(id, 0, 0), 1, "z"});
+    s3.spawns.push_back(spawn(make_state(id, 0, 0), "z"));
   }
   CHECK(feed(r, s3));
   CHECK(r.enters() == 8);
@@ -531,9 +631,59 @@ TEST_CASE("replica: enters and leaves count view changes between displayed frame
   // reset() starts over.
   r.reset({10.0, 20, kSelf});
   CHECK(r.enters() == 0);
+  CHECK(r.leaves() == 0);
   CHECK(r.ack_tick() == 0);
+  CHECK(r.frames_completed() == 0);
   CHECK(r.violations().empty());
   CHECK(r.current().entities.empty());
+  CHECK(r.info(11) == nullptr);
+}
+
+TEST_CASE("replica: a malformed part is a violation and changes nothing") {
+  FrameReplica r = with_three_entities();
+  PartSpec good = frame(2, 1);
+  good.changes = {change(0, kTen, moved(kTen, 5, 5)), despawn(1)};
+  good.spawns = {spawn(make_state(20, 1, 1), "twenty")};
+  const test::Bytes bytes = test::encode(good);
+  // Every truncation and one trailing byte too many are malformed.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CHECK_FALSE(r.apply(std::span(bytes).first(n)));
+  }
+  test::Bytes longer = bytes;
+  longer.push_back(0);
+  CHECK_FALSE(r.apply(longer));
+  CHECK(r.violations().size() == bytes.size() + 1);
+  for (const auto& v : r.violations()) CHECK(v.kind == Violation::kMalformed);
+  CHECK(r.ack_tick() == 1);
+  CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 11, 12});
+  CHECK(r.last_input_sequence() == 1);  // a malformed header is not believed either
+  r.clear_violations();
+  // The intact part still applies afterwards.
+  CHECK(r.apply(bytes));
+  CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 12, 20});
+  CHECK(r.violations().empty());
+}
+
+TEST_CASE("replica: entity info is kept for held entities and forgotten for long-gone ones") {
+  FrameReplica r = make_replica();
+  PartSpec s = frame(1, 0);
+  for (std::uint32_t id = 100; id < 400; ++id) {
+    s.spawns.push_back(spawn(make_state(id, 0, 0), "n" + std::to_string(id)));
+  }
+  REQUIRE(feed(r, s));
+  // From tick 2 on, only entity 100 stays in view.
+  PartSpec only = frame(2, 0);
+  only.spawns = {spawn(make_state(100, 0, 0), "n100")};
+  REQUIRE(feed(r, only));
+  CHECK(r.info(399) != nullptr);  // frame 1 is still held: its entities may come back
+  for (std::uint32_t t = 3; t <= 3 + 2 * FrameReplica::kFrameHistory; ++t) {
+    REQUIRE(feed(r, frame(t, t - 1)));
+  }
+  CHECK(r.info(399) == nullptr);
+  CHECK(r.info(200) == nullptr);
+  REQUIRE(r.info(100) != nullptr);
+  CHECK(r.info(100)->name == "n100");
+  CHECK(r.violations().empty());
 }
 
 TEST_CASE("replica: violation names are distinct") {
@@ -544,4 +694,6 @@ TEST_CASE("replica: violation names are distinct") {
   }
   std::sort(names.begin(), names.end());
   CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
+  CHECK(std::string(replica::to_string(static_cast<Violation>(replica::kViolationKinds))) ==
+        "unknown");
 }

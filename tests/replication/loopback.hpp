@@ -1,42 +1,67 @@
 // A zone loop without a network: World + Replicator on the server side, one
-// FrameReplica per client fed with the exact bytes the replicator sends (through the
-// verified parser, as client-sim's Bot does), with optional seeded packet loss.
+// FrameReplica per client fed with the exact bytes the replicator sends, with optional
+// seeded packet loss, late acknowledgments, shuffled parts, and replication on several
+// workers (begin_tick + replicate_clients on threads, as the zone does).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <random>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "protocol/quantize.hpp"
 #include "replica/frame_replica.hpp"
+#include "replication/entity_fields.hpp"
 #include "replication/replicator.hpp"
 #include "wire.hpp"
 #include "world/world.hpp"
 
 namespace zone::test {
 
+// One snapshot part as sent (before loss), decoded, with the ids its changes name
+// (resolved against the client's baseline frame when it was sent).
+struct SentPart {
+  Decoded part;
+  std::size_t size = 0;
+  std::vector<std::uint32_t> despawned;
+  std::vector<std::uint32_t> changed;
+};
+
 struct LoopClient {
   std::uint32_t slot = 0;
   replication::ClientId id = 0;
   world::EntityId entity = 0;
   bool connected = true;
-  bool acks = true;  // acknowledges its newest complete frame before every tick
+  bool acks = true;                     // acknowledges a complete frame before every tick
+  std::uint32_t ack_delay = 0;          // ... the one it completed this many ticks ago
+  std::deque<std::uint32_t> completed;  // ack_tick() after each tick, newest last
+  bool keep_bytes = false;              // log every packet in `log`
   replica::FrameReplica replica;
-  // This tick's packets as sent (before loss), decoded, with their sizes.
-  std::vector<SnapshotSpec> sent;
-  std::vector<std::size_t> sizes;
+  // This tick's parts as sent (before loss).
+  std::vector<SentPart> sent;
   std::uint32_t acked_before_tick = 0;  // what the client acknowledged for this tick
   std::uint64_t packets = 0;
   std::uint64_t dropped = 0;
   std::size_t max_packet = 0;
   std::uint64_t bad_acks = 0;  // acknowledge() returned false
   std::uint64_t malformed = 0;
+  std::uint64_t unresolved = 0;                      // changes naming a position the baseline lacks
+  std::uint64_t baseline_mismatches = 0;             // server's and client's baseline frames differ
+  std::vector<std::pair<std::uint32_t, Bytes>> log;  // (tick, packet) when keep_bytes
+
+  std::size_t bytes_this_tick() const {
+    std::size_t n = 0;
+    for (const SentPart& p : sent) n += p.size;
+    return n;
+  }
 };
 
 // Default world for the tests: 200 m square, idle NPCs, 30 m view, 2 m hysteresis.
@@ -89,35 +114,31 @@ class Loopback {
   void step() {
     for (LoopClient& c : clients) {
       if (!c.connected) continue;
-      c.acked_before_tick = c.acks ? c.replica.ack_tick() : 0;
-      if (c.acks && !rep.acknowledge(c.id, c.replica.ack_tick())) ++c.bad_acks;
+      std::uint32_t ack = 0;
+      if (c.acks && c.completed.size() > c.ack_delay) {
+        ack = c.completed[c.completed.size() - 1 - c.ack_delay];
+      }
+      c.acked_before_tick = c.acks ? ack : 0;
+      if (c.acks && !rep.acknowledge(c.id, ack)) ++c.bad_acks;
       c.sent.clear();
-      c.sizes.clear();
     }
     ++tick;
     world.step(1.0 / params.tick_rate);
-    rep.apply_events(world.update_aoi());
-    rep.replicate(tick, [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
-      LoopClient* c = find(id);
-      if (c == nullptr) {
-        ++stray_packets;
-        return;
-      }
-      ++c->packets;
-      c->max_packet = std::max(c->max_packet, bytes.size());
-      c->sizes.push_back(bytes.size());
-      const protocol::Snapshot* s = snapshot_of(bytes);
-      if (s == nullptr) {
-        ++c->malformed;
-        return;
-      }
-      c->sent.push_back(decode(*s));
-      if (loss > 0.0 && std::uniform_real_distribution<double>(0.0, 1.0)(loss_rng) < loss) {
-        ++c->dropped;
-        return;
-      }
-      c->replica.apply(bytes, *s);
-    });
+    rep.apply_events(tick, world.update_aoi());
+    outbox.clear();
+    if (workers.empty()) {
+      rep.replicate(tick, [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
+        outbox.push_back({id, Bytes(bytes.begin(), bytes.end())});
+      });
+    } else {
+      replicate_on_workers();
+    }
+    deliver();
+    for (LoopClient& c : clients) {
+      if (!c.connected) continue;
+      c.completed.push_back(c.replica.ack_tick());
+      if (c.completed.size() > 64) c.completed.pop_front();
+    }
   }
 
   void run(int ticks) {
@@ -137,18 +158,13 @@ class Loopback {
     std::vector<aoi::EntityHandle> view;
     world.aoi().view_set(world.entity(c.slot).aoi, view);
     std::vector<EntityState> out;
-    for (const aoi::EntityHandle h : view) out.push_back(quantised(world.entity(h.index)));
+    for (const aoi::EntityHandle h : view) {
+      const world::Entity& e = world.entity(h.index);
+      out.push_back({e.id, replication::entity_fields(e)});
+    }
     std::sort(out.begin(), out.end(),
-              [](const EntityState& a, const EntityState& b) { return a.id() < b.id(); });
+              [](const EntityState& a, const EntityState& b) { return a.id < b.id; });
     return out;
-  }
-
-  static EntityState quantised(const world::Entity& e) {
-    return EntityState(e.id, protocol::quantize_position(e.x), protocol::quantize_position(e.y),
-                       protocol::quantize_heading(e.heading), e.health,
-                       e.kind == world::EntityKind::kPlayer ? protocol::EntityKind::Player
-                                                            : protocol::EntityKind::Npc,
-                       e.moving() ? protocol::MoveState::Walking : protocol::MoveState::Idle);
   }
 
   // "" when the client's current frame equals the truth, else the first differences.
@@ -159,14 +175,14 @@ class Loopback {
     int shown = 0;
     std::size_t i = 0, j = 0;
     while ((i < want.size() || j < have.size()) && shown < 6) {
-      if (j == have.size() || (i < want.size() && want[i].id() < have[j].id())) {
+      if (j == have.size() || (i < want.size() && want[i].id < have[j].id)) {
         o << "missing " << describe(want[i++]) << "; ";
         ++shown;
-      } else if (i == want.size() || have[j].id() < want[i].id()) {
+      } else if (i == want.size() || have[j].id < want[i].id) {
         o << "extra " << describe(have[j++]) << "; ";
         ++shown;
       } else {
-        if (!same_state(want[i], have[j])) {
+        if (want[i] != have[j]) {
           o << "want " << describe(want[i]) << " have " << describe(have[j]) << "; ";
           ++shown;
         }
@@ -198,9 +214,9 @@ class Loopback {
     return o.str();
   }
 
-  // True when the client's own state in the newest snapshot is the player's.
+  // True when the client's own values in its newest frame are the player's.
   bool self_ok(const LoopClient& c) const {
-    return same_state(c.replica.self_state(), quantised(world.entity(c.slot)));
+    return c.replica.self() == replication::entity_fields(world.entity(c.slot));
   }
 
   world::World world;
@@ -209,8 +225,108 @@ class Loopback {
   std::deque<LoopClient> clients;
   std::uint32_t tick = 0;
   double loss = 0.0;
+  bool shuffle_parts = false;  // deliver each client's parts of a tick in random order
   std::mt19937_64 loss_rng;
   std::uint64_t stray_packets = 0;
+  // Replication on this many workers over disjoint client ranges, on threads; none:
+  // Replicator::replicate() on this thread.
+  std::vector<replication::ReplicationWorker> workers;
+
+ private:
+  struct Outgoing {
+    replication::ClientId client;
+    Bytes bytes;
+  };
+
+  void replicate_on_workers() {
+    rep.begin_tick(tick);
+    const replication::ClientId slots = rep.client_slots();
+    const auto n = static_cast<replication::ClientId>(workers.size());
+    std::vector<std::thread> threads;
+    for (replication::ClientId k = 0; k < n; ++k) {
+      workers[k].out.clear();
+      const replication::ClientId begin = slots * k / n;
+      const replication::ClientId end = slots * (k + 1) / n;
+      threads.emplace_back(
+          [this, k, begin, end] { rep.replicate_clients(tick, begin, end, workers[k]); });
+    }
+    for (std::thread& t : threads) t.join();
+    rep.end_tick(workers);
+    for (const replication::ReplicationWorker& w : workers) {
+      for (const replication::PacketArena::Packet& p : w.out.packets()) {
+        const auto b = w.out.bytes(p);
+        outbox.push_back({p.client, Bytes(b.begin(), b.end())});
+      }
+    }
+  }
+
+  // Decodes what was sent to each client, then delivers it (minus losses) to its replica.
+  void deliver() {
+    std::vector<std::vector<const Bytes*>> per_client(clients.size());
+    for (const Outgoing& o : outbox) {
+      std::size_t k = 0;
+      while (k < clients.size() && !(clients[k].connected && clients[k].id == o.client)) ++k;
+      if (k == clients.size()) {
+        ++stray_packets;
+        continue;
+      }
+      per_client[k].push_back(&o.bytes);
+    }
+    for (std::size_t k = 0; k < clients.size(); ++k) {
+      LoopClient& c = clients[k];
+      if (per_client[k].empty()) continue;
+      for (const Bytes* b : per_client[k]) record(c, *b);
+      check_baseline(c);
+      if (shuffle_parts) std::shuffle(per_client[k].begin(), per_client[k].end(), loss_rng);
+      for (const Bytes* b : per_client[k]) {
+        if (loss > 0.0 && std::uniform_real_distribution<double>(0.0, 1.0)(loss_rng) < loss) {
+          ++c.dropped;
+          continue;
+        }
+        c.replica.apply(*b);
+      }
+    }
+  }
+
+  void record(LoopClient& c, const Bytes& bytes) {
+    ++c.packets;
+    c.max_packet = std::max(c.max_packet, bytes.size());
+    if (c.keep_bytes) c.log.emplace_back(tick, bytes);
+    std::optional<Decoded> d = decode(bytes);
+    if (!d) {
+      ++c.malformed;
+      return;
+    }
+    SentPart sp;
+    sp.size = bytes.size();
+    const replica::Frame* base = d->baseline() ? c.replica.frame_at(d->baseline()) : nullptr;
+    for (const protocol::ChangeRecord& ch : d->changes) {
+      if (base == nullptr || ch.index >= base->entities.size()) {
+        ++c.unresolved;
+        continue;
+      }
+      (ch.mask == 0 ? sp.despawned : sp.changed).push_back(base->entities[ch.index].id);
+    }
+    sp.part = std::move(*d);
+    c.sent.push_back(std::move(sp));
+  }
+
+  // The frame the server encoded against must be exactly the one the client holds.
+  void check_baseline(LoopClient& c) {
+    if (c.sent.empty() || c.sent[0].part.baseline() == 0) return;
+    const std::uint32_t baseline = c.sent[0].part.baseline();
+    const replication::Frame* server = rep.client(c.id).history.find(baseline);
+    const replica::Frame* client = c.replica.frame_at(baseline);
+    bool same = server != nullptr && client != nullptr && server->self == client->self &&
+                server->entities.size() == client->entities.size();
+    for (std::size_t i = 0; same && i < server->entities.size(); ++i) {
+      same = server->entities[i].id == client->entities[i].id &&
+             server->entities[i].values == client->entities[i].values;
+    }
+    if (!same) ++c.baseline_mismatches;
+  }
+
+  std::vector<Outgoing> outbox;
 };
 
 }  // namespace zone::test

@@ -1,9 +1,7 @@
 // Replicator + World end to end without a network (tests/replication/loopback.hpp): the
-// bytes the replicator sends go through the verified parser into a FrameReplica, and
-// the replica is compared with the world's ground truth every tick.
+// bytes the replicator sends go through the parser into a FrameReplica, and the replica
+// is compared with the world's ground truth every tick.
 #include <doctest/doctest.h>
-
-#include "protocol/quantize.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,14 +10,17 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "loopback.hpp"
+#include "protocol/quantize.hpp"
 
 using namespace zone;
 using test::Loopback;
 using test::LoopClient;
+using test::SentPart;
 
 namespace {
 
@@ -31,12 +32,14 @@ replication::ReplicationParams rparams(std::uint32_t bandwidth = 16000,
   p.client_bandwidth = bandwidth;
   p.snapshot_interval = 1;
   p.history_ticks = 32;
+  p.max_deferral_ticks = 20;
   return p;
 }
 
 // A world small enough that one view radius covers all of it.
-world::WorldParams open_world(std::uint32_t npcs, double size = 60.0, double radius = 100.0) {
-  world::WorldParams p = test::small_world(npcs);
+world::WorldParams open_world(std::uint32_t npcs, double size = 60.0, double radius = 100.0,
+                              world::NpcBehaviour behaviour = world::NpcBehaviour::kIdle) {
+  world::WorldParams p = test::small_world(npcs, behaviour);
   p.grid.bounds = {{0.0, 0.0}, {size, size}};
   p.player_view_radius = radius;
   return p;
@@ -65,12 +68,6 @@ Tour square_tour(double lo, double hi) {
   return Tour{{{lo, lo}, {hi, lo}, {hi, hi}, {lo, hi}}};
 }
 
-std::size_t bytes_sent(const LoopClient& c) {
-  std::size_t n = 0;
-  for (const std::size_t s : c.sizes) n += s;
-  return n;
-}
-
 std::string violations_of(const LoopClient& c) {
   std::string s;
   for (const auto& v : c.replica.violations()) {
@@ -86,12 +83,45 @@ void check_clean(const Loopback& lb, const LoopClient& c) {
   CHECK(c.max_packet <= lb.params.max_packet_bytes);
   CHECK(c.malformed == 0);
   CHECK(c.bad_acks == 0);
+  CHECK(c.unresolved == 0);
+  CHECK(c.baseline_mismatches == 0);
   CHECK(lb.stray_packets == 0);
+}
+
+// The parts of one tick are numbered 0..n-1 in order, agree on their header, and each
+// fits max_packet_bytes. "" when they do.
+std::string parts_problem(const std::vector<SentPart>& sent, std::uint32_t tick,
+                          std::uint32_t max_bytes) {
+  if (sent.empty()) return "";
+  const protocol::SnapshotHeader& h0 = sent[0].part.header;
+  for (std::size_t p = 0; p < sent.size(); ++p) {
+    const protocol::SnapshotHeader& h = sent[p].part.header;
+    const std::string where = "tick " + std::to_string(tick) + " part " + std::to_string(p) + ": ";
+    if (h.part != p) return where + "numbered " + std::to_string(h.part);
+    if (h.part_count != sent.size()) {
+      return where + "part_count " + std::to_string(h.part_count) + " but " +
+             std::to_string(sent.size()) + " parts sent";
+    }
+    if (h.server_tick != tick || h.baseline_age != h0.baseline_age ||
+        h.last_input_sequence != h0.last_input_sequence) {
+      return where + "header differs from part 0's";
+    }
+    if (p > 0 && sent[p].part.has_self()) return where + "self record outside part 0";
+    if (sent[p].size > max_bytes) return where + std::to_string(sent[p].size) + " bytes";
+    if (sent.size() > 1 && sent[p].part.records() == 0) return where + "empty part";
+  }
+  return "";
+}
+
+std::set<std::uint32_t> ids_of(const std::vector<replica::EntityState>& entities) {
+  std::set<std::uint32_t> ids;
+  for (const auto& e : entities) ids.insert(e.id);
+  return ids;
 }
 
 }  // namespace
 
-TEST_CASE("replicator: replica converges to exactly the AOI view with quantised positions") {
+TEST_CASE("replicator: replica converges to exactly the AOI view with quantised values") {
   Loopback lb(test::small_world(400), rparams(64000));
   LoopClient& a = lb.connect("alice");
   LoopClient& b = lb.connect("bob");
@@ -122,9 +152,14 @@ TEST_CASE("replicator: replica converges to exactly the AOI view with quantised 
     CHECK(c->replica.leaves() > 30);
     CHECK(c->replica.find(c->entity) == nullptr);
     for (const auto& e : c->replica.current().entities) {
-      const world::Entity* we = lb.world.find(e.id());
+      const world::Entity* we = lb.world.find(e.id);
       REQUIRE(we != nullptr);
-      CHECK(c->replica.name_of(e.id()) == we->name);
+      const replica::EntityInfo* info = c->replica.info(e.id);
+      REQUIRE(info != nullptr);
+      CHECK(info->name == we->name);
+      CHECK(info->max_health == we->max_health);
+      CHECK(info->kind ==
+            (we->kind == world::EntityKind::kPlayer ? protocol::kKindPlayer : protocol::kKindNpc));
     }
   }
   CHECK(lb.rep.stats().deferred == 0);
@@ -135,20 +170,24 @@ TEST_CASE("replicator: other players are replicated as players with their names"
   LoopClient& a = lb.connect("alice");
   LoopClient& b = lb.connect("bob");
   lb.run(3);
-  const protocol::EntityState* seen_b = a.replica.find(b.entity);
-  const protocol::EntityState* seen_a = b.replica.find(a.entity);
-  REQUIRE(seen_b != nullptr);
-  REQUIRE(seen_a != nullptr);
-  CHECK(seen_b->kind() == protocol::EntityKind::Player);
-  CHECK(a.replica.name_of(b.entity) == "bob");
-  CHECK(b.replica.name_of(a.entity) == "alice");
+  REQUIRE(a.replica.find(b.entity) != nullptr);
+  REQUIRE(b.replica.find(a.entity) != nullptr);
+  REQUIRE(a.replica.info(b.entity) != nullptr);
+  CHECK(a.replica.info(b.entity)->kind == protocol::kKindPlayer);
+  CHECK(a.replica.info(b.entity)->name == "bob");
+  CHECK(b.replica.info(a.entity)->name == "alice");
   CHECK(a.replica.current().entities.size() == 6);
-  CHECK(a.replica.self_state().id() == a.entity);
-  CHECK(a.replica.self_state().kind() == protocol::EntityKind::Player);
+  for (const auto& e : a.replica.current().entities) {
+    if (e.id == b.entity) continue;
+    CHECK(a.replica.info(e.id)->kind == protocol::kKindNpc);
+    CHECK(a.replica.info(e.id)->name.rfind("npc-", 0) == 0);
+  }
+  CHECK(lb.self_ok(a));
+  CHECK(a.replica.self()[protocol::kMoveState] == 0);
   lb.world.set_intent(b.slot, 1.0, 0.0);
   lb.step();
-  CHECK(a.replica.find(b.entity)->move_state() == protocol::MoveState::Walking);
-  CHECK(b.replica.self_state().move_state() == protocol::MoveState::Walking);
+  CHECK(a.replica.find(b.entity)->values[protocol::kMoveState] == 1);
+  CHECK(b.replica.self()[protocol::kMoveState] == 1);
   CHECK(lb.diff(a).empty());
   CHECK(lb.self_ok(b));
   check_clean(lb, a);
@@ -156,7 +195,8 @@ TEST_CASE("replicator: other players are replicated as players with their names"
 }
 
 TEST_CASE("replicator: a client that never acknowledges gets correct full frames") {
-  Loopback lb(test::small_world(400), rparams(100'000'000));
+  // Crowded enough (about a hundred entities in view) that full frames need parts.
+  Loopback lb(test::small_world(1500), rparams(100'000'000));
   LoopClient& a = lb.connect("silent");
   a.acks = false;
   Tour tour = square_tour(30.0, 170.0);
@@ -169,24 +209,26 @@ TEST_CASE("replicator: a client that never acknowledges gets correct full frames
     REQUIRE(!a.sent.empty());
     if (a.sent.size() > 1) ++multi_part;
     std::size_t spawns = 0;
-    for (const test::SnapshotSpec& s : a.sent) {
-      if (s.baseline != 0 || !s.moves.empty() || !s.teleports.empty() || !s.headings.empty() ||
-          !s.healths.empty() || !s.despawns.empty() || s.part_count != a.sent.size()) {
+    for (const SentPart& s : a.sent) {
+      if (s.part.baseline() != 0 || !s.part.changes.empty()) {
         ++bad;
         if (first.empty()) first = "tick " + std::to_string(t) + ": not a full frame";
       }
-      spawns += s.spawns.size();
+      spawns += s.part.spawns.size();
     }
+    const std::string parts = parts_problem(a.sent, lb.tick, lb.params.max_packet_bytes);
     const std::string d = lb.diff(a);
-    if (spawns != lb.truth(a).size() || !d.empty() || a.replica.ack_tick() != lb.tick) {
+    if (spawns != lb.truth(a).size() || !d.empty() || !parts.empty() ||
+        a.replica.ack_tick() != lb.tick || !lb.self_ok(a)) {
       ++bad;
-      if (first.empty()) first = "tick " + std::to_string(t) + ": " + d;
+      if (first.empty()) first = "tick " + std::to_string(t) + ": " + d + parts;
     }
   }
   CHECK_MESSAGE(bad == 0, first);
-  CHECK(multi_part > 0);  // crowded enough that full frames need several parts
+  CHECK(multi_part > 0);
   CHECK(a.replica.frames_completed() == 150);
   CHECK(lb.rep.client(a.id).acked_tick == 0);
+  CHECK(lb.rep.stats().full_resyncs == 0);  // never had a baseline to lose
   check_clean(lb, a);
 }
 
@@ -204,18 +246,19 @@ TEST_CASE("replicator: acknowledged baselines make snapshots small deltas") {
     fresh.world.spawn_player("walker");
     f.acks = false;
     fresh.step();
-    full = bytes_sent(f);
+    full = f.bytes_this_tick();
   }
   REQUIRE(full > 0);
   for (int t = 0; t < 20; ++t) {
     lb.step();
     REQUIRE(a.sent.size() == 1);
-    const test::SnapshotSpec& s = a.sent[0];
-    CHECK(s.baseline == a.acked_before_tick);
-    CHECK(s.baseline == lb.tick - 1);
+    const test::Decoded& s = a.sent[0].part;
+    CHECK(s.baseline() == a.acked_before_tick);
+    CHECK(s.baseline() == lb.tick - 1);
     CHECK(s.records() == 0);  // nothing changed
-    CHECK(a.sizes[0] <= replication::SnapshotWriter::kPartOverhead);
-    CHECK(a.sizes[0] * 4 < full);
+    CHECK_FALSE(s.has_self());
+    CHECK(a.sent[0].size == protocol::kSnapshotHeaderBytes + 2);
+    CHECK(a.sent[0].size * 4 < full);
   }
   // One entity starts walking: only its changes are sent.
   const world::EntityId walker = lb.world.entity(other).id;
@@ -223,21 +266,27 @@ TEST_CASE("replicator: acknowledged baselines make snapshots small deltas") {
   for (int t = 0; t < 10; ++t) {
     lb.step();
     REQUIRE(a.sent.size() == 1);
-    const test::SnapshotSpec& s = a.sent[0];
-    CHECK(s.baseline == lb.tick - 1);
-    CHECK(s.spawns.empty());
-    CHECK(s.despawns.empty());
+    const SentPart& s = a.sent[0];
+    CHECK(s.part.baseline() == lb.tick - 1);
+    CHECK(s.part.spawns.empty());
+    CHECK(s.part.despawns() == 0);
     if (lb.world.entity(other).x < 59.0) {
-      REQUIRE(s.moves.size() == 1);
-      CHECK(s.moves[0].id() == walker);
-      CHECK(s.moves[0].dx() == 35);  // 7 m/s for 50 ms
-      CHECK(s.moves[0].dy() == 0);
-      // The move carries the heading and the Idle -> Walking change with it.
-      CHECK(s.moves[0].move_state() == protocol::MoveState::Walking);
-      CHECK(s.moves[0].heading() == protocol::quantize_heading(0.0));
+      REQUIRE(s.part.changes.size() == 1);
+      CHECK(s.changed == std::vector<std::uint32_t>{walker});
+      const protocol::ChangeRecord& c = s.part.changes[0];
+      // 7 m/s for 50 ms: +35 cm in x, one byte; the first move also carries the
+      // Idle -> Walking change, later ones only x.
+      CHECK((c.mask & (1u << protocol::kX)) != 0);
+      CHECK(c.wire[protocol::kX] == protocol::zigzag(35));
+      CHECK((c.mask & (1u << protocol::kY)) == 0);
+      if (t == 0) {
+        CHECK((c.mask & (1u << protocol::kMoveState)) != 0);
+      } else {
+        CHECK(c.mask == 1u << protocol::kX);
+        CHECK(s.size == protocol::kSnapshotHeaderBytes + 2 + 3);
+      }
     }
-    CHECK(s.headings.empty());
-    CHECK(a.sizes[0] <= replication::SnapshotWriter::kPartOverhead + 16);
+    CHECK(s.size <= protocol::kSnapshotHeaderBytes + 2 + 8);
     CHECK(lb.diff(a).empty());
   }
   check_clean(lb, a);
@@ -248,31 +297,35 @@ namespace {
 
 // Three moving clients among wandering NPCs; 30% of packets lost for 400 ticks, then
 // none. Returns the share of frames that needed several parts.
-double lossy_run(std::uint64_t seed, double view_radius, std::uint32_t bandwidth) {
+double lossy_run(std::uint64_t seed, std::uint32_t npcs, double view_radius,
+                 std::uint32_t bandwidth, std::uint32_t max_packet) {
   CAPTURE(seed);
   CAPTURE(view_radius);
-  world::WorldParams wp = test::small_world(300, world::NpcBehaviour::kWander);
+  world::WorldParams wp = test::small_world(npcs, world::NpcBehaviour::kWander);
   wp.player_view_radius = view_radius;
-  Loopback lb(wp, rparams(bandwidth), seed);
+  Loopback lb(wp, rparams(bandwidth, max_packet), seed);
   std::vector<LoopClient*> cs = {&lb.connect("p1"), &lb.connect("p2"), &lb.connect("p3")};
   std::vector<Tour> tours = {square_tour(20.0, 180.0), square_tour(50.0, 150.0),
                              square_tour(80.0, 120.0)};
   lb.loss = 0.3;
   int bad_baselines = 0;
+  std::string bad_parts;
   std::size_t frames = 0, split = 0;
   for (int t = 1; t <= 400; ++t) {
     for (std::size_t k = 0; k < cs.size(); ++k) tours[k].steer(lb.world, cs[k]->slot);
     lb.step();
     for (const LoopClient* c : cs) {
+      if (c->sent.empty()) continue;
       ++frames;
       if (c->sent.size() > 1) ++split;
-      for (const test::SnapshotSpec& s : c->sent) {
-        // Every snapshot is built on the client's acknowledged frame, or on nothing.
-        if (s.baseline != 0 && s.baseline != c->acked_before_tick) ++bad_baselines;
-      }
+      // Every snapshot is built on the client's acknowledged frame, or on nothing.
+      const std::uint32_t b = c->sent[0].part.baseline();
+      if (b != 0 && b != c->acked_before_tick) ++bad_baselines;
+      if (bad_parts.empty()) bad_parts = parts_problem(c->sent, lb.tick, max_packet);
     }
   }
   CHECK(bad_baselines == 0);
+  CHECK_MESSAGE(bad_parts.empty(), bad_parts);
   for (const LoopClient* c : cs) {
     CHECK(c->dropped > c->packets / 5);  // the loss really happened
     CHECK(c->replica.frames_completed() > 100);
@@ -293,21 +346,22 @@ double lossy_run(std::uint64_t seed, double view_radius, std::uint32_t bandwidth
     CHECK_MESSAGE(clean_streak[k] >= 40, lb.diff(*cs[k]));
     check_clean(lb, *cs[k]);
   }
-  return static_cast<double>(split) / static_cast<double>(frames);
+  return static_cast<double>(split) / static_cast<double>(std::max<std::size_t>(1, frames));
 }
 
 }  // namespace
 
 TEST_CASE(
     "replicator: 30% packet loss with acks of complete frames only converges without violations") {
-  for (const std::uint64_t seed : {4242u, 1u, 77u}) lossy_run(seed, 30.0, 16000);
-  // A wide view: most frames are split into parts, so losing any part loses the frame.
-  CHECK(lossy_run(2025, 70.0, 2'000'000) > 0.5);
+  for (const std::uint64_t seed : {4242u, 1u, 77u}) lossy_run(seed, 300, 30.0, 16000, 1200);
+  // A wide view and small packets: most frames are split into parts, so losing any part
+  // loses the frame.
+  CHECK(lossy_run(2025, 600, 70.0, 2'000'000, 576) > 0.5);
 }
 
 TEST_CASE("replicator: a tiny budget spreads spawns over ticks nearest first and loses none") {
   constexpr std::uint32_t kBandwidth = 4000;  // 200 bytes per tick at 20 Hz
-  constexpr std::uint32_t kNpcs = 60;
+  constexpr std::uint32_t kNpcs = 100;
   Loopback lb(open_world(kNpcs), rparams(kBandwidth, 576));
   LoopClient& a = lb.connect("poor");
   std::set<std::uint32_t> have;
@@ -318,7 +372,7 @@ TEST_CASE("replicator: a tiny budget spreads spawns over ticks nearest first and
   int ticks = 0;
   for (; ticks < 300 && have.size() < kNpcs; ++ticks) {
     lb.step();
-    total_bytes += bytes_sent(a);
+    total_bytes += a.bytes_this_tick();
     const world::Entity& self = lb.world.entity(a.slot);
     auto dist = [&](std::uint32_t id) {
       const world::Entity* e = lb.world.find(id);
@@ -326,7 +380,7 @@ TEST_CASE("replicator: a tiny budget spreads spawns over ticks nearest first and
     };
     std::vector<std::uint32_t> fresh;
     for (const auto& e : a.replica.current().entities) {
-      if (!have.count(e.id())) fresh.push_back(e.id());
+      if (!have.count(e.id)) fresh.push_back(e.id);
     }
     if (fresh.empty()) continue;
     per_tick.push_back(fresh.size());
@@ -352,6 +406,7 @@ TEST_CASE("replicator: a tiny budget spreads spawns over ticks nearest first and
   CHECK_MESSAGE(order_violations == 0, first);
   CHECK(lb.diff(a).empty());
   CHECK(lb.rep.stats().deferred > 0);
+  CHECK(lb.rep.stats().forced == 0);  // all went within budget, none had to be forced
   // The budget held: what was sent is what the tokens allowed (the initial packet's
   // worth plus the per-tick refill), give or take one packet.
   CHECK(total_bytes <= 576 + static_cast<std::size_t>(ticks) * kBandwidth / 20 + 576);
@@ -386,6 +441,12 @@ TEST_CASE("replicator: the smallest configurable budget still delivers every spa
                 "after " << ticks << " ticks (" << ticks / 20 << " s) the client holds "
                          << a.replica.current().entities.size() << " of " << kNpcs
                          << " entities; token balance " << lb.rep.client(a.id).tokens);
+  lb.run(40);
+  CHECK(lb.diff(a).empty());
+  // Over the whole run the client got about what its budget allows (plus the first
+  // packet and what had to be forced through).
+  const double seconds = (ticks + 40) / 20.0;
+  CHECK(static_cast<double>(lb.rep.client(a.id).bytes_sent) <= 1000.0 * seconds + 2 * 576);
   check_clean(lb, a);
 }
 
@@ -397,6 +458,7 @@ TEST_CASE("replicator: acknowledge() accepts sent ticks and refuses ticks never 
   CHECK_FALSE(lb.rep.acknowledge(a.id, 1));  // nothing sent yet
   lb.run(5);
   CHECK(lb.rep.client(a.id).last_sent_tick == 5);
+  CHECK(lb.rep.client(a.id).first_sent_tick == 1);
   CHECK_FALSE(lb.rep.acknowledge(a.id, 6));
   CHECK_FALSE(lb.rep.acknowledge(a.id, 1000));
   CHECK(lb.rep.client(a.id).acked_tick == 0);
@@ -407,7 +469,7 @@ TEST_CASE("replicator: acknowledge() accepts sent ticks and refuses ticks never 
   CHECK(lb.rep.client(a.id).acked_tick == 4);
   lb.step();
   REQUIRE(!a.sent.empty());
-  CHECK(a.sent[0].baseline == 4);
+  CHECK(a.sent[0].part.baseline() == 4);
   CHECK(lb.diff(a).empty());
   check_clean(lb, a);
 }
@@ -426,6 +488,37 @@ TEST_CASE("replicator: acknowledge() refuses a tick from before the client joine
   CHECK(lb.rep.acknowledge(late.id, 13));
 }
 
+TEST_CASE("replicator: acknowledge() refuses a tick held back inside the history window") {
+  // The smallest budget and players with long names (spawns of over 200 bytes): a
+  // snapshot that would carry nothing while a spawn waits for budget is held back, so
+  // some ticks are never sent at all.
+  Loopback lb(open_world(0), rparams(1000, 576));
+  for (int k = 0; k < 10; ++k) lb.world.spawn_player(std::string(200, static_cast<char>('a' + k)));
+  LoopClient& a = lb.connect("saver");
+  std::vector<std::uint32_t> skipped;
+  int sent = 0, inside = 0;
+  for (int t = 0; t < 40; ++t) {
+    lb.step();
+    if (a.sent.empty()) {
+      skipped.push_back(lb.tick);
+      continue;
+    }
+    ++sent;
+    // Between the acknowledged frame and this one: ticks never sent, though inside the
+    // history window (and not older than the acknowledged tick).
+    const replication::ClientView& v = lb.rep.client(a.id);
+    for (const std::uint32_t s : skipped) {
+      if (s <= v.acked_tick || s >= v.last_sent_tick) continue;
+      ++inside;
+      CHECK_MESSAGE(!lb.rep.acknowledge(a.id, s), "tick " << s << " was never sent");
+    }
+  }
+  CHECK(sent > 3);
+  CHECK(inside > 3);
+  CHECK(lb.diff(a).empty());  // every spawn arrived in the end
+  check_clean(lb, a);
+}
+
 TEST_CASE("replicator: an acknowledged frame older than the history means a full resync") {
   // Ample bandwidth: a full frame of this view fits in every tick's budget.
   Loopback lb(open_world(30), rparams(1'000'000));
@@ -437,41 +530,43 @@ TEST_CASE("replicator: an acknowledged frame older than the history means a full
     lb.step();
     // Built on the acknowledged tick 2 while the history holds it, then on nothing;
     // in particular never on the history slot the new frame itself is written to.
-    for (const test::SnapshotSpec& s : a.sent) {
-      CHECK_MESSAGE((s.baseline == 0 || s.baseline == 2),
-                    "tick " << s.tick << " sent on baseline " << s.baseline << " with "
-                            << s.spawns.size() << " spawns and " << s.despawns.size()
+    for (const SentPart& s : a.sent) {
+      CHECK_MESSAGE((s.part.baseline() == 0 || s.part.baseline() == 2),
+                    "tick " << lb.tick << " sent on baseline " << s.part.baseline() << " with "
+                            << s.part.spawns.size() << " spawns and " << s.part.despawns()
                             << " despawns");
     }
     CHECK_MESSAGE(a.replica.ack_tick() == lb.tick, violations_of(a));
   }
   CHECK(lb.rep.stats().full_resyncs > 0);
   REQUIRE(!a.sent.empty());
-  CHECK(a.sent[0].baseline == 0);
+  CHECK(a.sent[0].part.baseline() == 0);
   CHECK(lb.diff(a).empty());  // a full frame is still the whole truth
   a.acks = true;
   lb.run(3);
   REQUIRE(!a.sent.empty());
-  CHECK(a.sent[0].baseline == lb.tick - 1);
+  CHECK(a.sent[0].part.baseline() == lb.tick - 1);
   CHECK(lb.diff(a).empty());
   check_clean(lb, a);
 }
 
 TEST_CASE("replicator: a long history never offers a baseline the client has discarded") {
-  // network.history_ticks may be up to 256 (config_schema.cpp) while a FrameReplica keeps
-  // kFrameHistory (64) frames. A client whose acknowledgments stop arriving (here: are
-  // not sent) keeps receiving and completing frames; the server must never build on a
-  // frame the client can no longer hold.
+  // network.history_ticks is at most kFrameHistory (64) by the config schema, and the
+  // replicator clamps it there too; a FrameReplica keeps kFrameHistory frames. A client
+  // whose acknowledgments stop arriving keeps receiving and completing frames; the
+  // server must never build on a frame the client can no longer hold.
   replication::ReplicationParams rp = rparams(1'000'000);
   rp.history_ticks = 128;
   Loopback lb(open_world(10), rp);
   LoopClient& a = lb.connect("acks-lost");
+  CHECK(lb.rep.params().history_ticks == replica::FrameReplica::kFrameHistory);
   lb.run(3);
   a.acks = false;  // the server's acked_tick stays at 2
   for (std::uint32_t t = 0; t < replica::FrameReplica::kFrameHistory + 10; ++t) lb.step();
   CHECK_MESSAGE(a.replica.violations().empty(), violations_of(a));
   CHECK(a.replica.ack_tick() == lb.tick);
   CHECK(lb.diff(a).empty());
+  check_clean(lb, a);
 }
 
 TEST_CASE("replicator: remove_client stops output and the id is reused cleanly") {
@@ -495,9 +590,11 @@ TEST_CASE("replicator: remove_client stops output and the id is reused cleanly")
   LoopClient& c = lb.connect("newcomer");
   CHECK(c.id == old_id);
   CHECK(lb.rep.client_count() == 2);
+  CHECK(lb.rep.client(c.id).acked_tick == 0);
+  CHECK(lb.rep.client(c.id).last_sent_tick == 0);
   lb.step();
   REQUIRE(!c.sent.empty());
-  CHECK(c.sent[0].baseline == 0);
+  CHECK(c.sent[0].part.baseline() == 0);
   lb.run(3);
   CHECK(lb.diff(c).empty());
   CHECK(c.replica.find(a.entity) != nullptr);  // the old player is just another entity
@@ -522,20 +619,19 @@ TEST_CASE("replicator: entities leaving the view are despawned and gone from the
     tour.steer(lb.world, a.slot);
     lb.step();
     std::set<std::uint32_t> despawned;
-    for (const test::SnapshotSpec& s : a.sent) {
-      spawns_sent += s.spawns.size();
-      despawns_sent += s.despawns.size();
-      despawned.insert(s.despawns.begin(), s.despawns.end());
+    for (const SentPart& s : a.sent) {
+      spawns_sent += s.part.spawns.size();
+      despawns_sent += s.despawned.size();
+      despawned.insert(s.despawned.begin(), s.despawned.end());
     }
-    std::set<std::uint32_t> now;
-    for (const auto& e : a.replica.current().entities) now.insert(e.id());
+    const std::set<std::uint32_t> now = ids_of(a.replica.current().entities);
     for (const std::uint32_t id : prev) {
       if (!now.count(id) && !despawned.count(id)) ++unexplained_leaves;
     }
     for (const std::uint32_t id : despawned) {
       if (now.count(id)) ++resurrected;
     }
-    prev = std::move(now);
+    prev = now;
   }
   CHECK(despawns_sent > 30);
   CHECK(unexplained_leaves == 0);
@@ -547,7 +643,7 @@ TEST_CASE("replicator: entities leaving the view are despawned and gone from the
 
   // An entity despawned from the world while in view.
   REQUIRE(!a.replica.current().entities.empty());
-  const std::uint32_t victim = a.replica.current().entities.front().id();
+  const std::uint32_t victim = a.replica.current().entities.front().id;
   std::uint32_t victim_slot = 0;
   lb.world.for_each_entity([&](std::uint32_t slot, const world::Entity& e) {
     if (e.id == victim) victim_slot = slot;
@@ -556,8 +652,8 @@ TEST_CASE("replicator: entities leaving the view are despawned and gone from the
   lb.step();
   REQUIRE(a.sent.size() >= 1);
   bool sent_despawn = false;
-  for (const test::SnapshotSpec& s : a.sent) {
-    sent_despawn |= std::count(s.despawns.begin(), s.despawns.end(), victim) > 0;
+  for (const SentPart& s : a.sent) {
+    sent_despawn |= std::count(s.despawned.begin(), s.despawned.end(), victim) > 0;
   }
   CHECK(sent_despawn);
   CHECK(a.replica.find(victim) == nullptr);
@@ -566,4 +662,411 @@ TEST_CASE("replicator: entities leaving the view are despawned and gone from the
   CHECK(a.replica.find(victim) == nullptr);
   CHECK(lb.diff(a).empty());
   check_clean(lb, a);
+}
+
+// ---- Held entities, deferral bounds, fairness ---------------------------------------
+
+TEST_CASE("replicator: an entity the client displays never vanishes while it is still in view") {
+  // A crowded view on a default-sized budget, and a client whose acknowledgments arrive
+  // four ticks late: every frame is encoded against an older baseline that lacks the
+  // latest spawns. Those spawns the client already displays must be sent again, budget
+  // or not; otherwise the entity disappears from one frame and pops back in a later one.
+  world::WorldParams wp = test::small_world(300, world::NpcBehaviour::kWander);
+  wp.grid.bounds = {{0.0, 0.0}, {80.0, 80.0}};
+  wp.grid.cell_size = 10.0;
+  wp.player_view_radius = 30.0;
+  Loopback lb(wp, rparams(16000));
+  LoopClient& a = lb.connect("late-acker");
+  a.ack_delay = 4;
+  Tour tour = square_tour(10.0, 70.0);
+  int vanished = 0, left = 0, frames = 0;
+  std::string first;
+  for (int t = 1; t <= 400; ++t) {
+    const std::set<std::uint32_t> before = ids_of(a.replica.current().entities);
+    const std::uint32_t before_tick = a.replica.ack_tick();
+    tour.steer(lb.world, a.slot);
+    lb.step();
+    if (a.replica.ack_tick() == before_tick) continue;  // no new frame displayed
+    ++frames;
+    const std::set<std::uint32_t> now = ids_of(a.replica.current().entities);
+    const std::set<std::uint32_t> view = ids_of(lb.truth(a));
+    for (const std::uint32_t id : before) {
+      if (now.count(id)) continue;
+      if (view.count(id)) {
+        if (vanished++ == 0) {
+          first = "tick " + std::to_string(lb.tick) + ": entity " + std::to_string(id) +
+                  " vanished from frame " + std::to_string(a.replica.ack_tick()) + " while in view";
+        }
+      } else {
+        ++left;
+      }
+    }
+  }
+  CHECK_MESSAGE(vanished == 0, first);
+  CHECK(frames > 300);
+  CHECK(left > 20);                                      // the view really changed
+  CHECK(lb.rep.stats().deferred > 200);                  // the budget really was short
+  CHECK(lb.rep.client(a.id).acked_tick + 4 <= lb.tick);  // and the acks late
+  check_clean(lb, a);
+}
+
+namespace {
+
+// A budget far too small for a crowded, moving view. A record waits at most
+// max_deferral_ticks, rounded up to the client's next snapshot tick: at any tick, the
+// values a client holds are the world's of at most max_deferral + interval - 2 ticks
+// ago, and an entity in view that long is in its frame.
+void check_bounded_deferral(std::uint32_t interval, std::uint32_t max_deferral,
+                            std::uint32_t bandwidth) {
+  CAPTURE(interval);
+  CAPTURE(max_deferral);
+  world::WorldParams wp = test::small_world(250, world::NpcBehaviour::kWander);
+  wp.grid.bounds = {{0.0, 0.0}, {100.0, 100.0}};
+  wp.grid.cell_size = 10.0;
+  wp.player_view_radius = 40.0;
+  replication::ReplicationParams rp = rparams(bandwidth, 576);
+  rp.max_deferral_ticks = max_deferral;
+  rp.snapshot_interval = interval;
+  const std::uint32_t bound = max_deferral + interval - 2;
+  Loopback lb(wp, rp);
+  LoopClient& a = lb.connect("starved");
+  Tour tour = square_tour(20.0, 80.0);
+  // The world's quantised values of every entity, per tick, for the last ticks.
+  std::map<std::uint32_t, std::unordered_map<std::uint32_t, protocol::FieldValues>> truth;
+  int stale = 0, late_spawns = 0, inconsistent = 0, checked = 0;
+  std::uint32_t oldest = 0;
+  std::string first;
+  for (int t = 1; t <= 400; ++t) {
+    tour.steer(lb.world, a.slot);
+    lb.step();
+    auto& now = truth[lb.tick];
+    lb.world.for_each_entity(
+        [&](std::uint32_t, const world::Entity& e) { now[e.id] = replication::entity_fields(e); });
+    while (truth.size() > bound + 2 * interval + 4) truth.erase(truth.begin());
+    // From the first tick on: the initial flood of spawns strains the budget most.
+    const replica::Frame& f = a.replica.current();
+    for (std::size_t k = 0; k < f.entities.size(); ++k) {
+      const replica::EntityState& e = f.entities[k];
+      ++checked;
+      // Its values are the world's at some tick of the last `bound`...
+      std::uint32_t age = 0;
+      for (; age <= bound + interval + 1; ++age) {
+        auto it = truth.find(lb.tick - age);
+        if (it == truth.end()) continue;
+        auto v = it->second.find(e.id);
+        if (v != it->second.end() && v->second == e.values) break;
+      }
+      oldest = std::max(oldest, age);
+      if (age > bound && stale++ == 0) {
+        first = "tick " + std::to_string(lb.tick) + ": entity " + std::to_string(e.id) +
+                " holds values " + std::to_string(age) + " ticks old";
+      }
+      // ... and exactly the world's at the tick the replica says they were set.
+      auto it = truth.find(f.updated[k]);
+      if (it != truth.end() && it->second.at(e.id) != e.values) ++inconsistent;
+    }
+    // No entity waits in view longer than the bound without being spawned.
+    for (const replication::InterestEntry& in : lb.rep.client(a.id).interest) {
+      if (lb.tick > in.entered_tick + bound && a.replica.find(in.id) == nullptr) ++late_spawns;
+    }
+  }
+  CHECK_MESSAGE(stale == 0, first);
+  CHECK(late_spawns == 0);
+  CHECK(inconsistent == 0);
+  CHECK(checked > 10000);
+  // The bound was really reached: records waited and had to be forced over budget.
+  CHECK(oldest == bound);
+  CHECK(lb.rep.stats().deferred > 1000);
+  CHECK(lb.rep.stats().forced > 0);
+  CHECK(lb.rep.stats().oldest_deferral_ticks >= max_deferral);
+  CHECK(lb.rep.stats().oldest_deferral_ticks < max_deferral + interval);
+  check_clean(lb, a);
+}
+
+}  // namespace
+
+TEST_CASE("replicator: deferral is bounded: a client's values are never older than allowed") {
+  check_bounded_deferral(1, 8, 3000);
+  check_bounded_deferral(3, 7, 1000);
+}
+
+TEST_CASE("replicator: far entities do not starve: priorities accumulate while they wait") {
+  // Everything in view always moves (no rests), and the budget carries only a fraction
+  // of the updates each tick. Nearer entities rank higher, but a waiting entity's
+  // priority grows every tick, so even the farthest are refreshed about as often as the
+  // budget allows on average, long before max_deferral_ticks forces them through.
+  constexpr std::uint32_t kNpcs = 150;
+  world::WorldParams wp = open_world(kNpcs, 100.0, 150.0, world::NpcBehaviour::kWander);
+  wp.grid.cell_size = 20.0;
+  wp.npcs.idle_fraction = 0.0;
+  replication::ReplicationParams rp = rparams(3000, 576);
+  rp.max_deferral_ticks = 100;
+  Loopback lb(wp, rp);
+  LoopClient& a = lb.connect("observer");
+  // Warm up until everything is spawned and updates are the only records.
+  int warm = 0;
+  while (a.replica.current().entities.size() < kNpcs && warm++ < 400) lb.step();
+  REQUIRE(a.replica.current().entities.size() == kNpcs);
+  lb.run(50);
+
+  std::unordered_map<std::uint32_t, std::uint32_t> last_update;
+  std::unordered_map<std::uint32_t, std::uint32_t> longest;
+  std::unordered_map<std::uint32_t, double> distance_sum;
+  const std::uint64_t updates_before = lb.rep.stats().updates;
+  const std::uint32_t start = lb.tick;
+  constexpr int kTicks = 400;
+  for (int t = 0; t < kTicks; ++t) {
+    lb.step();
+    const replica::Frame& f = a.replica.current();
+    REQUIRE(f.tick == lb.tick);
+    const world::Entity& self = lb.world.entity(a.slot);
+    for (std::size_t k = 0; k < f.entities.size(); ++k) {
+      const std::uint32_t id = f.entities[k].id;
+      const world::Entity* e = lb.world.find(id);
+      distance_sum[id] += std::hypot(e->x - self.x, e->y - self.y);
+      if (f.updated[k] != f.tick) continue;
+      auto [it, inserted] = last_update.try_emplace(id, start);
+      longest[id] = std::max(longest[id], f.tick - it->second);
+      it->second = f.tick;
+    }
+  }
+  // Entities not updated since: their wait so far counts too.
+  for (const auto& [id, last] : last_update) longest[id] = std::max(longest[id], lb.tick - last);
+  REQUIRE(longest.size() == kNpcs);
+
+  // The round-robin share of the budget: how many ticks apart each entity's updates
+  // would be if every update went to the entities in turn.
+  const double updates_per_tick =
+      static_cast<double>(lb.rep.stats().updates - updates_before) / kTicks;
+  const double fair_interval = kNpcs / updates_per_tick;
+  CAPTURE(updates_per_tick);
+  CAPTURE(fair_interval);
+  REQUIRE(fair_interval > 4.0);  // the budget really is far too small for everything
+  // The farthest quarter, by mean distance over the run.
+  std::vector<std::pair<double, std::uint32_t>> by_distance;
+  for (const auto& [id, sum] : distance_sum) by_distance.push_back({sum, id});
+  std::sort(by_distance.rbegin(), by_distance.rend());
+  std::uint32_t far_longest = 0, all_longest = 0;
+  for (std::size_t i = 0; i < by_distance.size(); ++i) {
+    const std::uint32_t l = longest[by_distance[i].second];
+    all_longest = std::max(all_longest, l);
+    if (i < by_distance.size() / 4) far_longest = std::max(far_longest, l);
+  }
+  CAPTURE(far_longest);
+  CAPTURE(all_longest);
+  // Without accumulation the nearest would win every tick and the farthest would only
+  // ever go when forced, max_deferral_ticks apart.
+  const double bound = 3.0 * fair_interval + 2.0;
+  REQUIRE(bound < rp.max_deferral_ticks / 2.0);
+  CHECK(far_longest <= bound);
+  CHECK(all_longest <= bound);
+  CHECK(lb.rep.stats().forced == 0);
+  check_clean(lb, a);
+}
+
+// ---- Parts ------------------------------------------------------------------------
+
+TEST_CASE("replicator: a huge view is split into numbered parts the replica reassembles") {
+  // Two thousand wandering entities in view, 576-byte packets, parts delivered to the
+  // replica in random order.
+  constexpr std::uint32_t kNpcs = 2000;
+  Loopback lb(open_world(kNpcs, 100.0, 150.0, world::NpcBehaviour::kWander),
+              rparams(100'000'000, 576), 3);
+  lb.shuffle_parts = true;
+  LoopClient& a = lb.connect("crowded");
+  std::string problem;
+  std::size_t max_parts = 0, frames = 0;
+  for (int t = 1; t <= 15; ++t) {
+    lb.step();
+    const std::string p = parts_problem(a.sent, lb.tick, 576);
+    if (problem.empty()) problem = p;
+    max_parts = std::max(max_parts, a.sent.size());
+    // Parts are packed: all but the last are at least half full.
+    for (std::size_t k = 0; k + 1 < a.sent.size(); ++k) CHECK(a.sent[k].size > 576 / 2);
+    std::set<std::uint32_t> named;  // every entity at most once across the parts
+    std::size_t records = 0;
+    for (const SentPart& s : a.sent) {
+      for (const auto& sp : s.part.spawns) named.insert(sp.id);
+      named.insert(s.changed.begin(), s.changed.end());
+      named.insert(s.despawned.begin(), s.despawned.end());
+      records += s.part.records();
+    }
+    CHECK(named.size() == records);
+    CHECK(a.replica.ack_tick() == lb.tick);
+    CHECK(lb.diff(a).empty());
+    if (a.sent.size() > 1) ++frames;
+  }
+  CHECK_MESSAGE(problem.empty(), problem);
+  CHECK(max_parts > 40);  // the first, full frame
+  CHECK(frames == 15);    // and the deltas of two thousand moving entities too
+  check_clean(lb, a);
+}
+
+TEST_CASE("replicator: a frame needing more than 255 parts sends 255 and the rest later") {
+  // Eight thousand entities in view and 576-byte packets: the first full frame needs
+  // over 300 parts; part numbers are one byte.
+  constexpr std::uint32_t kNpcs = 8000;
+  world::WorldParams wp = open_world(kNpcs, 100.0, 150.0);
+  wp.grid.cell_size = 25.0;
+  Loopback lb(wp, rparams(100'000'000, 576));
+  LoopClient& a = lb.connect("swamped");
+  lb.step();
+  CHECK(a.sent.size() == 255);
+  const std::string p = parts_problem(a.sent, lb.tick, 576);
+  CHECK_MESSAGE(p.empty(), p);
+  CHECK(a.replica.ack_tick() == lb.tick);  // what was sent is a complete frame
+  const std::size_t first = a.replica.current().entities.size();
+  CHECK(first > 5000);
+  CHECK(first < kNpcs);
+  // What did not fit follows in the next frames, and nothing is lost on the way.
+  int ticks = 1;
+  while (a.replica.current().entities.size() < kNpcs && ticks < 10) {
+    lb.step();
+    ++ticks;
+    const std::string q = parts_problem(a.sent, lb.tick, 576);
+    CHECK_MESSAGE(q.empty(), q);
+    CHECK(a.sent.size() <= 255);
+  }
+  CHECK(ticks == 2);
+  CHECK(lb.diff(a).empty());
+  // A client that never acknowledges gets 255 parts of spawns every tick and always the
+  // same entities: those it already holds go first, it never loses any.
+  LoopClient& b = lb.connect("swamped-silent");
+  b.acks = false;
+  lb.step();
+  const std::set<std::uint32_t> held = ids_of(b.replica.current().entities);
+  for (int t = 0; t < 3; ++t) {
+    lb.step();
+    CHECK(b.sent.size() == 255);
+    CHECK(b.replica.ack_tick() == lb.tick);
+    const std::set<std::uint32_t> now = ids_of(b.replica.current().entities);
+    CHECK(std::includes(now.begin(), now.end(), held.begin(), held.end()));
+  }
+  check_clean(lb, a);
+  check_clean(lb, b);
+}
+
+TEST_CASE("replicator: past 255 parts, what the client displays still goes first") {
+  // A client whose acknowledgments never arrive gets every frame whole, as spawns, in a
+  // crowd that needs more than 255 parts. As it walks, entities enter its view; those
+  // with low ids must not push an entity it already displays out of the 255 parts sent
+  // (it would vanish from its view without a despawn).
+  world::WorldParams wp = test::small_world(6000);
+  wp.grid.bounds = {{0.0, 0.0}, {200.0, 100.0}};
+  wp.grid.cell_size = 25.0;
+  wp.player_view_radius = 60.0;
+  Loopback lb(wp, rparams(100'000'000, 200));
+  LoopClient& a = lb.connect("silent-in-a-crowd");
+  a.acks = false;
+  Tour tour{{{40.0, 50.0}, {160.0, 50.0}}};
+  int vanished = 0, truncated = 0, entered = 0;
+  std::string first;
+  for (int t = 1; t <= 40; ++t) {
+    const std::set<std::uint32_t> before = ids_of(a.replica.current().entities);
+    tour.steer(lb.world, a.slot);
+    lb.step();
+    if (a.sent.size() == 255) ++truncated;
+    const std::string p = parts_problem(a.sent, lb.tick, 200);
+    CHECK_MESSAGE(p.empty(), p);
+    REQUIRE(a.replica.ack_tick() == lb.tick);
+    const std::set<std::uint32_t> now = ids_of(a.replica.current().entities);
+    const std::set<std::uint32_t> view = ids_of(lb.truth(a));
+    for (const std::uint32_t id : now) entered += before.count(id) ? 0 : 1;
+    for (const std::uint32_t id : before) {
+      if (now.count(id) || !view.count(id)) continue;
+      if (vanished++ == 0) {
+        first = "tick " + std::to_string(lb.tick) + ": entity " + std::to_string(id) +
+                " vanished while in view";
+      }
+    }
+  }
+  CHECK(truncated == 40);
+  CHECK(entered > 2000);  // the first frame, and many entering since
+  CHECK_MESSAGE(vanished == 0, first);
+  check_clean(lb, a);
+}
+
+// ---- Workers --------------------------------------------------------------------
+
+namespace {
+
+struct RunLog {
+  std::vector<std::vector<std::pair<std::uint32_t, test::Bytes>>> packets;  // per client
+  replication::ReplicationStats stats;
+};
+
+// A scripted world: seven touring clients (one acknowledging late, one never), 10% loss,
+// a tight budget, snapshots every other tick, a client leaving and another taking its
+// id. `workers` 0: Replicator::replicate(); else begin_tick + replicate_clients on that
+// many threads over disjoint client ranges.
+RunLog scripted_run(std::size_t workers) {
+  world::WorldParams wp = test::small_world(400, world::NpcBehaviour::kWander);
+  wp.player_view_radius = 40.0;
+  replication::ReplicationParams rp = rparams(8000, 576);
+  rp.snapshot_interval = 2;
+  rp.max_deferral_ticks = 10;
+  Loopback lb(wp, rp, 99);
+  lb.workers.resize(workers);
+  lb.loss = 0.1;
+  std::vector<LoopClient*> cs;
+  std::vector<Tour> tours;
+  for (int k = 0; k < 7; ++k) {
+    cs.push_back(&lb.connect("p" + std::to_string(k)));
+    cs.back()->keep_bytes = true;
+    const double lo = 20.0 + 10.0 * k;
+    tours.push_back(square_tour(lo, 200.0 - lo));
+  }
+  cs[3]->ack_delay = 3;
+  cs[5]->acks = false;
+  for (int t = 1; t <= 200; ++t) {
+    if (t == 80) lb.disconnect(*cs[2]);
+    if (t == 120) {
+      cs[2] = &lb.connect("p7");
+      cs[2]->keep_bytes = true;
+    }
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      if (cs[k]->connected) tours[k].steer(lb.world, cs[k]->slot);
+    }
+    lb.step();
+  }
+  RunLog log;
+  for (const LoopClient& c : lb.clients) {
+    CHECK_MESSAGE(c.replica.violations().empty(), violations_of(c));
+    log.packets.push_back(c.log);
+  }
+  log.stats = lb.rep.stats();
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("replicator: replication on three workers sends exactly what one thread sends") {
+  const RunLog one = scripted_run(0);
+  const RunLog three = scripted_run(3);
+  REQUIRE(one.packets.size() == 8);
+  REQUIRE(three.packets.size() == one.packets.size());
+  std::size_t packets = 0, split = 0;
+  for (std::size_t c = 0; c < one.packets.size(); ++c) {
+    CAPTURE(c);
+    REQUIRE(three.packets[c].size() == one.packets[c].size());
+    for (std::size_t i = 0; i < one.packets[c].size(); ++i) {
+      REQUIRE(three.packets[c][i].first == one.packets[c][i].first);
+      REQUIRE(three.packets[c][i].second == one.packets[c][i].second);
+      if (i > 0 && one.packets[c][i].first == one.packets[c][i - 1].first) ++split;
+    }
+    packets += one.packets[c].size();
+  }
+  CHECK(packets > 500);
+  CHECK(split > 10);  // some frames were split into parts
+  CHECK(three.stats.snapshots == one.stats.snapshots);
+  CHECK(three.stats.packets == one.stats.packets);
+  CHECK(three.stats.bytes == one.stats.bytes);
+  CHECK(three.stats.spawns == one.stats.spawns);
+  CHECK(three.stats.updates == one.stats.updates);
+  CHECK(three.stats.despawns == one.stats.despawns);
+  CHECK(three.stats.deferred == one.stats.deferred);
+  CHECK(three.stats.forced == one.stats.forced);
+  CHECK(three.stats.full_resyncs == one.stats.full_resyncs);
+  CHECK(one.stats.deferred > 0);
+  CHECK(one.stats.packets == packets);
 }

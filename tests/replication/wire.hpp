@@ -1,152 +1,203 @@
-// Test helpers for the wire protocol: hand-built Snapshot packets and a decoder that
-// copies a verified Snapshot into plain vectors, so tests can compare what was sent with
-// what was meant without touching FlatBuffers pointers.
+// Test helpers for the channel-1 wire format (shared/protocol/compact.hpp): snapshot parts
+// built by hand with protocol::SnapshotPartWriter, and a decoder that copies a parsed part
+// into plain values, so tests can compare what was sent with what was meant without
+// holding views into packet bytes.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <flatbuffers/flatbuffers.h>
-
-#include "protocol/codec.hpp"
-#include "protocol/zone_generated.h"
+#include "protocol/compact.hpp"
+#include "protocol/entity_fields.hpp"
+#include "replica/frame_replica.hpp"
 
 namespace zone::test {
 
-using protocol::EntityState;
+using Bytes = std::vector<std::uint8_t>;
+using protocol::FieldValues;
+using replica::EntityState;
+
+// Field values in table order (kEntityFields): x, y (cm), heading, move_state, health.
+inline FieldValues values(std::int32_t x, std::int32_t y, std::int32_t heading = 0,
+                          std::int32_t move_state = 0, std::int32_t health = 100) {
+  FieldValues v{};
+  v[protocol::kX] = x;
+  v[protocol::kY] = y;
+  v[protocol::kHeading] = heading;
+  v[protocol::kMoveState] = move_state;
+  v[protocol::kHealth] = health;
+  return v;
+}
 
 inline EntityState make_state(std::uint32_t id, std::int32_t x, std::int32_t y,
-                              std::uint16_t heading = 0, std::uint16_t health = 100,
-                              protocol::EntityKind kind = protocol::EntityKind::Npc,
-                              protocol::MoveState move = protocol::MoveState::Idle) {
-  return EntityState(id, x, y, heading, health, kind, move);
+                              std::int32_t heading = 0, std::int32_t move_state = 0,
+                              std::int32_t health = 100) {
+  return EntityState{id, values(x, y, heading, move_state, health)};
 }
 
-inline bool same_state(const EntityState& a, const EntityState& b) {
-  return a.id() == b.id() && a.x() == b.x() && a.y() == b.y() && a.heading() == b.heading() &&
-         a.health() == b.health() && a.kind() == b.kind() && a.move_state() == b.move_state();
-}
-
-inline std::string describe(const EntityState& s) {
+inline std::string describe(const FieldValues& v) {
   std::ostringstream o;
-  o << "{id " << s.id() << " x " << s.x() << " y " << s.y() << " hd " << s.heading() << " hp "
-    << s.health() << " kind " << static_cast<int>(s.kind()) << " ms "
-    << static_cast<int>(s.move_state()) << "}";
+  for (std::size_t i = 0; i < protocol::kFieldCount; ++i) {
+    o << (i ? " " : "") << protocol::kEntityFields[i].name << " " << v[i];
+  }
   return o.str();
 }
 
-struct SpawnSpec {
-  EntityState state;
-  std::uint16_t max_health = 100;
-  std::string name;
-};
-
-// Everything one Snapshot part carries, as plain values.
-struct SnapshotSpec {
-  std::uint32_t tick = 0;
-  std::uint32_t baseline = 0;
-  std::uint16_t part = 0;
-  std::uint16_t part_count = 1;
-  EntityState self{};
-  bool has_self = true;
-  std::uint32_t last_input = 0;
-  std::vector<SpawnSpec> spawns;
-  std::vector<protocol::MoveDelta> moves;
-  std::vector<protocol::MoveAbsolute> teleports;
-  std::vector<protocol::HeadingUpdate> headings;
-  std::vector<protocol::HealthUpdate> healths;
-  std::vector<std::uint32_t> despawns;
-  bool has_vectors[6] = {};  // decode(): which vectors were present on the wire
-
-  std::size_t records() const {
-    return spawns.size() + moves.size() + teleports.size() + headings.size() + healths.size() +
-           despawns.size();
-  }
-};
-
-// Encodes a ServerPacket holding one Snapshot. With all_vectors, empty vectors are
-// written too (a packet with every field present).
-inline std::vector<std::uint8_t> encode(const SnapshotSpec& s, bool all_vectors = false) {
-  flatbuffers::FlatBufferBuilder fbb(1024);
-  std::vector<flatbuffers::Offset<protocol::Spawn>> spawns;
-  for (const SpawnSpec& sp : s.spawns) {
-    const auto name = fbb.CreateString(sp.name);
-    spawns.push_back(protocol::CreateSpawn(fbb, &sp.state, sp.max_health, name));
-  }
-  auto maybe = [&](bool empty, auto make) -> decltype(make()) {
-    if (empty && !all_vectors) return 0;
-    return make();
-  };
-  const auto v_spawns = maybe(spawns.empty(), [&] { return fbb.CreateVector(spawns); });
-  const auto v_moves = maybe(s.moves.empty(), [&] { return fbb.CreateVectorOfStructs(s.moves); });
-  const auto v_teleports =
-      maybe(s.teleports.empty(), [&] { return fbb.CreateVectorOfStructs(s.teleports); });
-  const auto v_headings =
-      maybe(s.headings.empty(), [&] { return fbb.CreateVectorOfStructs(s.headings); });
-  const auto v_healths =
-      maybe(s.healths.empty(), [&] { return fbb.CreateVectorOfStructs(s.healths); });
-  const auto v_despawns = maybe(s.despawns.empty(), [&] { return fbb.CreateVector(s.despawns); });
-  const protocol::SnapshotHeader header(s.tick, s.baseline, s.last_input,
-                                        static_cast<std::uint8_t>(s.part),
-                                        static_cast<std::uint8_t>(s.part_count));
-  const auto snap =
-      protocol::CreateSnapshot(fbb, &header, s.has_self ? &s.self : nullptr, v_spawns, v_moves,
-                               v_teleports, v_headings, v_healths, v_despawns);
-  fbb.Finish(protocol::CreateServerPacket(fbb, protocol::ServerMessage::Snapshot, snap.Union()));
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+inline std::string describe(const EntityState& s) {
+  return "{id " + std::to_string(s.id) + " " + describe(s.values) + "}";
 }
 
-inline SnapshotSpec decode(const protocol::Snapshot& s) {
-  SnapshotSpec out;
-  if (s.header() != nullptr) {
-    out.tick = s.header()->server_tick();
-    out.baseline = s.header()->baseline_tick();
-    out.part = s.header()->part();
-    out.part_count = s.header()->part_count();
-    out.last_input = s.header()->last_input_sequence();
+// A change by position in the baseline frame: the record that turns `base` into `now`
+// (mask: every differing field unless given), or a despawn.
+struct ChangeSpec {
+  std::uint32_t index = 0;
+  FieldValues base{};
+  FieldValues now{};
+  std::optional<std::uint32_t> mask;  // default: change_mask(base, now)
+  bool despawn = false;
+};
+
+inline ChangeSpec change(std::uint32_t index, const FieldValues& base, const FieldValues& now) {
+  return ChangeSpec{index, base, now, std::nullopt, false};
+}
+inline ChangeSpec despawn(std::uint32_t index) {
+  return ChangeSpec{index, {}, {}, std::nullopt, true};
+}
+
+struct SpawnSpec {
+  std::uint32_t id = 0;
+  FieldValues values{};
+  std::string name;
+  std::uint8_t kind = protocol::kKindNpc;
+  std::uint16_t max_health = 100;
+};
+
+inline SpawnSpec spawn(const EntityState& s, std::string name,
+                       std::uint8_t kind = protocol::kKindNpc, std::uint16_t max_health = 100) {
+  return SpawnSpec{s.id, s.values, std::move(name), kind, max_health};
+}
+
+// Everything one snapshot part carries. Changes must be in increasing index order and
+// spawns in increasing id order (the writer encodes both as gaps).
+struct PartSpec {
+  std::uint32_t tick = 1;
+  std::uint8_t baseline_age = 0;  // 0: no baseline
+  std::uint8_t part = 0;
+  std::uint8_t part_count = 1;
+  std::uint32_t last_input = 0;
+  bool has_self = false;
+  FieldValues self_base{};  // the baseline frame's self values (zeros without baseline)
+  FieldValues self_now{};
+  std::optional<std::uint32_t> self_mask;  // default: change_mask(self_base, self_now)
+  std::vector<ChangeSpec> changes;
+  std::vector<SpawnSpec> spawns;
+};
+
+// A part on `baseline` (a tick, 0 for none) for tick `tick`.
+inline PartSpec part_on(std::uint32_t tick, std::uint32_t baseline) {
+  PartSpec p;
+  p.tick = tick;
+  p.baseline_age = static_cast<std::uint8_t>(baseline ? tick - baseline : 0);
+  p.last_input = tick;
+  return p;
+}
+
+inline Bytes encode(const PartSpec& s, std::size_t capacity = 1 << 16) {
+  Bytes buf(capacity);
+  protocol::SnapshotPartWriter w(buf);
+  protocol::SnapshotHeader h;
+  h.server_tick = s.tick;
+  h.last_input_sequence = s.last_input;
+  h.baseline_age = s.baseline_age;
+  h.part = s.part;
+  h.part_count = s.part_count;
+  h.flags = s.has_self ? protocol::kSnapshotHasSelf : 0;
+  w.header(h);
+  if (s.has_self) {
+    w.self(s.self_mask.value_or(protocol::fields::change_mask(s.self_base, s.self_now)),
+           s.self_base, s.self_now);
   }
-  out.has_self = s.self_state() != nullptr;
-  if (out.has_self) out.self = *s.self_state();
-  if (s.spawns() != nullptr) {
-    out.has_vectors[0] = true;
-    for (const protocol::Spawn* sp : *s.spawns()) {
-      SpawnSpec spec;
-      if (sp->state() != nullptr) spec.state = *sp->state();
-      spec.max_health = sp->max_health();
-      if (sp->name() != nullptr) spec.name = sp->name()->str();
-      out.spawns.push_back(std::move(spec));
+  w.begin_changes(static_cast<std::uint32_t>(s.changes.size()));
+  for (const ChangeSpec& c : s.changes) {
+    if (c.despawn) {
+      w.despawn(c.index);
+    } else {
+      w.change(c.index, c.mask.value_or(protocol::fields::change_mask(c.base, c.now)), c.base,
+               c.now);
     }
   }
-  if (s.moves() != nullptr) {
-    out.has_vectors[1] = true;
-    for (const protocol::MoveDelta* m : *s.moves()) out.moves.push_back(*m);
+  w.begin_spawns(static_cast<std::uint32_t>(s.spawns.size()));
+  for (const SpawnSpec& sp : s.spawns) {
+    w.spawn(sp.id, sp.kind, sp.max_health, sp.name, sp.values);
   }
-  if (s.teleports() != nullptr) {
-    out.has_vectors[2] = true;
-    for (const protocol::MoveAbsolute* m : *s.teleports()) out.teleports.push_back(*m);
-  }
-  if (s.headings() != nullptr) {
-    out.has_vectors[3] = true;
-    for (const protocol::HeadingUpdate* h : *s.headings()) out.headings.push_back(*h);
-  }
-  if (s.healths() != nullptr) {
-    out.has_vectors[4] = true;
-    for (const protocol::HealthUpdate* h : *s.healths()) out.healths.push_back(*h);
-  }
-  if (s.despawns() != nullptr) {
-    out.has_vectors[5] = true;
-    for (const std::uint32_t id : *s.despawns()) out.despawns.push_back(id);
-  }
-  return out;
+  if (w.overflow()) return {};
+  return {w.bytes().begin(), w.bytes().end()};
 }
 
-// Parses bytes as a ServerPacket holding a Snapshot; nullptr otherwise.
-inline const protocol::Snapshot* snapshot_of(std::span<const std::uint8_t> bytes) {
-  const protocol::ServerPacket* p = protocol::parse_server_packet(bytes);
-  return p == nullptr ? nullptr : p->message_as_Snapshot();
+// A parsed part as plain values.
+struct DecodedSpawn {
+  std::uint32_t id = 0;
+  std::uint8_t kind = 0;
+  std::uint16_t max_health = 0;
+  std::string name;
+  std::uint32_t mask = 0;
+  FieldValues values{};  // the record applied to all-zero values
+};
+
+struct Decoded {
+  protocol::SnapshotHeader header;
+  std::uint32_t self_mask = 0;
+  protocol::WireValues self_wire{};
+  std::vector<protocol::ChangeRecord> changes;  // mask 0: despawn
+  std::vector<DecodedSpawn> spawns;
+
+  bool has_self() const { return (header.flags & protocol::kSnapshotHasSelf) != 0; }
+  std::uint32_t baseline() const { return header.baseline_tick(); }
+  std::size_t despawns() const {
+    std::size_t n = 0;
+    for (const auto& c : changes) n += c.mask == 0 ? 1 : 0;
+    return n;
+  }
+  std::size_t updates() const { return changes.size() - despawns(); }
+  std::size_t records() const { return changes.size() + spawns.size(); }
+  // The self record applied to the baseline's self values.
+  FieldValues self_on(FieldValues base) const {
+    protocol::fields::apply(protocol::kEntityFields, self_mask, self_wire, base);
+    return base;
+  }
+};
+
+inline std::optional<Decoded> decode(std::span<const std::uint8_t> bytes) {
+  protocol::SnapshotPart part;
+  if (protocol::parse_snapshot_part(bytes, part) != protocol::ParseError::kNone) {
+    return std::nullopt;
+  }
+  Decoded d;
+  d.header = part.header;
+  d.self_mask = part.self_mask;
+  d.self_wire = part.self_wire;
+  d.changes = part.changes;
+  for (const protocol::SpawnRecord& s : part.spawns) {
+    DecodedSpawn out;
+    out.id = s.id;
+    out.kind = s.kind;
+    out.max_health = s.max_health;
+    out.name = std::string(s.name);
+    out.mask = s.mask;
+    protocol::fields::apply(protocol::kEntityFields, s.mask, s.wire, out.values);
+    d.spawns.push_back(std::move(out));
+  }
+  return d;
+}
+
+// The change record applied to `base`.
+inline FieldValues applied(const protocol::ChangeRecord& c, FieldValues base) {
+  protocol::fields::apply(protocol::kEntityFields, c.mask, c.wire, base);
+  return base;
 }
 
 }  // namespace zone::test
