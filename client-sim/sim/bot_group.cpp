@@ -19,6 +19,8 @@ double seconds(clock::duration d) {
 clock::duration span_of(double s) {
   return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
 }
+// Shortest time between two passes over the network.
+constexpr auto kPassInterval = std::chrono::milliseconds(2);
 // How often a group refreshes the stats the main thread reads.
 constexpr auto kPublishEvery = std::chrono::milliseconds(250);
 
@@ -247,8 +249,9 @@ void BotGroup::run() {
       publish();
       last_publish = now;
     }
-    // Wait for traffic on the first host (the others are read on the next pass).
-    hosts_.front()->service(1);
+    // Every ENet service call walks all of a host's peers: read in passes a couple of
+    // milliseconds apart rather than at every datagram.
+    std::this_thread::sleep_until(now + kPassInterval);
   }
   goodbye();
   publish();

@@ -11,6 +11,11 @@ namespace {
 // Longest the thread sleeps without traffic: ENet's own timers (resends, pings,
 // timeouts) are serviced at least this often.
 constexpr int kIdleWaitMs = 5;
+// Shortest time between two reads of the socket. Every ENet service call walks all of
+// the host's peers, so reading at each datagram's arrival would cost O(peers) per
+// datagram; batching arrivals for a few milliseconds costs that much latency on inputs
+// the tick takes only every 50 ms anyway. A posted batch is sent at once regardless.
+constexpr auto kMinPassInterval = std::chrono::milliseconds(4);
 // Longest one pass keeps reading before it looks at a posted batch again.
 constexpr auto kDrainBudget = std::chrono::milliseconds(2);
 
@@ -79,13 +84,24 @@ void HostThread::run() {
   SendBatch batch;
   std::uint64_t taken = 0;
   NetEvent ev;
+  auto last_pass = std::chrono::steady_clock::now() - kMinPassInterval;
   while (!stop_.load()) {
-    pollfd fds[2] = {{host_.socket(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    poll(fds, 2, kIdleWaitMs);
-    if (fds[1].revents & POLLIN) {
+    // Until the next pass is due, only a posted batch (or stop) wakes the thread; then
+    // traffic does too.
+    const auto since = std::chrono::steady_clock::now() - last_pass;
+    const bool rested = since >= kMinPassInterval;
+    const int wait_ms =
+        rested
+            ? kIdleWaitMs
+            : static_cast<int>(
+                  std::chrono::ceil<std::chrono::milliseconds>(kMinPassInterval - since).count());
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {host_.socket(), POLLIN, 0}};
+    poll(fds, rested ? 2 : 1, wait_ms);
+    if (fds[0].revents & POLLIN) {
       std::uint64_t count;
       [[maybe_unused]] const auto n = read(wake_fd_, &count, sizeof count);
     }
+    last_pass = std::chrono::steady_clock::now();
     if (host_.drain(std::chrono::steady_clock::now() + kDrainBudget) >= 256) {
       full_drains_.fetch_add(1, std::memory_order_relaxed);
     }

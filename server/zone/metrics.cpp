@@ -29,6 +29,10 @@ class Writer {
     header(name, "counter", help);
     out_ += fmt::format("{} {}\n", name, v);
   }
+  void counter_seconds(const char* name, const char* help, double v) {
+    header(name, "counter", help);
+    sample(name, v);
+  }
   void gauge(const char* name, const char* help, double v) {
     header(name, "gauge", help);
     sample(name, v);
@@ -100,9 +104,40 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.counter("zone_replication_despawns_total", "Entity despawns sent to clients.", m.despawns_sent);
   w.counter("zone_replication_deferred_total",
             "Entity records held back by a client's bandwidth budget.", m.deferred);
+  w.counter("zone_replication_forced_total",
+            "Entity records sent over a client's budget: held by the client, or waited the "
+            "longest allowed (network.max_deferral_ms).",
+            m.forced);
+  w.gauge("zone_replication_oldest_deferral_ticks",
+          "Longest a record sent recently had waited for budget, in ticks.",
+          static_cast<double>(m.oldest_deferral_ticks));
+  w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
+            m.snapshots_sent);
+  w.counter("zone_replication_snapshot_parts_total", "Snapshot parts (packets) sent to clients.",
+            m.snapshot_parts_sent);
+  w.counter("zone_replication_snapshot_bytes_total",
+            "Snapshot payload bytes, before ENet's headers.", m.snapshot_bytes_sent);
+  w.gauge("zone_network_hosts", "ENet hosts sharing the game port, one thread each.",
+          static_cast<double>(m.network_hosts));
+  w.gauge("zone_replication_workers", "Threads building replication, the tick thread included.",
+          static_cast<double>(m.replication_workers));
+  w.gauge("zone_network_socket_receive_buffer_bytes",
+          "Kernel receive buffer granted to the game sockets (smallest of the hosts).",
+          static_cast<double>(m.socket_receive_buffer_bytes));
+  w.gauge("zone_network_socket_send_buffer_bytes",
+          "Kernel send buffer granted to the game sockets (smallest of the hosts).",
+          static_cast<double>(m.socket_send_buffer_bytes));
+  w.counter("zone_network_full_drains_total",
+            "Socket reads that found more than one ENet batch (256 datagrams) waiting.",
+            m.full_drains);
+  w.counter_seconds(
+      "zone_network_send_wait_seconds_total",
+      "Time the tick waited for the network threads to finish sending the previous tick.",
+      m.send_wait_seconds);
   w.histogram("zone_client_send_rate_bytes_per_second",
               "Snapshot bytes per second sent to each client, observed once a second.",
               m.client_send_rate);
+  w.counter("zone_inputs_total", "Client inputs applied.", m.inputs);
   w.counter("zone_player_joins_total", "Players that joined.", m.joins);
   w.counter("zone_player_leaves_total", "Players that left or were removed.", m.leaves);
   w.labelled("zone_dropped_packets_total", "counter", "Client packets dropped, by reason.",

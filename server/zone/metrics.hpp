@@ -44,7 +44,10 @@ struct LabelledCount {
 };
 
 struct ZoneMetrics {
-  Histogram tick_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25}};
+  // Fine between 10 and 50 ms, where a 20 Hz tick's percentiles are read for capacity.
+  Histogram tick_seconds{{0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.010, 0.012,
+                          0.014,  0.016, 0.018, 0.020, 0.022, 0.024, 0.025, 0.026, 0.028, 0.030,
+                          0.035,  0.040, 0.045, 0.050, 0.060, 0.075, 0.1,   0.25}};
   Histogram aoi_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05}};
   Histogram replication_seconds{{0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05}};
   Histogram client_send_rate{{250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000}};
@@ -66,6 +69,18 @@ struct ZoneMetrics {
   std::uint64_t updates_sent = 0;
   std::uint64_t despawns_sent = 0;
   std::uint64_t deferred = 0;
+  std::uint64_t forced = 0;          // records sent over budget (held or waited too long)
+  std::uint64_t snapshots_sent = 0;  // frames
+  std::uint64_t snapshot_parts_sent = 0;
+  std::uint64_t snapshot_bytes_sent = 0;    // payload of the parts
+  std::uint64_t oldest_deferral_ticks = 0;  // longest wait of a record sent since last publish
+  std::uint64_t network_hosts = 0;
+  std::uint64_t replication_workers = 0;
+  std::uint64_t socket_receive_buffer_bytes = 0;  // granted by the kernel (smallest host's)
+  std::uint64_t socket_send_buffer_bytes = 0;
+  std::uint64_t full_drains = 0;   // ingest passes that found more than one ENet batch waiting
+  double send_wait_seconds = 0.0;  // the tick waiting for the hosts to finish sending
+  std::uint64_t inputs = 0;        // client inputs applied
   std::uint64_t joins = 0;
   std::uint64_t leaves = 0;
   std::vector<LabelledCount> drops;        // by reason

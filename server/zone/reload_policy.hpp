@@ -1,5 +1,7 @@
 // Which config keys a running zone can take on at a tick boundary, and which only at the
-// next start: those that size sockets, buffers or the world, or that clients were told.
+// next start: those that size sockets, buffers, threads or the world, and the speeds the
+// clients were told in their Welcome (their jump checks rely on them). The view radius,
+// hysteresis and aoi.enabled apply live: connected clients are told (ZoneParams).
 #pragma once
 
 #include <array>
@@ -9,8 +11,9 @@ namespace zone {
 
 inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
-  constexpr std::array<std::string_view, 4> kSections = {"zone.", "world.", "admin.", "debug."};
-  constexpr std::array<std::string_view, 11> kKeys = {
+  constexpr std::array<std::string_view, 5> kSections = {"zone.", "world.", "admin.", "debug.",
+                                                         "threads."};
+  constexpr std::array<std::string_view, 13> kKeys = {
       "tick.rate_hz",
       "network.bind_address",
       "network.port",
@@ -19,6 +22,8 @@ inline bool needs_restart(std::string_view key) {
       "network.history_ticks",
       "network.timeout_ms",
       "players.max_players",
+      "players.max_speed",
+      "npcs.speed",
       "players.max_health",
       "npcs.count",
       "npcs.seed",

@@ -1,5 +1,6 @@
 #include "zone/sessions.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace zone {
@@ -261,7 +262,19 @@ void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendB
   s.intent_x = in.move_x;
   s.intent_y = in.move_y;
   s.last_input_at = ev.at;
+  ++counters_.inputs;
   replicator_.set_last_input_sequence(s.client, s.last_sequence);
+}
+
+std::vector<std::size_t> Sessions::players_per_host() const {
+  std::vector<std::size_t> out;
+  for (const auto& host : table_) {
+    out.push_back(
+        static_cast<std::size_t>(std::count_if(host.begin(), host.end(), [](const Session& s) {
+          return s.phase == Session::Phase::kPlaying;
+        })));
+  }
+  return out;
 }
 
 }  // namespace zone

@@ -32,6 +32,7 @@ inline constexpr std::size_t kDisconnectReasons =
 struct SessionCounters {
   std::uint64_t joins = 0;
   std::uint64_t leaves = 0;
+  std::uint64_t inputs = 0;  // inputs applied
   std::array<std::uint64_t, kDropReasons> drops{};
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
 };
@@ -76,6 +77,8 @@ class Sessions {
   net::PeerId peer_of(replication::ClientId c) const { return peer_of_client_[c]; }
   const SessionCounters& counters() const { return counters_; }
   bool accepting() const { return accepting_; }
+  // Players per network host (which host the kernel gave each client to).
+  std::vector<std::size_t> players_per_host() const;
 
  private:
   Session* find(net::PeerId peer);

@@ -45,6 +45,28 @@ void ZoneServer::init_metrics() {
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
     metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
   }
+  metrics_.network_hosts = hosts_.size();
+  metrics_.replication_workers = pool_.size();
+  // What the kernel granted, which may be less than asked (net.core.rmem_max/wmem_max):
+  // a receive buffer too small for a tick's inputs loses them at the socket.
+  int receive = 0, send = 0, requested = 0;
+  for (const auto& h : hosts_) {
+    const net::SocketBuffers b = h->socket_buffers();
+    receive = receive == 0 ? b.receive : std::min(receive, b.receive);
+    send = send == 0 ? b.send : std::min(send, b.send);
+    requested = b.requested;
+  }
+  metrics_.socket_receive_buffer_bytes = static_cast<std::uint64_t>(std::max(0, receive));
+  metrics_.socket_send_buffer_bytes = static_cast<std::uint64_t>(std::max(0, send));
+  if (receive < requested || send < requested) {
+    log_.warn(
+        "socket buffers: asked for {} bytes, the kernel granted {} (receive) and {} (send); "
+        "raise net.core.rmem_max and net.core.wmem_max for a busy zone",
+        requested, receive, send);
+  } else {
+    log_.info("socket buffers: {} bytes receive, {} bytes send, on each of {} host(s)", receive,
+              send, hosts_.size());
+  }
   last_rate_sample_ = std::chrono::steady_clock::now();
   metrics_board_.publish(metrics_);
 }
@@ -91,12 +113,23 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.updates_sent = r.updates;
   m.despawns_sent = r.despawns;
   m.deferred = r.deferred;
+  m.forced = r.forced;
+  m.snapshots_sent = r.snapshots;
+  m.snapshot_parts_sent = r.packets;
+  m.snapshot_bytes_sent = r.bytes;
+  m.oldest_deferral_ticks =
+      std::max<std::uint64_t>(m.oldest_deferral_ticks, replicator_.take_oldest_deferral());
+  std::uint64_t full_drains = 0;
+  for (const auto& h : hosts_) full_drains += h->full_drains();
+  m.full_drains = full_drains;
+  m.send_wait_seconds = std::chrono::duration<double>(send_wait_).count();
   const net::TrafficStats t = traffic();
   m.bytes_out = t.wire_bytes_out;
   m.bytes_in = t.wire_bytes_in;
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;
   m.joins = sc.joins;
+  m.inputs = sc.inputs;
   m.leaves = sc.leaves;
   for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = sc.drops[i];
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) m.disconnects[i].value = sc.disconnects[i];
@@ -120,7 +153,10 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
     }
     last_rate_sample_ = now;
   }
-  if (ticks_ % metrics_publish_ticks_ == 0) metrics_board_.publish(m);
+  if (ticks_ % metrics_publish_ticks_ == 0) {
+    metrics_board_.publish(m);
+    m.oldest_deferral_ticks = 0;  // a fresh maximum for the next period
+  }
 }
 
 void ZoneServer::log_status() {

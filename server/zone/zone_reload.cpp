@@ -1,6 +1,7 @@
 // ZoneServer: config reload at the tick boundary.
 #include "zone/zone_server.hpp"
 
+#include "protocol/codec.hpp"
 #include "zone/reload_policy.hpp"
 #include "zone/zone_params.hpp"
 
@@ -16,6 +17,16 @@ std::future<std::string> ZoneServer::request_reload(config::LoadResult result) {
   return future;
 }
 
+void ZoneServer::announce_params() {
+  fbb_.Clear();
+  const auto params =
+      protocol::CreateZoneParams(fbb_, tick_, static_cast<float>(world_.effective_player_radius()),
+                                 static_cast<float>(config_.aoi.hysteresis), config_.aoi.enabled);
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::ZoneParams, params.Union()));
+  sessions_.broadcast(protocol::bytes_of(fbb_), batches_);
+}
+
 void ZoneServer::apply_pending_reload() {
   std::vector<PendingReload> batch;
   {
@@ -25,6 +36,10 @@ void ZoneServer::apply_pending_reload() {
   }
   std::vector<std::string> reports;
   for (PendingReload& r : batch) reports.push_back(apply_config(r.result));
+  if (announce_params_) {
+    announce_params();
+    announce_params_ = false;
+  }
   // Publish before answering, so whoever asked sees the outcome in /metrics at once.
   metrics_board_.publish(metrics_);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(std::move(reports[i]));
@@ -52,13 +67,18 @@ std::string ZoneServer::apply_config(const config::LoadResult& result) {
       config::set_value(merged, c.key, c.after);
     }
   }
+  // Clients were told the view parameters in their Welcome: tell them what changed.
+  if (merged.aoi.view_radius != config_.aoi.view_radius ||
+      merged.aoi.hysteresis != config_.aoi.hysteresis ||
+      merged.aoi.enabled != config_.aoi.enabled) {
+    announce_params_ = true;
+  }
   // Push the live values down to the layers that hold copies.
   world_.set_broadcast(!merged.aoi.enabled);
   bool ok = world_.set_player_view_radius(merged.aoi.view_radius);
   ok &= world_.set_hysteresis(merged.aoi.hysteresis);
   ok &= world_.set_cell_size(merged.aoi.cell_size);
   world_.set_npc_params(make_npc_params(merged.npcs));
-  world_.set_player_max_speed(merged.players.max_speed);
   replicator_.set_params(make_replication_params(merged));
   log_.set_level(merged.log.level);
   config_ = merged;

@@ -118,7 +118,9 @@ void ZoneServer::ingest() {
 
 void ZoneServer::replicate() {
   // The arenas still hold the previous tick's packets until every host has sent them.
+  const auto wait_start = std::chrono::steady_clock::now();
   for (auto& h : hosts_) h->wait_sent();
+  send_wait_ += std::chrono::steady_clock::now() - wait_start;
   for (replication::ReplicationWorker& w : workers_) w.out.clear();
   replicator_.begin_tick(tick_);
   const replication::ClientId clients = replicator_.client_slots();

@@ -102,6 +102,7 @@ class ZoneServer {
   std::size_t replication_workers() const { return pool_.size(); }
   std::uint32_t current_tick() const { return tick_; }
   std::size_t players() const { return world_.player_count(); }
+  std::vector<std::size_t> players_per_host() const { return sessions_.players_per_host(); }
 
  private:
   void ingest();
@@ -111,6 +112,8 @@ class ZoneServer {
   void init_metrics();
   void publish_map(std::chrono::nanoseconds tick);
   void apply_pending_reload();
+  // Tells every player the current view parameters (after a reload changed them).
+  void announce_params();
   std::string apply_config(const config::LoadResult& result);
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
@@ -143,6 +146,7 @@ class ZoneServer {
   std::mutex reload_mutex_;
   std::vector<PendingReload> pending_reloads_;
   std::atomic<bool> reload_pending_{false};
+  bool announce_params_ = false;
   MapPublisher map_;
   MapStats map_stats_;
   std::chrono::steady_clock::time_point last_map_publish_;
@@ -156,6 +160,7 @@ class ZoneServer {
   std::uint32_t tick_ = 0;
   std::uint64_t ticks_ = 0;
   std::uint64_t overruns_ = 0;
+  std::chrono::nanoseconds send_wait_{0};  // the tick waiting for the hosts' previous batch
   TickStats tick_stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   std::chrono::steady_clock::time_point last_status_;

@@ -73,6 +73,41 @@ TEST_CASE("validate() runs the checks across keys") {
   CHECK(errors[0].message.find("the AOI grid would have 40000000000 cells") == 0);
 }
 
+TEST_CASE("validate() holds max_players to what the network hosts can hold, naming the limit") {
+  ZoneConfig c;
+  c.threads.network = 1;
+  c.players.max_players = 3276;
+  CHECK(validate(c).empty());
+  c.players.max_players = 3277;
+  auto errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "players.max_players");
+  CHECK(errors[0].message.find("must be at most 3276 with threads.network resolved to 1 host(s)") ==
+        0);
+  CHECK(errors[0].message.find("4095 connections") != std::string::npos);
+  // Beyond ENet's 4,095 peers of one host, which used to pass and then fail to bind.
+  c.players.max_players = 4090;
+  CHECK(validate(c).size() == 1);
+  c.threads.network = 2;
+  CHECK(validate(c).empty());
+  c.players.max_players = 10000;
+  CHECK(validate(c).size() == 1);
+  c.threads.network = 4;
+  CHECK(validate(c).empty());
+}
+
+TEST_CASE("validate() refuses a deferral bound shorter than one tick") {
+  ZoneConfig c;
+  c.tick.rate_hz = 20;
+  c.network.max_deferral_ms = 49;
+  auto errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "network.max_deferral_ms");
+  CHECK(errors[0].message == "must be at least one tick (50 ms at tick.rate_hz 20), got 49");
+  c.network.max_deferral_ms = 50;
+  CHECK(validate(c).empty());
+}
+
 TEST_CASE("load - then override in code - then validate()") {
   const LoadResult r = load("tick:\n  rate_hz: 20\nnetwork:\n  snapshot_interval_ticks: 10\n");
   REQUIRE(r.ok());

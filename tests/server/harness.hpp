@@ -63,7 +63,9 @@ class ServerThread {
   std::thread thread_;
 };
 
-// Bots sharing one ENet client host; pump() routes events and sends inputs.
+// Bots sharing ENet client hosts (one by default; several give the bots several source
+// addresses, as real clients have, which is what spreads them over a zone's network
+// hosts); pump() routes events and sends inputs.
 //
 // Besides bots, a test may open raw connections (connect_raw) that never say hello, and
 // send any bytes on any connection through host(). Events for raw connections are
@@ -80,24 +82,29 @@ class Clients {
   };
   using FrameObserver = std::function<void(client::Bot&)>;
 
-  explicit Clients(std::size_t max_bots = 32)
-      : host_({.bind_address = "",
-               .port = 0,
-               .max_peers = max_bots,
-               .channels = 2,
-               .max_unreliable_bytes = 1200,
-               .timeout_ms = 5000}) {}
+  explicit Clients(std::size_t max_bots = 32, std::size_t hosts = 1) {
+    for (std::size_t h = 0; h < hosts; ++h) {
+      hosts_.push_back(
+          std::make_unique<net::EnetHost>(net::HostOptions{.bind_address = "",
+                                                           .port = 0,
+                                                           .max_peers = max_bots,
+                                                           .channels = 2,
+                                                           .max_unreliable_bytes = 1200,
+                                                           .timeout_ms = 5000}));
+    }
+  }
 
   client::Bot& add(const std::string& name, std::uint16_t port) {
     bots_.push_back(std::make_unique<client::Bot>(name));
-    bots_.back()->connect(host_, "127.0.0.1", port);
+    host_of_.push_back((bots_.size() - 1) % hosts_.size());
+    bots_.back()->connect(*hosts_[host_of_.back()], "127.0.0.1", port);
     return *bots_.back();
   }
 
   // Opens a connection that sends nothing by itself (no hello, no inputs).
   net::PeerId connect_raw(std::uint16_t port) {
     raws_.push_back(std::make_unique<RawPeer>());
-    raws_.back()->peer = host_.connect("127.0.0.1", port);
+    raws_.back()->peer = host().connect("127.0.0.1", port);
     return raws_.back()->peer;
   }
   const RawPeer& raw(net::PeerId peer) const {
@@ -125,9 +132,12 @@ class Clients {
     using clock = std::chrono::steady_clock;
     const auto end = clock::now() + duration;
     while (clock::now() < end) {
-      host_.service(2);
-      net::NetEvent ev;
-      while (host_.next_event(ev)) route(ev);
+      for (std::size_t h = 0; h < hosts_.size(); ++h) {
+        hosts_[h]->service(hosts_.size() == 1 ? 2 : 0);
+        net::NetEvent ev;
+        while (hosts_[h]->next_event(ev)) route(h, ev);
+      }
+      if (hosts_.size() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       // The input schedule carries over from one pump() call to the next, so slicing a
       // run into many short pumps does not raise the input rate; after a pause it
       // restarts instead of catching up with a burst.
@@ -135,10 +145,11 @@ class Clients {
       if (now - next_input_ > input_period) next_input_ = now;
       if (now >= next_input_) {
         next_input_ += input_period;
-        for (auto& b : bots_) {
-          if (std::find(muted_.begin(), muted_.end(), b.get()) != muted_.end()) continue;
+        for (std::size_t i = 0; i < bots_.size(); ++i) {
+          client::Bot* b = bots_[i].get();
+          if (std::find(muted_.begin(), muted_.end(), b) != muted_.end()) continue;
           auto [mx, my] = intent ? intent(*b) : std::pair<float, float>{0.0f, 0.0f};
-          b->send_input(host_, mx, my);
+          b->send_input(*hosts_[host_of_[i]], mx, my);
         }
       }
     }
@@ -153,15 +164,24 @@ class Clients {
     return pred();
   }
 
-  net::EnetHost& host() { return host_; }
+  // The first host: raw connections use it; a test sending on a bot's behalf uses the
+  // bot's own (host_of).
+  net::EnetHost& host() { return *hosts_.front(); }
+  net::EnetHost& host_of(const client::Bot& bot) {
+    for (std::size_t i = 0; i < bots_.size(); ++i) {
+      if (bots_[i].get() == &bot) return *hosts_[host_of_[i]];
+    }
+    throw std::out_of_range("no such bot");
+  }
 
  private:
-  void route(const net::NetEvent& ev) {
-    for (auto& b : bots_) {
-      if (!(b->peer() == ev.peer)) continue;
+  void route(std::size_t host, const net::NetEvent& ev) {
+    for (std::size_t i = 0; i < bots_.size(); ++i) {
+      client::Bot* b = bots_[i].get();
+      if (host_of_[i] != host || !(b->peer() == ev.peer)) continue;
       switch (ev.type) {
         case net::NetEvent::Type::kConnect:
-          b->on_connect(host_);
+          b->on_connect(*hosts_[host]);
           break;
         case net::NetEvent::Type::kDisconnect:
           b->on_disconnect(ev.data);
@@ -176,7 +196,7 @@ class Clients {
       return;
     }
     for (auto& r : raws_) {
-      if (!(r->peer == ev.peer)) continue;
+      if (host != 0 || !(r->peer == ev.peer)) continue;
       switch (ev.type) {
         case net::NetEvent::Type::kConnect:
           r->connected = true;
@@ -193,8 +213,9 @@ class Clients {
     }
   }
 
-  net::EnetHost host_;
+  std::vector<std::unique_ptr<net::EnetHost>> hosts_;
   std::vector<std::unique_ptr<client::Bot>> bots_;
+  std::vector<std::size_t> host_of_;  // per bot
   std::vector<std::unique_ptr<RawPeer>> raws_;
   std::vector<const client::Bot*> muted_;
   FrameObserver observer_;

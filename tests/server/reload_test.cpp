@@ -2,6 +2,7 @@
 
 #include "config/config_loader.hpp"
 #include "harness.hpp"
+#include "test_util.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -46,6 +47,8 @@ TEST_CASE("reload: a larger view radius applies live - the player sees more - no
   CHECK(report.find("aoi.view_radius 10.0 -> 120.0") != std::string::npos);
   REQUIRE(clients.pump_until([&] { return bot.replica().current().entities.size() > before + 10; },
                              5s));
+  // The client is told (ZoneParams), so what it was told in its Welcome stays true.
+  CHECK(clients.pump_until([&] { return bot.welcome().view_radius == 120.0f; }, 2s));
   CHECK(playing(bot));
   CHECK(bot.replica().violations().empty());
   CHECK(server.stop().config().aoi.view_radius == 120.0);
@@ -92,18 +95,48 @@ TEST_CASE("reload: an invalid config changes nothing and restart-only keys are r
 
   config::ZoneConfig next = cfg;
   next.world.max_x = 300.0;              // restart only
-  next.npcs.speed = 5.5;                 // live
+  next.npcs.turn_rate = 2.5;             // live
   next.network.client_bandwidth = 9000;  // live
   const std::string report = reload(server.zone(), loaded(next), clients);
   CHECK(report.find("world.max_x 200.0 -> 300.0") != std::string::npos);
   CHECK(report.find("need a restart") != std::string::npos);
-  CHECK(report.find("npcs.speed") != std::string::npos);
+  CHECK(report.find("npcs.turn_rate") != std::string::npos);
   clients.pump(100ms);
   CHECK(playing(bot));
   ZoneServer& zone = server.stop();
   CHECK(zone.config().world.max_x == 200.0);  // not applied
   CHECK(zone.config().aoi.cell_size == cfg.aoi.cell_size);
-  CHECK(zone.config().npcs.speed == 5.5);
+  CHECK(zone.config().npcs.turn_rate == 2.5);
   CHECK(zone.replicator().params().client_bandwidth == 9000);
-  CHECK(zone.world().params().npcs.speed == 5.5);
+  CHECK(zone.world().params().npcs.turn_rate == 2.5);
+}
+
+TEST_CASE("reload: speeds the clients were told need a restart - watchers see no impossible jump") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::tiny_zone();
+  cfg.players.max_speed = 7.0;
+  cfg.npcs.speed = 3.0;
+  cfg.npcs.behaviour = config::NpcBehaviour::kWander;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& runner = clients.add("runner", server.port());
+  client::Bot& watcher = clients.add("watcher", server.port());
+  auto run = [&](client::Bot& b) {
+    return &b == &runner ? std::pair<float, float>{1.0f, 0.3f} : std::pair<float, float>{};
+  };
+  REQUIRE(clients.pump_until([&] { return playing(runner) && playing(watcher); }, 5s, run));
+
+  config::ZoneConfig next = cfg;
+  next.players.max_speed = 20.0;
+  next.npcs.speed = 15.0;
+  const std::string report = reload(server.zone(), loaded(next), clients);
+  CHECK(report.find("need a restart") != std::string::npos);
+  CHECK(report.find("players.max_speed 7.0 -> 20.0") != std::string::npos);
+  CHECK(report.find("npcs.speed 3.0 -> 15.0") != std::string::npos);
+  clients.pump(1500ms, run);
+  CHECK(watcher.replica().violations().empty());
+  CHECK(runner.replica().violations().empty());
+  ZoneServer& zone = server.stop();
+  CHECK(zone.world().params().player_max_speed == 7.0);
+  CHECK(zone.world().params().npcs.speed == 3.0);
 }

@@ -1,0 +1,106 @@
+// The zone's threads as a client sees them: several ENet hosts behind one port, ingest
+// that keeps up with bursts, and players whose inputs stop.
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "harness.hpp"
+#include "test_util.hpp"
+
+using namespace std::chrono_literals;
+using namespace zone;
+using protocol::DisconnectReason;
+
+namespace {
+
+bool playing(const client::Bot& b) {
+  return b.phase() == client::Bot::Phase::kPlaying && b.replica().frames_completed() > 2;
+}
+
+}  // namespace
+
+TEST_CASE("threads: bots spread over every ENet host of one port and play normally") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::small_zone();
+  cfg.threads.network = 3;
+  cfg.threads.workers = 3;
+  cfg.players.max_players = 60;
+  test::ServerThread server(cfg);
+  REQUIRE(server.zone().network_hosts() == 3);
+  REQUIRE(server.zone().replication_workers() == 3);
+  // Each client host is one source address: spread the bots over several, as real
+  // clients on their own machines are.
+  test::Clients clients(8, 15);
+  std::vector<client::Bot*> bots;
+  for (int i = 0; i < 45; ++i)
+    bots.push_back(&clients.add(fmt::format("bot-{}", i), server.port()));
+  const auto walk = [](client::Bot& b) {
+    const float a = static_cast<float>(b.welcome().entity_id % 7);
+    return std::pair<float, float>{std::cos(a), std::sin(a)};
+  };
+  REQUIRE(clients.pump_until(
+      [&] { return std::all_of(bots.begin(), bots.end(), [](auto* b) { return playing(*b); }); },
+      10s, walk));
+  clients.pump(1s, walk);
+  for (const client::Bot* b : bots) {
+    CHECK(playing(*b));
+    CHECK(b->replica().violations().empty());
+  }
+  ZoneServer& zone = server.stop();
+  const std::vector<std::size_t> per_host = zone.players_per_host();
+  REQUIRE(per_host.size() == 3);
+  CHECK(std::accumulate(per_host.begin(), per_host.end(), std::size_t{0}) == bots.size());
+  // The kernel spreads clients by address hash: with 45 of them, a host left empty would
+  // mean the others took everything (odds below 1e-7 if the spread works).
+  for (const std::size_t n : per_host) CHECK(n > 0);
+  CHECK(zone.counters().joins == bots.size());
+}
+
+TEST_CASE("threads: a burst of thousands of inputs in one tick is read whole - nothing lost") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::tiny_zone();
+  cfg.threads.network = 1;  // every datagram on one socket
+  cfg.limits.max_inputs_per_second = 100000;
+  cfg.tick.rate_hz = 20;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& bot = clients.add("burst", server.port());
+  clients.mute(bot);  // from the start: every input the server counts is the burst's
+  REQUIRE(clients.pump_until([&] { return playing(bot); }, 5s));
+  // One datagram per input (a flush after each), far more than ENet reads per service
+  // call (256), all within a few milliseconds: well inside one 50 ms tick.
+  constexpr int kBurst = 3000;
+  for (int i = 0; i < kBurst; ++i) {
+    bot.send_input(clients.host(), 0.1f, 0.0f);
+    clients.host().flush();
+  }
+  clients.pump(500ms);
+  ZoneServer& zone = server.stop();
+  CHECK(zone.counters().inputs == kBurst);
+  for (std::size_t r = 0; r < kDropReasons; ++r) {
+    CHECK_MESSAGE(zone.counters().drops[r] == 0, "dropped as ",
+                  to_string(static_cast<DropReason>(r)));
+  }
+}
+
+TEST_CASE("sessions: a player whose inputs stop is dropped with reason 'timed out'") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::tiny_zone();
+  cfg.network.timeout_ms = 600;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& quiet = clients.add("quiet", server.port());
+  client::Bot& talker = clients.add("talker", server.port());
+  REQUIRE(clients.pump_until([&] { return playing(quiet) && playing(talker); }, 5s));
+  // ENet keeps the connection alive (pings, acknowledgements); only the inputs stop.
+  clients.mute(quiet);
+  const auto stopped = std::chrono::steady_clock::now();
+  REQUIRE(clients.pump_until([&] { return quiet.phase() == client::Bot::Phase::kClosed; }, 4s));
+  const auto after = std::chrono::steady_clock::now() - stopped;
+  CHECK(test::reason_of(quiet) == test::reason_of(DisconnectReason::Timeout));
+  CHECK(after >= 600ms);
+  CHECK(playing(talker));
+  ZoneServer& zone = server.stop();
+  CHECK(test::disconnects(zone, DisconnectReason::Timeout) == 1);
+  CHECK(zone.players() == 1);
+}
