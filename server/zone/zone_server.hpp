@@ -154,6 +154,8 @@ class ZoneServer {
   TickStats tick_stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};
+  // Joins, leaves and refusals: every one under normal play, a trickle under churn.
+  LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   std::chrono::steady_clock::time_point last_status_;
   std::uint64_t status_bytes_out_ = 0;
 };

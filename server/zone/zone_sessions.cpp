@@ -81,8 +81,8 @@ void ZoneServer::on_disconnect(net::PeerId peer, std::uint32_t data) {
                           : DisconnectReason::Timeout;
   ++counters_.disconnects[static_cast<std::size_t>(reason)];
   if (s->phase == Session::Phase::kPlaying) {
-    log_.info("player '{}' left (entity {}): {}", s->name, world_.entity(s->player_slot).id,
-              protocol::to_string(reason));
+    log_.limited(session_log_, LogLevel::kInfo, "player '{}' left (entity {}): {}", s->name,
+                 world_.entity(s->player_slot).id, protocol::to_string(reason));
   }
   end_session(*s);
 }
@@ -100,7 +100,8 @@ void ZoneServer::end_session(Session& s) {
 void ZoneServer::kick(Session& s, DisconnectReason reason) {
   ++counters_.disconnects[static_cast<std::size_t>(reason)];
   if (s.phase == Session::Phase::kPlaying) {
-    log_.info("player '{}' disconnected: {}", s.name, protocol::to_string(reason));
+    log_.limited(session_log_, LogLevel::kInfo, "player '{}' disconnected: {}", s.name,
+                 protocol::to_string(reason));
   }
   host_->disconnect(s.peer, static_cast<std::uint32_t>(reason));
   // The player leaves the world now; ENet finishes the goodbye on its own.
@@ -140,8 +141,9 @@ void ZoneServer::on_receive(net::PeerId peer, std::span<const std::uint8_t> byte
 void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
   if (s.phase != Session::Phase::kAwaitingHello) return drop(s, DropReason::kDuplicateHello);
   if (hello.protocol_version() != protocol::kProtocolVersion) {
-    log_.info("refused peer {}: protocol version {} (server speaks {})", s.peer.index,
-              hello.protocol_version(), protocol::kProtocolVersion);
+    log_.limited(session_log_, LogLevel::kInfo,
+                 "refused peer {}: protocol version {} (server speaks {})", s.peer.index,
+                 hello.protocol_version(), protocol::kProtocolVersion);
     return kick(s, DisconnectReason::ProtocolMismatch);
   }
   const std::string_view name = hello.player_name() ? hello.player_name()->string_view() : "";
@@ -172,8 +174,9 @@ void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
   fbb_.Finish(
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   host_->send(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable, kReliableChannel);
-  log_.info("player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
-            e.y, world_.player_count());
+  log_.limited(session_log_, LogLevel::kInfo,
+               "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
+               e.y, world_.player_count());
 }
 
 void ZoneServer::on_input(Session& s, const protocol::Input& input) {
