@@ -2,7 +2,8 @@
 //
 //   zone-server [--config configs/zone.yaml] [--port N] [--check-config] ...
 //
-// Exit codes: 0 clean shutdown, 2 bad configuration or arguments, 1 start-up failure.
+// Exit codes: 0 clean shutdown, 2 bad configuration or arguments (including an admin
+// token file or variable that is missing or unusable), 1 start-up failure.
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -12,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
 #include "net/enet_host.hpp"
 #include "zone/logger.hpp"
@@ -91,7 +93,7 @@ int main(int argc, char** argv) {
   }
   // The file, then the command line's overrides, then the checks across keys: at start-up
   // and again on every reload, so a reload never silently drops an override.
-  const auto load = [&config_path, &kv]() {
+  const auto load = [config_path, kv]() {
     zone::config::LoadResult r = zone::config::load_config_file(config_path);
     if (!r.ok()) return r;
     for (const auto& [key, value] : kv) {
@@ -114,11 +116,22 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  zone::Logger log(cfg.log.level);
+  std::string token_error;
+  const std::optional<std::string> token =
+      cfg.admin.enabled
+          ? zone::admin::configured_token(cfg.admin.token_file, cfg.admin.token_env, token_error)
+          : std::optional<std::string>(std::string());
+  if (!token) {
+    std::fprintf(stderr, "%s\n", token_error.c_str());
+    return 2;
+  }
+
+  // Before the logger: its writer thread, like every later thread, inherits the mask.
   SignalWatch signals;
+  zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
-    zone::ZoneServer server(cfg, log);
+    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",
@@ -127,11 +140,13 @@ int main(int argc, char** argv) {
         cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
         cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
     if (server.admin_port() != 0) {
-      log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{})",
-               cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
+      log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{}; token from {})",
+               cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "",
+               !cfg.admin.token_file.empty()  ? "admin.token_file"
+               : !cfg.admin.token_env.empty() ? "admin.token_env"
+                                              : "the log above");
     }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
-    server.set_config_source(load);
     int sig = 0;
     server.run([&] {
       sig = signals.poll();

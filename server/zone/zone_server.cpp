@@ -17,7 +17,7 @@ constexpr std::size_t kMaxEventsPerTick = 20000;
 
 }  // namespace
 
-ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
+ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin)
     : config_(config),
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
@@ -32,7 +32,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   init_metrics();
-  if (config.admin.enabled) start_admin();
+  if (config.admin.enabled) start_admin(std::move(admin));
 }
 
 ZoneServer::~ZoneServer() = default;
@@ -109,6 +109,7 @@ void ZoneServer::apply_inputs() {
 
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
+  close_reloads();
   std::size_t told = 0;
   for (Session& s : sessions_) {
     if (s.phase == Session::Phase::kFree) continue;

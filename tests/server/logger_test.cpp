@@ -132,7 +132,7 @@ TEST_CASE("logger: joins, leaves and refusals under churn are rate-limited") {
     cfg.players.max_players = 100;
     cfg.log.level = config::LogLevel::kInfo;
     Logger log(cfg.log.level, out);
-    ZoneServer zone(cfg, log);
+    ZoneServer zone(cfg, log, {.token = "logger-test-token-0123", .config_source = nullptr});
     test::Clients clients(100);
     std::vector<client::Bot*> bots;
     for (int i = 0; i < 60; ++i)
