@@ -231,6 +231,7 @@ void Swarm::truth_check() {
   httplib::Client http(*options_.truth_host, options_.truth_port);
   http.set_connection_timeout(2, 0);
   http.set_read_timeout(5, 0);
+  if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
   const auto res = http.Get(fmt::format("/debug/truth?tick={}", tick).c_str());
   if (!res || res->status != 200) {
     ++truth_.mismatches;
