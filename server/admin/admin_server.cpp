@@ -288,6 +288,9 @@ class AdminServer::Impl final : public httplib::Server {
     [[maybe_unused]] const ssize_t n = ::write(stop_fd_, &one, sizeof(one));
     work_ready_.notify_all();
     if (poller_.joinable()) poller_.join();
+    // The port is free as soon as stop() returns (a restart can bind it again).
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    listen_fd_ = -1;
     for (std::thread& t : workers_) t.join();
     workers_.clear();
     std::lock_guard lock(mutex_);
