@@ -446,7 +446,12 @@ class AdminServer::Impl final : public httplib::Server {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
-        if ((errno == EMFILE || errno == ENFILE) && close_oldest()) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          if (close_oldest()) continue;
+          // Out of descriptors and every connection is with a worker: the listening
+          // socket stays readable, so pause rather than spin until one comes back.
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
         return;  // EAGAIN: nothing more waiting
       }
       const int one = 1;
