@@ -4,10 +4,17 @@
 //   client-sim --server 127.0.0.1:7777 --bots 1000 --ramp 200 --duration 60
 //              --scenario wander --seed 1 --summary-json out.json [--truth 127.0.0.1:7780]
 //
+// --truth needs the server's admin token (/debug/truth is protected): from the file
+// --truth-token-file names, else from the environment variable ZONE_ADMIN_TOKEN. Not as a
+// command-line value, which every local user could read in the process list.
+//
 // Exit codes: 0 clean run; 1 protocol violations, truth mismatches or crossed --fail-if
 // thresholds; 2 bad arguments or scenario.
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +42,17 @@ bool split_host_port(const std::string& text, std::string& host, std::uint16_t& 
   return true;
 }
 
+// The admin token in `path`: the file's text without trailing white space.
+bool read_token(const std::string& path, std::string& token) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  token = text.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  return !token.empty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,6 +62,7 @@ int main(int argc, char** argv) {
   std::string scenario_dir = ZONE_SCENARIO_DIR;
   std::string summary_path;
   std::string truth;
+  std::string truth_token_file;
   std::vector<std::string> fail_if_text;
   zone::sim::SwarmOptions o;
   bool quiet = false;
@@ -67,6 +86,9 @@ int main(int argc, char** argv) {
   app.add_option(
       "--truth", truth,
       "verification mode: the server's admin HOST:PORT (needs debug.truth on the server)");
+  app.add_option("--truth-token-file", truth_token_file,
+                 "file holding the server's admin token for --truth (default: the "
+                 "ZONE_ADMIN_TOKEN environment variable)");
   app.add_option("--truth-interval", o.truth_interval_s, "seconds between truth checks")
       ->capture_default_str();
   app.add_option("--settle", o.settle_s, "seconds before the first truth check")
@@ -107,6 +129,21 @@ int main(int argc, char** argv) {
       return 2;
     }
     o.truth_host = host;
+    if (!truth_token_file.empty()) {
+      if (!read_token(truth_token_file, o.truth_token)) {
+        std::fprintf(stderr, "--truth-token-file '%s': cannot read a token from it\n",
+                     truth_token_file.c_str());
+        return 2;
+      }
+    } else if (const char* env = std::getenv("ZONE_ADMIN_TOKEN"); env != nullptr && *env != 0) {
+      o.truth_token = env;
+    } else {
+      std::fprintf(stderr,
+                   "--truth needs the server's admin token: --truth-token-file PATH or the "
+                   "ZONE_ADMIN_TOKEN environment variable (the server logs a generated one at "
+                   "start-up when admin.token_file and admin.token_env are not set)\n");
+      return 2;
+    }
   }
   std::vector<zone::sim::FailIf> fail_if;
   for (const std::string& t : fail_if_text) {

@@ -113,6 +113,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   http.set_connection_timeout(2, 0);
   http.set_read_timeout(5, 0);
   http.set_keep_alive(true);
+  if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
   auto window = std::make_shared<TruthWindow>();
   auto fetch = [&](std::uint32_t tick) {
     const auto res = http.Get(fmt::format("/debug/truth?tick={}", tick).c_str());

@@ -30,6 +30,7 @@ struct SwarmOptions {
   // Verification mode: the server's admin address serving /debug/truth.
   std::optional<std::string> truth_host;
   std::uint16_t truth_port = 0;
+  std::string truth_token;  // the server's admin token, sent as a bearer token
   double truth_interval_s = 1.0;
   double settle_s = 2.0;  // no truth checks before this (initial joins)
   bool progress = true;   // the once-per-second line on stderr

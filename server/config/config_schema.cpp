@@ -256,6 +256,45 @@ bool valid_ipv4(std::string_view s) {
   return inet_pton(AF_INET, text.c_str(), &address) == 1;
 }
 
+// admin.token_file: a path, or "" for none.
+bool valid_path_or_empty(std::string_view s) {
+  return s.size() <= 4096 && std::none_of(s.begin(), s.end(), [](char ch) {
+           const auto c = static_cast<unsigned char>(ch);
+           return c < 0x20 || c == 0x7f;
+         });
+}
+
+// admin.token_env: an environment variable name, or "" for none.
+bool valid_env_name_or_empty(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > 255 || (s.front() >= '0' && s.front() <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// admin.allowed_hosts: "" or host names separated by commas ("a.example, b.example").
+bool valid_host_names(std::string_view s) {
+  if (s.size() > 4096) return false;
+  std::size_t start = 0;
+  while (start <= s.size() && !s.empty()) {
+    const std::size_t comma = std::min(s.find(',', start), s.size());
+    std::string_view name = s.substr(start, comma - start);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name.empty() || name.size() > 253 || name.front() == '-' || name.front() == '.')
+      return false;
+    for (const char c : name) {
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.')) {
+        return false;
+      }
+    }
+    start = comma + 1;
+  }
+  return true;
+}
+
 // ---- Cross-field checks. ---------------------------------------------------------------
 
 std::optional<std::string> check_axis(double min, double max, std::string_view min_key) {
@@ -366,6 +405,9 @@ const std::vector<KeySpec>& schema() {
     boolean<&ZoneConfig::admin, &AdminConfig::enabled>("admin.enabled"),
     text<&ZoneConfig::admin, &AdminConfig::bind_address>("admin.bind_address", "an IPv4 address in dotted-quad form, e.g. 127.0.0.1 (this machine only) or 0.0.0.0", valid_ipv4),
     integer<&ZoneConfig::admin, &AdminConfig::port>("admin.port", 0, 65535),
+    text<&ZoneConfig::admin, &AdminConfig::token_file>("admin.token_file", "a file path, or \"\" for none", valid_path_or_empty),
+    text<&ZoneConfig::admin, &AdminConfig::token_env>("admin.token_env", "an environment variable name (letters, digits, _), or \"\" for none", valid_env_name_or_empty),
+    text<&ZoneConfig::admin, &AdminConfig::allowed_hosts>("admin.allowed_hosts", "host names separated by commas (letters, digits, '-', '.'), or \"\" for none", valid_host_names),
 
     boolean<&ZoneConfig::debug, &DebugConfig::truth>("debug.truth"),
     integer<&ZoneConfig::debug, &DebugConfig::truth_history_ticks>("debug.truth_history_ticks", 2, 1024),
@@ -396,6 +438,11 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.network.max_deferral_ms * c.tick.rate_hz >= 1000) return std::nullopt;
       return fmt::format("must be at least one tick ({} ms at tick.rate_hz {}), got {}",
                          (1000 + c.tick.rate_hz - 1) / c.tick.rate_hz, c.tick.rate_hz, c.network.max_deferral_ms);
+    }},
+    {{"admin.token_env", "admin.token_file"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.admin.token_file.empty() || c.admin.token_env.empty()) return std::nullopt;
+      return fmt::format("set at most one of admin.token_file and admin.token_env, got both (\"{}\" and \"{}\")",
+                         c.admin.token_file, c.admin.token_env);
     }},
     {{"network.snapshot_interval_ticks", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.snapshot_interval_ticks <= c.tick.rate_hz) return std::nullopt;

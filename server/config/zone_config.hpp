@@ -77,6 +77,11 @@ struct AdminConfig {
   bool enabled = true;                     // HTTP admin endpoint (metrics, health, map)
   std::string bind_address = "127.0.0.1";  // loopback only unless opened on purpose
   std::uint16_t port = 7780;               // 0 = pick an ephemeral port (tests)
+  // Where the bearer token of the protected routes comes from (at most one of the two);
+  // with neither, a random token is generated at start-up and logged.
+  std::string token_file;     // path of a file holding the token
+  std::string token_env;      // name of an environment variable holding the token
+  std::string allowed_hosts;  // Host names besides IP literals and localhost, comma-separated
 };
 
 struct DebugConfig {

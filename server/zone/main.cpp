@@ -1,8 +1,13 @@
-// zone-server: runs one zone until SIGINT or SIGTERM.
+// zone-server: runs one zone until SIGINT or SIGTERM; SIGHUP reloads the config.
 //
 //   zone-server [--config configs/zone.yaml] [--port N] [--check-config] ...
 //
-// Exit codes: 0 clean shutdown, 2 bad configuration or arguments, 1 start-up failure.
+// Exit codes (zone::ExitCode in zone/run_zone.hpp):
+//   0  clean shutdown (SIGINT or SIGTERM; clients were told)
+//   1  start-up failure: a port in use, an address not available
+//   2  bad configuration or arguments, or an admin token file or variable that is
+//      missing or unusable
+//   3  internal error: an unexpected exception stopped the tick loop (logged as such)
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -12,14 +17,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
 #include "net/enet_host.hpp"
 #include "zone/logger.hpp"
+#include "zone/run_zone.hpp"
 #include "zone/zone_server.hpp"
 
 namespace {
 
-// SIGINT, SIGTERM (stop) and SIGHUP (reload the config) are blocked and collected
+// SIGINT, SIGTERM (stop) and SIGHUP (reload the config) are blocked, in every thread
+// (threads inherit the mask: this is set up before any is started), and collected
 // synchronously by the tick loop, so no handler and no global flag are needed.
 class SignalWatch {
  public:
@@ -90,8 +98,9 @@ int main(int argc, char** argv) {
     kv.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   // The file, then the command line's overrides, then the checks across keys: at start-up
-  // and again on every reload, so a reload never silently drops an override.
-  const auto load = [&config_path, &kv]() {
+  // and again on every reload, so a reload never silently drops an override. It captures
+  // copies: reloads run it on other threads, which may outlive this scope at exit.
+  const auto load = [config_path, kv]() {
     zone::config::LoadResult r = zone::config::load_config_file(config_path);
     if (!r.ok()) return r;
     for (const auto& [key, value] : kv) {
@@ -114,11 +123,22 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  zone::Logger log(cfg.log.level);
+  std::string token_error;
+  const std::optional<std::string> token =
+      cfg.admin.enabled
+          ? zone::admin::configured_token(cfg.admin.token_file, cfg.admin.token_env, token_error)
+          : std::optional<std::string>(std::string());
+  if (!token) {
+    std::fprintf(stderr, "%s\n", token_error.c_str());
+    return zone::kExitBadConfig;
+  }
+
+  // Before the logger: its writer thread, like every later thread, inherits the mask.
   SignalWatch signals;
+  zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
-    zone::ZoneServer server(cfg, log);
+    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",
@@ -127,28 +147,21 @@ int main(int argc, char** argv) {
         cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
         cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
     if (server.admin_port() != 0) {
-      log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{})",
-               cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "");
+      log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{}; token from {})",
+               cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "",
+               !cfg.admin.token_file.empty()  ? "admin.token_file"
+               : !cfg.admin.token_env.empty() ? "admin.token_env"
+                                              : "the log above");
     }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
-    server.set_config_source(load);
-    int sig = 0;
-    server.run([&] {
-      sig = signals.poll();
-      if (sig == SIGHUP) {
-        log.info("received SIGHUP, reloading {}", config_path);
-        server.request_reload(load());
-        sig = 0;
-      }
-      return sig != 0;
-    });
-    log.info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    server.shutdown(std::chrono::milliseconds(500));
-    log.info("stopped after {} ticks ({} overruns)", server.counters().ticks,
-             server.counters().overruns);
-  } catch (const std::runtime_error& e) {
+    return zone::run_zone(server, log,
+                          {.poll_signal = [&signals] { return signals.poll(); },
+                           .load = load,
+                           .config_path = config_path,
+                           .grace = std::chrono::milliseconds(500)});
+  } catch (const std::exception& e) {
+    // Only construction throws this far: run_zone() catches what the loop throws.
     log.error("cannot start: {}", e.what());
-    return 1;
+    return zone::kExitStartFailure;
   }
-  return 0;
 }

@@ -1,10 +1,16 @@
-// ZoneServer: the admin HTTP routes (health, metrics, map, truth, reload).
+// ZoneServer: the admin HTTP routes (health, metrics, map, truth, reload) and who may
+// call them: health, readiness, metrics and the map page are open; the map's data, the
+// ground truth and reloads need the admin token (docs/security.md).
+//
+// Handlers run on the admin threads. They read only what does not change after start-up
+// (copies made here), atomics, and what the tick thread publishes under a mutex.
 #include "zone/zone_server.hpp"
 
 #include <cmath>
 
 #include <httplib.h>
 
+#include "admin/admin_access.hpp"
 #include "admin/map_page.hpp"
 
 namespace zone {
@@ -18,9 +24,25 @@ constexpr const char* kJsonUncompressed = "application/json; charset=utf-8";
 
 }  // namespace
 
-void ZoneServer::start_admin() {
-  admin_ = std::make_unique<admin::AdminServer>(config_.admin.bind_address, config_.admin.port);
-  admin_->get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+void ZoneServer::start_admin(AdminSetup setup) {
+  using admin::Access;
+  const bool generated = setup.token.empty();
+  admin_token_ = generated ? admin::generate_token() : std::move(setup.token);
+  config_source_ = std::move(setup.config_source);
+  admin_ = std::make_unique<admin::AdminServer>(
+      config_.admin.bind_address, config_.admin.port,
+      admin::Security{admin_token_, admin::parse_host_list(config_.admin.allowed_hosts)});
+  if (generated) {
+    const std::string& bind = config_.admin.bind_address;
+    log_.warn(
+        "admin: neither admin.token_file nor admin.token_env is set, so this run's admin token "
+        "was generated: {} (live map: http://{}:{}/?token={})",
+        admin_token_, bind == "0.0.0.0" ? "127.0.0.1" : bind, admin_->port(), admin_token_);
+  }
+  // config_ is replaced by reloads on the tick thread; the zone name is restart-only, so
+  // this copy stays right.
+  const std::string zone_name = config_.name;
+  admin_->get("/healthz", Access::kOpen, [this](const httplib::Request&, httplib::Response& res) {
     // Healthy while the loop completes ticks: a stall of a second or ten periods fails it.
     const auto now = std::chrono::steady_clock::now().time_since_epoch();
     const auto age = std::chrono::nanoseconds(
@@ -30,45 +52,50 @@ void ZoneServer::start_admin() {
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ok\n" : "tick loop stalled\n", "text/plain");
   });
-  admin_->get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(render_prometheus(metrics_board_.latest(), config_.name),
-                    "text/plain; version=0.0.4; charset=utf-8");
-  });
-  admin_->get("/", [](const httplib::Request&, httplib::Response& res) {
+  admin_->get("/metrics", Access::kOpen,
+              [this, zone_name](const httplib::Request&, httplib::Response& res) {
+                res.set_content(render_prometheus(metrics_board_.latest(), zone_name),
+                                "text/plain; version=0.0.4; charset=utf-8");
+              });
+  // The page holds no data: it asks for the token and sends it with every request.
+  admin_->get("/", Access::kOpen, [](const httplib::Request&, httplib::Response& res) {
     res.set_content(std::string(admin::kMapPage), "text/html; charset=utf-8");
   });
-  admin_->get("/api/map", [this](const httplib::Request& req, httplib::Response& res) {
-    MapWindow w;
-    auto number = [&](const char* key, double& out) {
-      if (!req.has_param(key)) return true;
-      try {
-        out = std::stod(req.get_param_value(key));
-        return std::isfinite(out);
-      } catch (const std::exception&) {
-        return false;
-      }
-    };
-    double max = static_cast<double>(w.max_entities);
-    if (!number("x0", w.x0) || !number("y0", w.y0) || !number("x1", w.x1) || !number("y1", w.y1) ||
-        !number("max", max) || max < 0) {
-      res.status = 400;
-      res.set_content("x0, y0, x1, y1 and max must be finite numbers (max >= 0)\n", "text/plain");
-      return;
-    }
-    w.max_entities = static_cast<std::size_t>(std::min(max, 1e6));
-    if (req.has_param("select")) {
-      try {
-        map_.select(static_cast<std::uint32_t>(std::stoul(req.get_param_value("select"))));
-      } catch (const std::exception&) {
-        res.status = 400;
-        res.set_content("select must be an entity id\n", "text/plain");
-        return;
-      }
-    }
-    // Not exactly "application/json": cpp-httplib compresses that type with brotli at
-    // its top quality, ~0.8 s for a 450 KB whole-world answer; plain it takes ~10 ms.
-    res.set_content(map_.frame_json(w), kJsonUncompressed);
-  });
+  admin_->get(
+      "/api/map", Access::kToken, [this](const httplib::Request& req, httplib::Response& res) {
+        MapWindow w;
+        auto number = [&](const char* key, double& out) {
+          if (!req.has_param(key)) return true;
+          try {
+            out = std::stod(req.get_param_value(key));
+            return std::isfinite(out);
+          } catch (const std::exception&) {
+            return false;
+          }
+        };
+        double max = static_cast<double>(w.max_entities);
+        if (!number("x0", w.x0) || !number("y0", w.y0) || !number("x1", w.x1) ||
+            !number("y1", w.y1) || !number("max", max) || max < 0) {
+          res.status = 400;
+          res.set_content("x0, y0, x1, y1 and max must be finite numbers (max >= 0)\n",
+                          "text/plain");
+          return;
+        }
+        w.max_entities = static_cast<std::size_t>(std::min(max, 1e6));
+        if (req.has_param("select")) {
+          try {
+            map_.select(static_cast<std::uint32_t>(std::stoul(req.get_param_value("select"))));
+          } catch (const std::exception&) {
+            res.status = 400;
+            res.set_content("select must be an entity id\n", "text/plain");
+            return;
+          }
+        }
+        // Not exactly "application/json": cpp-httplib compresses that type with brotli at
+        // its top quality, ~0.8 s for a 450 KB whole-world answer; plain it takes ~10 ms.
+        res.set_content(map_.frame_json(w), kJsonUncompressed);
+      });
+  // Loads here, on an admin thread; the tick applies the result at its next start.
   admin_->post("/admin/reload", [this](const httplib::Request&, httplib::Response& res) {
     if (!config_source_) {
       res.status = 501;
@@ -84,35 +111,38 @@ void ZoneServer::start_admin() {
                       "text/plain");
       return;
     }
-    res.status = ok ? 200 : 400;
-    res.set_content(done.get() + "\n", "text/plain");
+    std::string report = done.get();
+    // Shutting down: answered at once, nothing applied.
+    res.status = !accepting_.load() ? 503 : ok ? 200 : 400;
+    res.set_content(report + "\n", "text/plain");
   });
-  admin_->get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  admin_->get("/readyz", Access::kOpen, [this](const httplib::Request&, httplib::Response& res) {
     const bool ok = accepting_.load() && last_tick_ns_.load() != 0;
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ready\n" : "not accepting players\n", "text/plain");
   });
   if (truth_) {
-    admin_->get("/debug/truth", [this](const httplib::Request& req, httplib::Response& res) {
-      std::uint32_t tick = truth_->newest_tick();
-      if (req.has_param("tick")) {
-        try {
-          tick = static_cast<std::uint32_t>(std::stoul(req.get_param_value("tick")));
-        } catch (const std::exception&) {
-          res.status = 400;
-          res.set_content("tick must be a non-negative integer\n", "text/plain");
-          return;
-        }
-      }
-      if (auto json = truth_->json_for(tick)) {
-        res.set_content(*json, kJsonUncompressed);
-      } else {
-        res.status = 404;
-        res.set_content(
-            fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
-            "text/plain");
-      }
-    });
+    admin_->get("/debug/truth", Access::kToken,
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  std::uint32_t tick = truth_->newest_tick();
+                  if (req.has_param("tick")) {
+                    try {
+                      tick = static_cast<std::uint32_t>(std::stoul(req.get_param_value("tick")));
+                    } catch (const std::exception&) {
+                      res.status = 400;
+                      res.set_content("tick must be a non-negative integer\n", "text/plain");
+                      return;
+                    }
+                  }
+                  if (auto json = truth_->json_for(tick)) {
+                    res.set_content(*json, kJsonUncompressed);
+                  } else {
+                    res.status = 404;
+                    res.set_content(fmt::format("tick {} is not recorded (newest {})\n", tick,
+                                                truth_->newest_tick()),
+                                    "text/plain");
+                  }
+                });
   }
   admin_->start();
 }

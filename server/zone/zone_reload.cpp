@@ -9,8 +9,20 @@ namespace zone {
 
 using protocol::DisconnectReason;
 
+namespace {
+
+constexpr const char* kShuttingDown = "the zone is shutting down; nothing was reloaded";
+
+}  // namespace
+
 std::future<std::string> ZoneServer::request_reload(config::LoadResult result) {
   std::lock_guard lock(reload_mutex_);
+  if (reloads_closed_) {
+    // No tick will ever apply it: answer now rather than leave the caller waiting.
+    std::promise<std::string> refused;
+    refused.set_value(kShuttingDown);
+    return refused.get_future();
+  }
   pending_reloads_.push_back({std::move(result), {}});
   auto future = pending_reloads_.back().done.get_future();
   reload_pending_ = true;
@@ -25,6 +37,14 @@ void ZoneServer::announce_params() {
   fbb_.Finish(
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::ZoneParams, params.Union()));
   sessions_.broadcast(protocol::bytes_of(fbb_), batches_);
+}
+
+void ZoneServer::close_reloads() {
+  std::lock_guard lock(reload_mutex_);
+  reloads_closed_ = true;
+  for (PendingReload& r : pending_reloads_) r.done.set_value(kShuttingDown);
+  pending_reloads_.clear();
+  reload_pending_ = false;
 }
 
 void ZoneServer::apply_pending_reload() {

@@ -22,7 +22,7 @@ std::vector<std::size_t> peers_of(const std::vector<std::unique_ptr<net::HostThr
 
 }  // namespace
 
-ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
+ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin)
     : config_(config),
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
@@ -50,7 +50,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log)
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   init_metrics();
-  if (config.admin.enabled) start_admin();
+  if (config.admin.enabled) start_admin(std::move(admin));
 }
 
 ZoneServer::~ZoneServer() = default;
@@ -145,6 +145,7 @@ void ZoneServer::post() {
 
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
+  close_reloads();
   for (auto& h : hosts_) h->wait_sent();
   const std::size_t told = sessions_.close_all(DisconnectReason::ServerShutdown, batches_);
   for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <string>
 #include <vector>
 
 #include "admin/admin_server.hpp"
@@ -49,16 +50,28 @@ struct ZoneCounters : SessionCounters {
   std::uint64_t overruns = 0;  // ticks that took longer than the period
 };
 
+// What the admin endpoint needs from whoever starts the zone. Given to the constructor,
+// so it is in place before the admin threads start.
+struct AdminSetup {
+  // Bearer token for the protected routes; empty: a random one is generated and logged.
+  std::string token;
+  // Where POST /admin/reload loads the config from (main: the file plus the command
+  // line's overrides); runs on an admin thread. Empty: the route answers 501.
+  std::function<config::LoadResult()> config_source;
+};
+
 class ZoneServer {
  public:
   // Binds the port (every host), places the NPCs and starts the threads. Throws
   // net::NetError if the port is unusable.
-  ZoneServer(const config::ZoneConfig& config, Logger& log);
+  ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin = {});
   ~ZoneServer();
 
   std::uint16_t port() const { return hosts_.front()->port(); }
   // The admin HTTP port, or 0 when admin.enabled is false.
   std::uint16_t admin_port() const { return admin_ ? admin_->port() : 0; }
+  // The admin endpoint's bearer token (given or generated); empty when admin is disabled.
+  const std::string& admin_token() const { return admin_token_; }
   // Runs ticks at the configured rate until should_stop() returns true.
   template <typename StopFn>
   void run(StopFn&& should_stop) {
@@ -79,18 +92,14 @@ class ZoneServer {
   // One tick of the loop (tests drive it directly).
   void tick();
   // Tells every client the zone is shutting down and gives the goodbyes up to `grace`
-  // to leave.
+  // to leave. Reloads still pending, or requested from now on, are answered at once
+  // without being applied.
   void shutdown(std::chrono::milliseconds grace);
 
   // Config reload. `result` is a freshly loaded and validated config (or its errors); it
   // is applied at the start of the next tick. Thread-safe. The returned future yields a
   // one-line report of what happened.
   std::future<std::string> request_reload(config::LoadResult result);
-  // Where POST /admin/reload loads the config from (main: the file plus the command
-  // line's overrides). Set before the first tick.
-  void set_config_source(std::function<config::LoadResult()> source) {
-    config_source_ = std::move(source);
-  }
   const config::ZoneConfig& config() const { return config_; }
 
   ZoneCounters counters() const;
@@ -117,7 +126,8 @@ class ZoneServer {
   std::string apply_config(const config::LoadResult& result);
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
-  void start_admin();
+  void start_admin(AdminSetup setup);
+  void close_reloads();
 
   config::ZoneConfig config_;
   Logger& log_;
@@ -138,13 +148,15 @@ class ZoneServer {
   // Steady-clock time of the last completed tick, for /healthz on the admin thread.
   std::atomic<std::int64_t> last_tick_ns_{0};
   std::unique_ptr<TruthRecorder> truth_;
-  std::function<config::LoadResult()> config_source_;
+  std::string admin_token_;                            // set before the admin threads start
+  std::function<config::LoadResult()> config_source_;  // likewise
   struct PendingReload {
     config::LoadResult result;
     std::promise<std::string> done;
   };
   std::mutex reload_mutex_;
   std::vector<PendingReload> pending_reloads_;
+  bool reloads_closed_ = false;  // under reload_mutex_: shutting down
   std::atomic<bool> reload_pending_{false};
   bool announce_params_ = false;
   MapPublisher map_;

@@ -5,6 +5,9 @@
 // Starts zone-server with 20,000 NPCs on a 4 km x 4 km world (and, when given, client-sim
 // with 50 bots so players appear), opens the map in Debian's Chromium through Playwright
 // (playwright-core only: no browser download), and checks that
+//   0. the admin token works as an operator meets it: the address the server logs
+//      (/?token=...) shows the map and the token leaves the address bar; a wrong token
+//      and no token get the page's token form, and the token typed into it works;
 //   1. the page draws every entity and the canvas is not blank;
 //   2. it keeps getting and drawing data at >= 5 frames a second for ~3 s;
 //   3. wheel zoom around the cursor and drag panning move the view as expected;
@@ -189,7 +192,10 @@ async function main() {
   procs.push(server);
   const udpPort = (await waitForLine(server, /listening on udp [0-9.]+:(\d+)/, 20000))[1];
   const adminPort = (await waitForLine(server, /admin endpoint on http:\/\/127\.0\.0\.1:(\d+)\//, 20000))[1];
-  log(`zone-server up: udp ${udpPort}, admin http://127.0.0.1:${adminPort}/`);
+  // No admin.token_file or token_env: the server generates a token and logs the map's
+  // address with it, which is what an operator opens.
+  const [, mapUrl, token] = await waitForLine(server, /live map: (http:\/\/127\.0\.0\.1:\d+\/\?token=([0-9a-f]+))/, 20000);
+  log(`zone-server up: udp ${udpPort}, admin http://127.0.0.1:${adminPort}/ (generated token logged)`);
 
   // 2. Bots, so there are players to draw and to select.
   if (clientSimBin) {
@@ -208,12 +214,44 @@ async function main() {
   });
   const page = context.pages()[0] || await context.newPage();
   const pageErrors = [];
-  page.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`console error: ${msg.text()} (${msg.location().url || 'no url'})`);
-  });
+  // A refused token is logged by Chromium as a failed load: expected where this test
+  // gives a wrong token or none.
+  const watchErrors = (p) => {
+    p.on('pageerror', (err) => pageErrors.push(`page error: ${err.message}`));
+    p.on('console', (msg) => {
+      if (msg.type() === 'error' && !msg.text().includes('status of 401')) {
+        pageErrors.push(`console error: ${msg.text()} (${msg.location().url || 'no url'})`);
+      }
+    });
+  };
+  watchErrors(page);
+
+  // 3a. The logged address shows the map, and the token leaves the address bar.
+  const first = await context.newPage();
+  watchErrors(first);
+  await first.goto(mapUrl);
+  await first.waitForFunction(() => window.zoneMap && zoneMap.frames >= 1, null, { timeout: 20000 })
+    .catch(() => { throw new TestFailure('the address the server logged did not show the map'); });
+  check(!new URL(first.url()).searchParams.has('token'), `the token stayed in the address: ${first.url()}`);
+  check(await first.isHidden('#auth'), 'the token form shows although the token was accepted');
+  // 3b. A wrong token gets the form and no data.
+  await first.goto(`http://127.0.0.1:${adminPort}/?token=not-the-admin-token-0000`);
+  await first.waitForFunction(() => window.zoneMap && zoneMap.needsToken, null, { timeout: 5000 })
+    .catch(() => { throw new TestFailure('a wrong token did not bring up the token form'); });
+  check(await first.evaluate(() => zoneMap.frames) === 0, 'a wrong token got data');
+  check((await first.textContent('#conn')).includes('refused'), 'no word that the token was refused');
+  await first.close();
+  log('the logged address shows the map and drops the token from the address bar; a wrong token is refused');
+
+  // 3c. No token at all (a fresh tab): the form asks for it, and what is typed works.
   await page.goto(`http://127.0.0.1:${adminPort}/`);
   log(`page loaded in ${chromiumPath} (${context.browser()?.version() ?? 'persistent context'})`);
+  await page.waitForFunction(() => window.zoneMap && zoneMap.needsToken, null, { timeout: 5000 })
+    .catch(() => { throw new TestFailure('without a token the page did not ask for one'); });
+  check(await page.isVisible('#token'), 'the token field is not visible');
+  await page.fill('#token', token);
+  await page.click('#auth button');
+  log('no token: the page asked for it; the token was typed in');
 
   // 4. Everything drawn, and the canvas really shows it.
   await page.waitForFunction((n) => window.zoneMap && window.zoneMap.frames >= 2 &&

@@ -41,8 +41,8 @@ inline config::ZoneConfig small_zone() {
 
 class ServerThread {
  public:
-  explicit ServerThread(const config::ZoneConfig& c)
-      : log_(c.log.level), server_(std::make_unique<ZoneServer>(c, log_)) {
+  explicit ServerThread(const config::ZoneConfig& c, AdminSetup admin = {})
+      : log_(c.log.level), server_(std::make_unique<ZoneServer>(c, log_, std::move(admin))) {
     thread_ = std::thread([this] { server_->run([this] { return stop_.load(); }); });
   }
   ~ServerThread() { stop(); }

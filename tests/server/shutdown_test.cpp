@@ -5,15 +5,21 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness.hpp"
 #include "process.hpp"  // tests/support
+#include "raw_http.hpp"
 #include "test_util.hpp"
 #include "udp_relay.hpp"  // tests/support
+#include "zone/run_zone.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -30,6 +36,53 @@ test::Process start_server(std::vector<std::string> args) {
   REQUIRE(::mkdtemp(dir.data()) != nullptr);
   args.insert(args.begin(), ZONE_SERVER_BIN);
   return test::Process(std::move(args), dir + "/server.log");
+}
+
+const std::string kToken = "shutdown-test-token-0123";
+
+std::uint16_t admin_port_of(const test::Process& proc) {
+  const auto port =
+      proc.wait_for_log(std::regex(R"(admin endpoint on http://127\.0\.0\.1:(\d+)/)"), 10s);
+  REQUIRE_MESSAGE(port.has_value(), "no admin line; output:\n", proc.log());
+  return static_cast<std::uint16_t>(std::stoi(*port));
+}
+
+int health(std::uint16_t admin_port) {
+  return test::status_of(test::http_exchange(
+      admin_port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 2s));
+}
+
+// A metric's value in /metrics, or -1.
+double metric(std::uint16_t admin_port, const std::string& name) {
+  const std::string text = test::body_of(test::http_exchange(
+      admin_port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 2s));
+  const auto at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+}
+
+bool wait_healthy(std::uint16_t admin_port) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (health(admin_port) != 200) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+config::LoadResult loaded(const config::ZoneConfig& c) {
+  config::LoadResult r;
+  r.config = c;
+  r.source = "<test>";
+  r.errors = config::validate(c);
+  return r;
+}
+
+std::string read_all(std::FILE* f) {
+  std::rewind(f);
+  std::string text;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
+  return text;
 }
 
 }  // namespace
@@ -150,4 +203,164 @@ TEST_CASE("shutdown: a bad override exits 2 naming the key") {
   CHECK(*code == 2);
   CHECK_MESSAGE(proc.log().find("aoi.cel_size") != std::string::npos, "output:\n", proc.log());
   CHECK(proc.log().find("listening") == std::string::npos);
+}
+
+TEST_CASE(
+    "shutdown: SIGTERM ends the process within the grace period while admin clients "
+    "trickle, idle or stall") {
+  test::Process proc = start_server({"--config", kConfig, "--port", "0", "--bind", "127.0.0.1",
+                                     "--npcs", "10", "--admin-port", "0"});
+  const std::uint16_t admin = admin_port_of(proc);
+  REQUIRE(wait_healthy(admin));
+
+  // One uploads a body a byte at a time, one sends half a request line, one says nothing.
+  test::RawHttp trickler(admin);
+  REQUIRE(trickler.send(
+      "POST /admin/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n"));
+  test::RawHttp half(admin);
+  REQUIRE(half.send("GET /metr"));
+  test::RawHttp silent(admin);
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop.load() && trickler.send("x")) std::this_thread::sleep_for(100ms);
+  });
+  std::this_thread::sleep_for(300ms);
+
+  proc.signal(SIGTERM);
+  const auto signalled = std::chrono::steady_clock::now();
+  const auto code = proc.wait(5s);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  stop = true;
+  trickle.join();
+  REQUIRE_MESSAGE(code.has_value(), "still running 5 s after SIGTERM; output:\n", proc.log());
+  CHECK(*code == 0);
+  MESSAGE("zone-server exited ", took, " s after SIGTERM with three slow admin clients");
+  CHECK(took < 1.5);  // the grace period is 0.5 s
+  CHECK(silent.closed_by_peer(1s));
+}
+
+TEST_CASE(
+    "shutdown: a SIGHUP reload is parsed off the tick thread - health stays green while "
+    "it loads") {
+  net::EnetLibrary enet;
+  const config::ZoneConfig cfg = test::small_zone();
+  Logger log(cfg.log.level);
+  ZoneServer zone(cfg, log, {.token = kToken, .config_source = nullptr});
+  const std::uint16_t admin = zone.admin_port();
+
+  // A load that takes as long as the test says (a huge file), in state the reloader's
+  // thread may keep even if the test fails half-way.
+  struct Latch {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool loading = false, released = false;
+  };
+  auto latch = std::make_shared<Latch>();
+  const auto load = [latch, cfg] {
+    std::unique_lock lock(latch->mutex);
+    latch->loading = true;
+    latch->cv.notify_all();
+    latch->cv.wait(lock, [&] { return latch->released; });
+    config::ZoneConfig next = cfg;
+    next.aoi.view_radius = 45.0;
+    return loaded(next);
+  };
+  std::atomic<int> signal{0};
+  int code = -1;
+  std::thread runner([&] {
+    code = run_zone(zone, log,
+                    {.poll_signal = [&signal] { return signal.exchange(0); },
+                     .load = load,
+                     .config_path = "<test>",
+                     .grace = 100ms});
+  });
+  const auto release = [&latch] {
+    std::lock_guard lock(latch->mutex);
+    latch->released = true;
+    latch->cv.notify_all();
+  };
+  REQUIRE(wait_healthy(admin));
+
+  signal = SIGHUP;
+  {
+    std::unique_lock lock(latch->mutex);
+    CHECK(latch->cv.wait_for(lock, 3s, [&] { return latch->loading; }));
+  }
+  // /healthz fails after 1 s without a tick: sample it for 1.5 s of loading.
+  const double ticks_before = metric(admin, "zone_ticks_total");
+  int green = 0;
+  for (int i = 0; i < 15; ++i) {
+    std::this_thread::sleep_for(100ms);
+    if (health(admin) == 200) ++green;
+  }
+  const double ticks_after = metric(admin, "zone_ticks_total");
+  release();
+  CHECK(green == 15);
+  MESSAGE("ticks while the config loaded for 1.5 s: ", ticks_after - ticks_before);
+  CHECK(ticks_after - ticks_before >= 25);  // 50 Hz: about 75
+
+  // Then the result is applied at a tick boundary.
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (metric(admin, "zone_config_reloads_total{result=\"success\"}") < 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  signal = SIGTERM;
+  runner.join();
+  CHECK(code == kExitOk);
+  CHECK(zone.config().aoi.view_radius == 45.0);
+}
+
+TEST_CASE(
+    "shutdown: an exception escaping the tick loop is logged and exits with code 3 - "
+    "clients are still told") {
+  net::EnetLibrary enet;
+  struct Case {
+    const char* name;
+    std::function<void()> raise;
+    const char* logged;
+  };
+  const std::vector<Case> cases = {
+      {"logic_error",
+       [] { throw std::out_of_range("vector::_M_range_check: __n (which is 7) >= this->size()"); },
+       "internal error in the tick loop, stopping with exit code 3: vector::_M_range_check"},
+      {"not a std::exception", [] { throw 42; }, "an exception of unknown type"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    std::FILE* out = std::tmpfile();
+    REQUIRE(out != nullptr);
+    int code = -1;
+    test::Clients clients;
+    {
+      Logger log(config::LogLevel::kInfo, out);
+      ZoneServer zone(test::tiny_zone(), log, {.token = kToken, .config_source = nullptr});
+      client::Bot& bot = clients.add("alice", zone.port());
+      std::atomic<bool> fail{false};
+      std::thread runner([&] {
+        code = run_zone(zone, log,
+                        {.poll_signal =
+                             [&] {
+                               if (fail.load()) c.raise();
+                               return 0;
+                             },
+                         .load = [] { return config::LoadResult{}; },
+                         .config_path = "<test>",
+                         .grace = 500ms});
+      });
+      const bool joined =
+          clients.pump_until([&] { return bot.phase() == client::Bot::Phase::kPlaying; }, 5s);
+      fail = true;
+      CHECK(clients.pump_until([&] { return bot.phase() == client::Bot::Phase::kClosed; }, 3s));
+      runner.join();
+      CHECK(joined);
+      CHECK(test::reason_of(bot) == test::reason_of(DisconnectReason::ServerShutdown));
+    }
+    CHECK(code == kExitInternalError);
+    const std::string logged = read_all(out);
+    std::fclose(out);
+    CHECK_MESSAGE(logged.find(c.logged) != std::string::npos, logged);
+    CHECK(logged.find("ERROR") != std::string::npos);
+  }
 }

@@ -29,6 +29,19 @@ std::string temp_dir() {
   return pattern;
 }
 
+// The admin token (/debug/truth and POST /admin/reload need it). The servers here read
+// it from the environment variable admin.token_env names, and client-sim from
+// ZONE_ADMIN_TOKEN: the same variable, set once in this process and inherited.
+const std::string kAdminToken = "sim-test-admin-token-0123456789";
+
+// zone-server's arguments plus the setting that makes it read that variable.
+std::vector<std::string> with_admin_token(std::vector<std::string> args) {
+  static const bool exported = ::setenv("ZONE_ADMIN_TOKEN", kAdminToken.c_str(), 1) == 0;
+  REQUIRE(exported);
+  args.insert(args.end(), {"--set", "admin.token_env=ZONE_ADMIN_TOKEN"});
+  return args;
+}
+
 struct RunningServer {
   std::unique_ptr<Process> process;
   std::uint16_t port = 0;
@@ -38,11 +51,10 @@ struct RunningServer {
 RunningServer start_server(const std::string& dir) {
   RunningServer s;
   s.process = std::make_unique<Process>(
-      std::vector<std::string>{ZONE_SERVER_BIN, "--config", ZONE_SOURCE_DIR "/configs/zone.yaml",
-                               "--bind", "127.0.0.1", "--port", "0", "--admin-port", "0", "--set",
-                               "debug.truth=true", "--set", "world.max_x=600", "--set",
-                               "world.max_y=600", "--npcs", "100", "--set",
-                               "network.client_bandwidth=64000"},
+      with_admin_token({ZONE_SERVER_BIN, "--config", ZONE_SOURCE_DIR "/configs/zone.yaml", "--bind",
+                        "127.0.0.1", "--port", "0", "--admin-port", "0", "--set",
+                        "debug.truth=true", "--set", "world.max_x=600", "--set", "world.max_y=600",
+                        "--npcs", "100", "--set", "network.client_bandwidth=64000"}),
       dir + "/server.log");
   const auto port =
       s.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
@@ -58,11 +70,16 @@ RunningServer start_server(const std::string& dir) {
 nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t admin_port,
                        const std::string& scenario, int bots, int seconds) {
   const std::string summary = dir + "/summary.json";
-  Process sim({ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(port), "--bots",
-               std::to_string(bots), "--ramp", "200", "--duration", std::to_string(seconds),
-               "--scenario", scenario, "--seed", "7", "--truth",
-               "127.0.0.1:" + std::to_string(admin_port), "--summary-json", summary, "-q"},
-              dir + "/client-sim.log");
+  // client-sim could take the token from ZONE_ADMIN_TOKEN too; the file is the way to
+  // give it without an environment that child processes inherit.
+  const std::string token_file = dir + "/admin-token";
+  std::ofstream(token_file) << kAdminToken << "\n";
+  Process sim(
+      {ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(port), "--bots",
+       std::to_string(bots), "--ramp", "200", "--duration", std::to_string(seconds), "--scenario",
+       scenario, "--seed", "7", "--truth", "127.0.0.1:" + std::to_string(admin_port),
+       "--truth-token-file=" + token_file, "--summary-json", summary, "-q"},
+      dir + "/client-sim.log");
   const auto code = sim.wait(std::chrono::seconds(seconds + 60));
   INFO("client-sim output:\n", sim.log());
   REQUIRE(code.has_value());
@@ -140,13 +157,14 @@ TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/relo
     text.replace(at, from.size(), to);
     std::ofstream(config) << text;
   };
-  Process server({ZONE_SERVER_BIN, "--config", config, "--bind", "127.0.0.1", "--port", "0",
-                  "--admin-port", "0", "--npcs", "10"},
+  Process server(with_admin_token({ZONE_SERVER_BIN, "--config", config, "--bind", "127.0.0.1",
+                                   "--port", "0", "--admin-port", "0", "--npcs", "10"}),
                  dir + "/server.log");
   const auto admin =
       server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
   REQUIRE(admin);
   httplib::Client http("127.0.0.1", std::stoi(*admin));
+  http.set_bearer_token_auth(kAdminToken);
 
   rewrite("  view_radius: 30.0", "  view_radius: 42.5");
   server.signal(SIGHUP);
@@ -179,4 +197,22 @@ TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/relo
 
   server.signal(SIGTERM);
   CHECK(server.wait(5s) == 0);
+}
+
+TEST_CASE("client-sim --truth without the admin token stops at once and says how to give it") {
+  const std::string dir = temp_dir();
+  // The file, when named, comes first: here it does not exist.
+  Process missing({ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:9", "--truth", "127.0.0.1:9",
+                   "--truth-token-file", dir + "/no-such-file", "-q"},
+                  dir + "/client-sim.log");
+  CHECK(missing.wait(10s) == 2);
+  CHECK_MESSAGE(missing.log().find("cannot read a token") != std::string::npos, missing.log());
+  // Neither a file nor the variable.
+  const std::string saved = std::getenv("ZONE_ADMIN_TOKEN") ? std::getenv("ZONE_ADMIN_TOKEN") : "";
+  ::unsetenv("ZONE_ADMIN_TOKEN");
+  Process none({ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:9", "--truth", "127.0.0.1:9", "-q"},
+               dir + "/client-sim-2.log");
+  if (!saved.empty()) ::setenv("ZONE_ADMIN_TOKEN", saved.c_str(), 1);
+  CHECK(none.wait(10s) == 2);
+  CHECK_MESSAGE(none.log().find("--truth-token-file") != std::string::npos, none.log());
 }
