@@ -24,8 +24,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "admin/admin_server.hpp"
