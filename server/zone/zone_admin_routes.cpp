@@ -6,6 +6,7 @@
 // (copies made here), atomics, and what the tick thread publishes under a mutex.
 #include "zone/zone_server.hpp"
 
+#include <charconv>
 #include <cmath>
 
 #include <httplib.h>
@@ -126,11 +127,15 @@ void ZoneServer::start_admin(AdminSetup setup) {
                 [this](const httplib::Request& req, httplib::Response& res) {
                   std::uint32_t tick = truth_->newest_tick();
                   if (req.has_param("tick")) {
-                    try {
-                      tick = static_cast<std::uint32_t>(std::stoul(req.get_param_value("tick")));
-                    } catch (const std::exception&) {
+                    // Decimal digits only: no sign, no spaces, nothing beyond 32 bits
+                    // (std::stoul would wrap "-1" to the largest tick).
+                    const std::string text = req.get_param_value("tick");
+                    const auto [end, err] =
+                        std::from_chars(text.data(), text.data() + text.size(), tick);
+                    if (text.empty() || err != std::errc{} || end != text.data() + text.size()) {
                       res.status = 400;
-                      res.set_content("tick must be a non-negative integer\n", "text/plain");
+                      res.set_content("tick must be a decimal integer from 0 to 4294967295\n",
+                                      "text/plain");
                       return;
                     }
                   }

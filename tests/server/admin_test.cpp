@@ -244,6 +244,12 @@ TEST_CASE(
   }
   CHECK(status_of(get(port, "/api/map", bearer())) == 200);
   CHECK(status_of(get(port, "/debug/truth", bearer())) == 200);
+  // A tick is a decimal number of 32 bits: "-1" is not the newest tick wrapped around.
+  for (const char* bad : {"-1", "+5", "4294967296", "12abc", "", "%20"}) {
+    CAPTURE(bad);
+    CHECK(status_of(get(port, std::string("/debug/truth?tick=") + bad, bearer())) == 400);
+  }
+  CHECK(status_of(get(port, "/debug/truth?tick=4294967295", bearer())) == 404);
   CHECK(status_of(get(port, "/no/such/path", bearer())) == 404);
   CHECK(status_of(post(port, "/admin/reload", "")) == 401);
 
