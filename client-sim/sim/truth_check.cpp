@@ -139,20 +139,24 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     }
     if (at_truth(have, e)) continue;
     // Not where the entity is now: its update was held back. Then it must be exactly where
-    // it was when the client last got a record for it, and not too long ago.
-    const std::uint32_t age = tick - updated;
-    const Truth* then = window.at(updated);
-    const TruthEntity* was = then ? then->find(e.id) : nullptr;
-    if (age >= bound) {
+    // it was at some recent tick, less than max_deferral_ticks before T. (The tick the
+    // client last got a record for it says nothing here: an entity that stood still for
+    // a long time and has just started to move is held at a position that was true a
+    // moment ago.)
+    std::uint32_t age = 0;
+    for (std::uint32_t back = 1; back < bound && back < tick; ++back) {
+      const Truth* then = window.at(tick - back);
+      const TruthEntity* was = then ? then->find(e.id) : nullptr;
+      if (was != nullptr && at_truth(have, *was)) {
+        age = back;
+        break;
+      }
+    }
+    if (age == 0) {
       fail(
-          fmt::format("entity {} at ({}, {}) cm, truth ({:.3f}, {:.3f}) m; last update {} ticks "
-                      "ago (limit {})",
-                      e.id, have.x(), have.y(), e.x, e.y, age, bound));
-    } else if (was == nullptr || !at_truth(have, *was)) {
-      fail(
-          fmt::format("entity {} at ({}, {}) cm is neither its truth now ({:.3f}, {:.3f}) m nor "
-                      "at tick {} when it was last sent",
-                      e.id, have.x(), have.y(), e.x, e.y, updated));
+          fmt::format("entity {} at ({}, {}) cm, truth ({:.3f}, {:.3f}) m, and at none of the {} "
+                      "ticks before (last record at tick {})",
+                      e.id, have.x(), have.y(), e.x, e.y, bound - 1, updated));
     } else {
       ++report.stale_entities;
       report.max_staleness_ticks = std::max(report.max_staleness_ticks, age);

@@ -48,14 +48,32 @@ struct RunningServer {
   std::uint16_t admin_port = 0;
 };
 
-RunningServer start_server(const std::string& dir) {
+// The sim tests' zone: 600 x 600 m, 100 NPCs, a budget large enough that nothing waits.
+const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
+                                         "--set",  "world.max_y=600",
+                                         "--npcs", "100",
+                                         "--set",  "network.client_bandwidth=64000"};
+// A crowd at the default budget (16,000 B/s): 200 wandering NPCs and the bots on
+// 60 x 60 m, so every client sees about 250 entities and the budget holds records back.
+const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world.max_x=60", "--set",
+                                                        "world.max_y=60", "--npcs",         "200"};
+
+RunningServer start_server(const std::string& dir,
+                           const std::vector<std::string>& zone_args = kRoomy) {
   RunningServer s;
-  s.process = std::make_unique<Process>(
-      with_admin_token({ZONE_SERVER_BIN, "--config", ZONE_SOURCE_DIR "/configs/zone.yaml", "--bind",
-                        "127.0.0.1", "--port", "0", "--admin-port", "0", "--set",
-                        "debug.truth=true", "--set", "world.max_x=600", "--set", "world.max_y=600",
-                        "--npcs", "100", "--set", "network.client_bandwidth=64000"}),
-      dir + "/server.log");
+  std::vector<std::string> args = {ZONE_SERVER_BIN,
+                                   "--config",
+                                   ZONE_SOURCE_DIR "/configs/zone.yaml",
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   "0",
+                                   "--admin-port",
+                                   "0",
+                                   "--set",
+                                   "debug.truth=true"};
+  args.insert(args.end(), zone_args.begin(), zone_args.end());
+  s.process = std::make_unique<Process>(with_admin_token(args), dir + "/server.log");
   const auto port =
       s.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
   const auto admin =
@@ -108,9 +126,10 @@ void check_clean(const nlohmann::json& s, int bots, bool lossy) {
   CHECK(s["enters_total"].get<int>() > 0);
 }
 
-void scenario_case(const std::string& scenario, double loss) {
+nlohmann::json scenario_case(const std::string& scenario, double loss,
+                             const std::vector<std::string>& zone_args = kRoomy) {
   const std::string dir = temp_dir();
-  RunningServer server = start_server(dir);
+  RunningServer server = start_server(dir, zone_args);
   std::unique_ptr<zone::test::UdpRelay> relay;
   std::uint16_t port = server.port;
   if (loss > 0.0) {
@@ -122,6 +141,18 @@ void scenario_case(const std::string& scenario, double loss) {
   if (relay) CHECK(relay->dropped() > 0);
   server.process->signal(SIGTERM);
   CHECK(server.process->wait(5s) == 0);
+  return summary;
+}
+
+// At the default budget the crowd cannot all be sent every tick: records wait. The truth
+// check then holds each waiting entity exactly at the position of the tick it was last
+// sent at, and never for network.max_deferral_ms (20 ticks at 20 Hz) or longer.
+void crowded_case(double loss) {
+  const nlohmann::json s = scenario_case("wander", loss, kCrowdedDefaultBudget);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["truth_stale_entities"].get<std::uint64_t>() > 0);  // the deferral path ran
+  CHECK(s["truth_max_staleness_ticks"].get<int>() < 20);
+  CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
 }
 
 }  // namespace
@@ -143,6 +174,13 @@ TEST_CASE("client-sim hotspot through 10% packet loss both ways: replicas still 
 }
 TEST_CASE("client-sim churn through 10% packet loss both ways: replicas still exact") {
   scenario_case("churn", 0.10);
+}
+
+TEST_CASE("client-sim crowd at the default budget: held-back records are exact and bounded") {
+  crowded_case(0.0);
+}
+TEST_CASE("client-sim crowd at the default budget through 10% loss: still exact and bounded") {
+  crowded_case(0.10);
 }
 
 TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/reload") {
