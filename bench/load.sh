@@ -7,7 +7,10 @@
 #   - entity messages per second (spawns + delta updates + despawns sent to clients),
 #   - packets per second and bandwidth out of the server (UDP payload incl. ENet headers),
 #   - server CPU (user + system time of the zone-server process / wall time, one core = 100%),
-#   - tick time and overruns.
+#   - tick time and overruns,
+#   - records held back by the budget per second, the longest wait of one, and each
+#     entity's update rate as a client sees it (updates per second per entity in view),
+#   - bytes per snapshot packet (payload) and ENet's share of each packet on the wire.
 #
 # The AOI run uses full bots (replicas and invariant checks, so its client_violations must
 # be 0); the broadcast run uses light bots (see below).
@@ -89,21 +92,29 @@ run_mode() {
   local vals=()
   for n in zone_replication_spawns_total zone_replication_updates_total zone_replication_despawns_total \
            zone_network_sent_packets_total zone_network_sent_bytes_total zone_ticks_total \
-           zone_tick_overruns_total zone_tick_duration_seconds_sum zone_tick_duration_seconds_count; do
+           zone_tick_overruns_total zone_tick_duration_seconds_sum zone_tick_duration_seconds_count \
+           zone_replication_deferred_total zone_replication_snapshot_parts_total \
+           zone_replication_snapshot_bytes_total; do
     vals+=("$(( $(metric "$work/$mode-m1" $n) - $(metric "$work/$mode-m0" $n) ))")
   done
   local players; players=$(metric "$work/$mode-m1" zone_players)
   local violations; violations=$(grep -oP '"protocol_violations": \K[0-9]+' "$work/$mode-sim.json" || echo "?")
   local view; view=$(grep -oP '"entities_in_view_avg": \K[0-9.]+' "$work/$mode-sim.json" || echo "?")
+  local oldest; oldest=$(metric "$work/$mode-m1" zone_replication_oldest_deferral_ticks)
   awk -v mode="$mode" -v d="$d" -v players="$players" -v hz="$hz" -v c0="$c0" -v c1="$c1" \
       -v sp="${vals[0]}" -v up="${vals[1]}" -v de="${vals[2]}" -v pk="${vals[3]}" -v by="${vals[4]}" \
       -v ticks="${vals[5]}" -v over="${vals[6]}" -v tsum="${vals[7]}" -v tcount="${vals[8]}" \
+      -v deferred="${vals[9]}" -v parts="${vals[10]}" -v partbytes="${vals[11]}" -v oldest="$oldest" \
       -v view="$view" -v violations="$violations" 'BEGIN {
     msgs = (sp + up + de) / d; bps = by * 8 / d
     tick_ms = tcount > 0 ? 1000 * tsum / tcount : 0
     printf "{\"mode\":\"%s\",\"players\":%d,\"window_s\":%.1f,\"messages_per_s\":%.0f,", mode, players, d, msgs
     printf "\"packets_per_s\":%.0f,\"bandwidth_mbps\":%.2f,\"bytes_per_client_per_s\":%.0f,", pk / d, bps / 1e6, by / d / (players > 0 ? players : 1)
     printf "\"server_cpu_percent\":%.1f,\"tick_ms_mean\":%.2f,\"ticks_per_s\":%.1f,\"overruns\":%d,", 100 * (c1 - c0) / hz / d, tick_ms, ticks / d, over
+    p = players > 0 ? players : 1
+    printf "\"deferred_per_s\":%.1f,\"oldest_deferral_ticks\":%d,", deferred / d, oldest
+    printf "\"updates_per_entity_in_view_per_s\":%.2f,", (view > 0 ? up / d / p / view : 0)
+    printf "\"snapshot_payload_bytes_per_packet\":%.1f,\"wire_overhead_bytes_per_packet\":%.1f,", (parts > 0 ? partbytes / parts : 0), (pk > 0 ? (by - partbytes) / pk : 0)
     printf "\"entities_in_view_avg\":%s,\"client_violations\":%s}\n", view, violations
   }'
 }

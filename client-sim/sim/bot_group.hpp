@@ -28,7 +28,7 @@ struct GroupOptions {
   std::uint32_t first_bot = 0;  // bots [first_bot, first_bot + bots) are this group's
   std::uint32_t bots = 0;
   double ramp_per_s = 100.0;  // this group's share of the ramp
-  std::uint32_t bots_per_host = 1000;
+  std::uint32_t bots_per_host = 250;
   std::uint64_t seed = 1;
   bool light = false;
   bool progress = true;  // print server disconnects to stderr

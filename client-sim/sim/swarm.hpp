@@ -25,7 +25,10 @@ struct SwarmOptions {
   double ramp_per_s = 100.0;  // new connections per second
   double duration_s = 10.0;   // from the first connection
   std::uint64_t seed = 1;
-  std::uint32_t bots_per_host = 1000;
+  // Bots sharing one ENet client host, i.e. one source address. A zone with several
+  // network hosts spreads clients over them by source address, so more, smaller client
+  // hosts spread a swarm evenly; each host costs a socket read per pass.
+  std::uint32_t bots_per_host = 250;
   std::uint32_t threads = 0;  // bot threads; 0: one per 2,000 bots, at most one per core
   // Verification mode: the server's admin address serving /debug/truth.
   std::optional<std::string> truth_host;
