@@ -21,9 +21,10 @@ constexpr auto kDrainBudget = std::chrono::milliseconds(2);
 
 }  // namespace
 
-HostThread::HostThread(const HostOptions& options, EventFn on_event)
+HostThread::HostThread(const HostOptions& options, EventFn on_event, PassFn on_pass_end)
     : host_(options),
       on_event_(std::move(on_event)),
+      on_pass_end_(std::move(on_pass_end)),
       port_(host_.port()),
       max_peers_(host_.max_peers()),
       buffers_(host_.socket_buffers()) {
@@ -102,11 +103,7 @@ void HostThread::run() {
       [[maybe_unused]] const auto n = read(wake_fd_, &count, sizeof count);
     }
     last_pass = std::chrono::steady_clock::now();
-    if (host_.drain(std::chrono::steady_clock::now() + kDrainBudget) >= 256) {
-      full_drains_.fetch_add(1, std::memory_order_relaxed);
-    }
-    while (host_.next_event(ev)) on_event_(ev);
-
+    // A posted batch first: the tick waits for it before it reuses the packets' memory.
     {
       std::lock_guard lock(mutex_);
       if (taken != posted_) {
@@ -116,12 +113,20 @@ void HostThread::run() {
     }
     if (!batch.empty()) send(batch);
     batch.clear();
+    {
+      std::lock_guard lock(mutex_);
+      if (sent_ != taken) {
+        sent_ = taken;
+        sent_cv_.notify_all();
+      }
+    }
+    if (host_.drain(std::chrono::steady_clock::now() + kDrainBudget) >= 256) {
+      full_drains_.fetch_add(1, std::memory_order_relaxed);
+    }
+    while (host_.next_event(ev)) on_event_(ev);
+    if (on_pass_end_) on_pass_end_();
     std::lock_guard lock(mutex_);
     stats_ = host_.stats();
-    if (sent_ != taken) {
-      sent_ = taken;
-      sent_cv_.notify_all();
-    }
   }
   // Whatever was posted last still goes out (goodbyes at shutdown).
   std::lock_guard lock(mutex_);

@@ -70,10 +70,13 @@ class SendBatch {
 class HostThread {
  public:
   using EventFn = std::function<void(const NetEvent&)>;
+  using PassFn = std::function<void()>;
 
   // Creates the host (throws NetError like EnetHost) and starts its thread. on_event runs
-  // on that thread; a received packet's bytes are valid only during the call.
-  HostThread(const HostOptions& options, EventFn on_event);
+  // on that thread for every event; a received packet's bytes are valid only during the
+  // call. on_pass_end, if given, runs after each pass's events (to hand them over in one
+  // go rather than one by one).
+  HostThread(const HostOptions& options, EventFn on_event, PassFn on_pass_end = nullptr);
   ~HostThread();
   HostThread(const HostThread&) = delete;
   HostThread& operator=(const HostThread&) = delete;
@@ -100,6 +103,7 @@ class HostThread {
 
   EnetHost host_;
   EventFn on_event_;
+  PassFn on_pass_end_;
   std::uint16_t port_;
   std::size_t max_peers_;
   SocketBuffers buffers_;

@@ -74,22 +74,34 @@ void Ingest::on_event(const net::NetEvent& ev) {
       break;
     }
   }
-  std::lock_guard lock(mutex_);
-  const bool session_event =
-      out.kind == InboundEvent::Kind::kConnect || out.kind == InboundEvent::Kind::kDisconnect;
-  if (!session_event && queue_.events.size() >= limits_.max_events) {
-    // Counted, but not charged to the client: the zone is the one falling behind.
-    out.kind = InboundEvent::Kind::kBad;
-    out.data = static_cast<std::uint32_t>(DropReason::kOverload);
-    if (queue_.events.size() >= limits_.max_events * 2) {
-      ++queue_.overflowed;
-      return;
-    }
-  }
-  out.name_at = static_cast<std::uint32_t>(queue_.text.size());
+  out.name_at = static_cast<std::uint32_t>(staged_.text.size());
   out.name_size = static_cast<std::uint32_t>(name.size());
-  queue_.text.append(name);
-  queue_.events.push_back(out);
+  staged_.text.append(name);
+  staged_.events.push_back(out);
+}
+
+void Ingest::publish() {
+  if (staged_.events.empty() && staged_.overflowed == 0) return;
+  std::lock_guard lock(mutex_);
+  const auto offset = static_cast<std::uint32_t>(queue_.text.size());
+  queue_.text.append(staged_.text);
+  queue_.overflowed += staged_.overflowed;
+  for (InboundEvent& e : staged_.events) {
+    const bool session_event =
+        e.kind == InboundEvent::Kind::kConnect || e.kind == InboundEvent::Kind::kDisconnect;
+    if (!session_event && queue_.events.size() >= limits_.max_events) {
+      // Counted, but not charged to the client: the zone is the one falling behind.
+      if (queue_.events.size() >= limits_.max_events * 2) {
+        ++queue_.overflowed;
+        continue;
+      }
+      e.kind = InboundEvent::Kind::kBad;
+      e.data = static_cast<std::uint32_t>(DropReason::kOverload);
+    }
+    e.name_at += offset;
+    queue_.events.push_back(e);
+  }
+  staged_.clear();
 }
 
 void Ingest::take(Inbox& into) {

@@ -71,13 +71,16 @@ class Ingest {
   };
   explicit Ingest(const Limits& limits) : limits_(limits) {}
 
-  // Network thread: decodes one event into the queue.
+  // Network thread: decodes one event, staged until publish() (also on that thread)
+  // hands the staged events to the tick in one go.
   void on_event(const net::NetEvent& ev);
+  void publish();
   // Tick: takes everything queued so far (`into` is cleared first and swapped in).
   void take(Inbox& into);
 
  private:
   Limits limits_;
+  Inbox staged_;  // the network thread's own
   std::mutex mutex_;
   Inbox queue_;
 };

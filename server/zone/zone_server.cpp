@@ -41,8 +41,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     if (h > 0) o.port = hosts_.front()->port();
     ingest_.push_back(std::make_unique<Ingest>(make_ingest_limits(config)));
     Ingest* in = ingest_.back().get();
-    hosts_.push_back(
-        std::make_unique<net::HostThread>(o, [in](const net::NetEvent& ev) { in->on_event(ev); }));
+    hosts_.push_back(std::make_unique<net::HostThread>(
+        o, [in](const net::NetEvent& ev) { in->on_event(ev); }, [in] { in->publish(); }));
   }
   batches_.resize(hosts_.size());
   sessions_.size_hosts(peers_of(hosts_));
