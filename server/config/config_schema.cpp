@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
 
@@ -27,6 +28,16 @@ constexpr double kMaxCoordinate = 1.0e6;
 // bookkeeping. Same cap as aoi::GridAoi::kMaxCells (16 Mi cells, 64 MiB of offsets).
 constexpr double kMaxGridCells = 16777216.0;
 constexpr std::size_t kMaxZoneNameBytes = 64;
+// A zone has one ENet host today (see config/capacity.hpp).
+constexpr std::uint32_t kNetworkHosts = 1;
+constexpr std::string_view kMaxPlayersWhy =
+    "ENet's 4095 peers per host, less 16 kept spare to tell newcomers the zone is full";
+constexpr std::string_view kMaxPacketWhy =
+    "ENet's 1400-byte MTU less its 28 header bytes; anything larger is sent as reliable "
+    "fragments";
+static_assert(kEnetMaxPeersPerHost == 4095 && kSparePeerSlots == 16 &&
+                  protocol::kEnetDefaultMtu == 1400 && protocol::kEnetFragmentOverhead == 28,
+              "update kMaxPlayersWhy / kMaxPacketWhy");
 
 // ---- Raw value conversion. ------------------------------------------------------------
 
@@ -158,14 +169,17 @@ KeySpec real(std::string_view path, RealRange r) {
   };
 }
 
+// `why`, when given, explains the range in the error message: "... <= 255 (why)".
 template <auto... Members>
-KeySpec integer(std::string_view path, std::uint64_t min, std::uint64_t max) {
+KeySpec integer(std::string_view path, std::uint64_t min, std::uint64_t max,
+                std::string_view why = {}) {
   using T = MemberType<Members...>;
   static_assert(std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>);
   max = std::min<std::uint64_t>(max, std::numeric_limits<T>::max());
   return {
       path,
-      fmt::format("an integer >= {} and <= {}", min, max),
+      fmt::format("an integer >= {} and <= {}{}{}{}", min, max, why.empty() ? "" : " (", why,
+                  why.empty() ? "" : ")"),
       [min, max](const RawValue& raw, ZoneConfig& c) {
         const auto v = plain_scalar(raw) ? to_integer(raw.text) : std::nullopt;
         if (!v || (v->negative && v->magnitude != 0)) return false;  // "-0" is zero
@@ -327,7 +341,7 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::aoi, &AoiConfig::view_radius>("aoi.view_radius", above(0, 10000)),
     real<&ZoneConfig::aoi, &AoiConfig::hysteresis>("aoi.hysteresis", closed(0, 1000)),
 
-    integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, 4095),
+    integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, max_players_limit(kNetworkHosts), kMaxPlayersWhy),
     real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),
     integer<&ZoneConfig::players, &PlayerConfig::max_name_length>("players.max_name_length", 1, 255),
     integer<&ZoneConfig::players, &PlayerConfig::max_health>("players.max_health", 1, 65535),
@@ -343,8 +357,8 @@ const std::vector<KeySpec>& schema() {
 
     text<&ZoneConfig::network, &NetworkConfig::bind_address>("network.bind_address", "an IPv4 address in dotted-quad form, e.g. 0.0.0.0 (all interfaces) or 127.0.0.1", valid_ipv4),
     integer<&ZoneConfig::network, &NetworkConfig::port>("network.port", 0, 65535),
-    integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 1, 255),
-    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, 1400),
+    integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 2, 255, "the protocol uses channels 0 and 1"),
+    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, protocol::kMaxUnfragmentedPayload, kMaxPacketWhy),
     integer<&ZoneConfig::network, &NetworkConfig::client_bandwidth>("network.client_bandwidth", 1000, 100000000),
     integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
     integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, protocol::kClientFrameHistory),

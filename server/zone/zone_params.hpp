@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "config/capacity.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "replication/replicator.hpp"
@@ -64,7 +65,7 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c) {
   o.port = c.network.port;
   // A few slots beyond max_players, so a full server can still tell a newcomer why it
   // is refused instead of leaving its connection attempt unanswered.
-  o.max_peers = c.players.max_players + 16;
+  o.max_peers = c.players.max_players + config::kSparePeerSlots;
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;
