@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "protocol/codec.hpp"
+#include "protocol/player_name.hpp"
 #include "zone/channels.hpp"
 
 namespace zone {
@@ -15,13 +16,6 @@ namespace {
 // A movement intent is a direction of length <= 1; components far beyond that mean a
 // broken or hostile client, not a fast one.
 constexpr float kMaxIntentComponent = 16.0f;
-
-bool printable_name(std::string_view name) {
-  for (const unsigned char ch : name) {
-    if (ch < 0x20 || ch == 0x7F) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -145,7 +139,7 @@ void ZoneServer::on_hello(Session& s, const protocol::Hello& hello) {
     return kick(s, DisconnectReason::ProtocolMismatch);
   }
   const std::string_view name = hello.player_name() ? hello.player_name()->string_view() : "";
-  if (name.empty() || name.size() > config_.players.max_name_length || !printable_name(name)) {
+  if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello);
   }
   if (world_.player_count() >= config_.players.max_players) {
