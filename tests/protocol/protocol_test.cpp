@@ -423,6 +423,9 @@ TEST_CASE("protocol: a packet without a message or with an unknown message type 
   }
 }
 
+// Where the mutation test stores what it read, so the reads are not optimised away.
+volatile std::uint64_t g_protocol_test_sink = 0;
+
 TEST_CASE("protocol: random mutations of valid packets never crash the parser or the replica") {
   const Bytes client_packets[] = {hello_packet(kProtocolVersion, "mutant-player-name"),
                                   input_packet(77, 0.25f, -1.0f, 76)};
@@ -473,7 +476,8 @@ TEST_CASE("protocol: random mutations of valid packets never crash the parser or
   // Some mutations land in payload bytes and stay valid; most do not.
   CHECK(accepted > 0);
   CHECK(accepted < kRounds * 6);
-  CHECK(sink != 1);  // keeps the reads alive
+  // Not a check: keeps the reads of accepted packets from being optimised away.
+  g_protocol_test_sink = sink;
 }
 
 TEST_CASE("quantize: positions to centimetres and back within half a centimetre") {
