@@ -11,9 +11,11 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_schema.hpp"
@@ -197,6 +199,41 @@ class Loader {
   std::set<std::string, std::less<>> bad_keys_;        // keys with an error of their own
 };
 
+// yaml-cpp 0.7 (Debian 12) never gets past some malformed text: a ',' where a document
+// or its root node should start (a file holding only "," is enough). Each call to
+// Parser::HandleNextDocument() then reports another empty document at the same place,
+// and YAML::LoadAll() collects them until memory runs out (found by fuzz_config). So the
+// documents are walked first, and the first one that does not move forward is an error.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  YAML::Mark start;
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Where the parser stops making progress, if it does. Throws what the parser throws.
+std::optional<YAML::Mark> stalled_document(const std::string& yaml) {
+  std::istringstream in(yaml);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  int previous = -1;
+  while (parser.HandleNextDocument(starts)) {
+    if (starts.start.pos <= previous) return starts.start;
+    previous = starts.start.pos;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string format_error(const ConfigError& error, std::string_view source) {
@@ -227,7 +264,19 @@ LoadResult load_config_string(std::string_view yaml, std::string source_name) {
                  (yaml.empty() || yaml.back() == '\n' ? 0 : 1);
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(std::string(yaml));
+    const std::string text(yaml);
+    if (const auto stall = stalled_document(text)) {
+      const auto at = static_cast<std::size_t>(stall->pos);
+      result.errors.push_back(
+          {"", stall->line + 1,
+           fmt::format("YAML syntax error: unexpected {} (column {})",
+                       at < text.size() ? describe_found({RawValue::Kind::kScalar,
+                                                          std::string(1, text[at]), false})
+                                        : std::string("end of text"),
+                       stall->column + 1)});
+      return result;
+    }
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     const std::string column =

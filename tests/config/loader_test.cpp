@@ -1,6 +1,10 @@
 // Loading YAML text: values, and every kind of error with its key, line and message.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <string>
 
 #include "config/config_loader.hpp"
@@ -517,6 +521,27 @@ limits: 3
     CHECK_FALSE(r.errors[i].message.empty());
   }
   CHECK(r.error_report().find("many.yaml:21: limits: expected a section") != std::string::npos);
+}
+
+TEST_CASE("a ',' where a document should start is a syntax error - not a hang") {
+  // yaml-cpp 0.7 alone never returns on these (and eats memory until it is killed);
+  // found by tests/fuzz/fuzz_config.
+  const std::pair<const char*, int> cases[] = {{",", 1},
+                                               {"\"a\"\n,", 2},
+                                               {", 2, {a: b}]}]\n", 1},
+                                               {"# c\n,]\n", 2},
+                                               {"aoi:\n  cell_size: 3\n---\n, x\n", 4}};
+  for (const auto& [yaml, line] : cases) {
+    CAPTURE(yaml);
+    auto loading = std::async(std::launch::async, [y = std::string(yaml)] { return load(y); });
+    if (loading.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      std::fprintf(stderr, "load() did not return within 5 s on %s\n", yaml);
+      std::_Exit(1);  // the loading thread cannot be stopped, and it allocates without end
+    }
+    const ConfigError e = only_error(loading.get());
+    CHECK(e.line == line);
+    CHECK(e.message.find("YAML syntax error: unexpected ','") == 0);
+  }
 }
 
 TEST_CASE("more than one YAML document is refused") {
