@@ -68,7 +68,7 @@ test-soak: deps
 	cmake --build $(ASAN) -j $(JOBS) --target soak_tests zone-server client-sim
 	cd $(ASAN) && ZONE_SOAK_SECONDS=$(SOAK_SECONDS) \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --output-on-failure -L soak $(CTEST_ARGS)
+		ctest --output-on-failure -V -L soak $(CTEST_ARGS)
 
 # libFuzzer (clang): builds the fuzz targets, runs the seed corpora as tests, then each
 # target for FUZZ_SECONDS (tests/fuzz/run.sh).
