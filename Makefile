@@ -1,18 +1,32 @@
 # Front door. `make run` and `make test` work on a fresh Debian machine: each installs
-# what is missing (scripts/install-deps.sh), builds, and runs.
+# what is missing (scripts/install-deps.sh), builds, and runs. docs/testing.md describes
+# every test target and what CI runs.
 JOBS    ?= $(shell nproc)
 CONFIG  ?= configs/zone.yaml
 BUILD   ?= build
 RELEASE ?= build-release
 ASAN    ?= build-asan
+TSAN    ?= build-tsan
+FUZZ    ?= build-fuzz
+# Labels the test runs leave out (a regular expression); the soak has its own target.
+CTEST_EXCLUDE ?= soak
 CTEST_ARGS ?=
+# Seconds per fuzz target (make fuzz) and of the soak (make test-soak).
+FUZZ_SECONDS ?= 60
+SOAK_SECONDS ?= 180
 
-.PHONY: all deps build release run test test-asan bench load format format-check clean
+.PHONY: all deps test-deps build release run test test-asan test-tsan test-soak fuzz bench \
+        load format format-check clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# What the tests need beyond the build: Chromium (the live-map browser test) and
+# promtool (Prometheus' metrics check). Without them those tests would be skipped.
+test-deps:
+	@bash scripts/install-deps.sh --tests
 
 # Tests run on an optimised build with debug info and assertions-as-tests.
 build: deps
@@ -26,15 +40,45 @@ release: deps
 run: release
 	$(RELEASE)/server/zone/zone-server --config $(CONFIG)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+test: build test-deps
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DZONE_SANITIZE=ON -DZONE_BUILD_BENCH=ON
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+		ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
+
+# The threaded parts under ThreadSanitizer: the server integration tests (a real zone
+# loop, its admin HTTP threads, reloads from another thread) and the end-to-end sim
+# tests (zone-server and client-sim binaries built with TSan).
+TSAN_LABELS ?= server|integration
+test-tsan: deps test-deps
+	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZONE_TSAN=ON -DZONE_BUILD_BENCH=OFF
+	cmake --build $(TSAN) -j $(JOBS) --target server_tests sim_tests zone-server client-sim
+	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest --output-on-failure -j $(JOBS) -L '$(TSAN_LABELS)' -LE 'browser|$(CTEST_EXCLUDE)' \
+		$(CTEST_ARGS)
+
+# Connection churn for SOAK_SECONDS under ASan+LSan (tests/soak/soak_test.cpp), in the
+# ASan build folder.
+test-soak: deps
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DZONE_SANITIZE=ON -DZONE_SOAK=ON
+	cmake --build $(ASAN) -j $(JOBS) --target soak_tests zone-server client-sim
+	cd $(ASAN) && ZONE_SOAK_SECONDS=$(SOAK_SECONDS) \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -V -L soak $(CTEST_ARGS)
+
+# libFuzzer (clang): builds the fuzz targets, runs the seed corpora as tests, then each
+# target for FUZZ_SECONDS (tests/fuzz/run.sh).
+fuzz: deps
+	@bash scripts/install-deps.sh --with clang --with libclang-rt-14-dev
+	cmake -S . -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DZONE_FUZZ=ON -DZONE_BUILD_BENCH=OFF
+	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_client_packet fuzz_config
+	cd $(FUZZ) && ctest --output-on-failure -L fuzz
+	bash tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
 
 bench: release
 	$(RELEASE)/bench/aoi-bench --workload all
@@ -46,4 +90,4 @@ format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(RELEASE) $(ASAN)
+	rm -rf $(BUILD) $(RELEASE) $(ASAN) $(TSAN) $(FUZZ)

@@ -15,11 +15,16 @@ packages=(
   libcpp-httplib-dev
   libbenchmark-dev
 )
+# What the tests use beyond the build (--tests): Chromium for the live-map browser test
+# (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
+# prometheus package, for the /metrics check (tests/metrics). `make test` asks for them.
+test_packages=(chromium prometheus)
 # Extra packages for optional tooling, requested with --with NAME.
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --with) packages+=("$2"); shift 2 ;;
-    *) echo "install-deps: unknown argument '$1' (expected --with PACKAGE)" >&2; exit 2 ;;
+    --tests) packages+=("${test_packages[@]}"); shift ;;
+    *) echo "install-deps: unknown argument '$1' (expected --tests or --with PACKAGE)" >&2; exit 2 ;;
   esac
 done
 

@@ -67,9 +67,13 @@ bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
 void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
                std::size_t max_details) {
   if (bot.phase() != client::Bot::Phase::kPlaying) return;
+  // A tick whose whole deferral bound lies inside the window, so that a held-back
+  // entity's past positions are all there to compare with.
   const replica::Frame* frame = nullptr;
   const Truth* truth = nullptr;
+  const std::uint32_t oldest = window.by_tick.empty() ? 0 : window.by_tick.begin()->first;
   for (auto it = window.by_tick.rbegin(); it != window.by_tick.rend(); ++it) {
+    if (it->first + 1 < oldest + it->second.max_deferral_ticks) break;
     frame = bot.replica().frame_at(it->first);
     if (frame != nullptr) {
       truth = &it->second;

@@ -11,8 +11,13 @@
 
 namespace zone::config {
 
-// ENet numbers peers with 12 bits: a host holds at most 4,095 connections.
+// ENet numbers peers with 12 bits (ENET_PROTOCOL_MAXIMUM_PEER_ID = 0xFFF): a host holds at
+// most 4,095 connections (tests/server/transport_limits_test.cpp checks it against
+// <enet/protocol.h>).
 inline constexpr std::uint32_t kPeersPerHost = 4095;
+// Peer slots a host keeps beyond the players it may hold, so that a full zone can still
+// answer a newcomer with a "server full" reason instead of silence.
+inline constexpr std::uint32_t kSparePeerSlots = 16;
 // The kernel spreads clients over the hosts sharing the port by a hash of their address,
 // so hosts fill unevenly; the zone plans on 80% of each (well above three standard
 // deviations of the spread at these sizes), the rest is slack.

@@ -16,6 +16,7 @@
 //   log(describe(cfg));
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,13 +42,23 @@ struct LoadResult {
   ZoneConfig config;                // valid only when ok(); defaults where the file is silent
   std::vector<ConfigError> errors;  // in line order; checks across keys last
   std::string source;               // the file path (or source name) errors refer to
+  // The dotted keys the text sets, in file order, and how many lines it has; nullopt for
+  // a result built in code (its config says nothing about which keys were written).
+  std::optional<std::vector<std::string>> keys_set;
+  int lines = 0;
 
   bool ok() const { return errors.empty(); }
   // Every error through format_error(), one per line, each ending in '\n'.
   std::string error_report() const;
 };
 
-// Reads and checks a file. A missing or unreadable file is one error naming the path.
+// Config files are small (configs/zone.yaml, every key documented, is about 10 KiB).
+// Anything larger than this is refused before it is parsed.
+inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
+
+// Reads and checks a file. A missing or unreadable file is one error naming the path;
+// so is anything but a regular file (a directory, a FIFO, /dev/zero: refused without
+// reading, never waited on) and a file larger than kMaxConfigFileBytes.
 LoadResult load_config_file(const std::string& path);
 // Same for YAML text; `source_name` is used in messages (e.g. "<command line>").
 LoadResult load_config_string(std::string_view yaml, std::string source_name);
@@ -75,6 +86,16 @@ struct KeyChange {
   std::string after;
 };
 std::vector<KeyChange> diff(const ZoneConfig& before, const ZoneConfig& after);
+
+// Reload safety: a file cut short (a truncated copy, an editor that died mid-write, a
+// full disk) is often still valid YAML, and every key after the cut would silently go
+// back to its default. So a reload is refused when its file leaves out a key that the
+// running config holds at a value other than the default: one error per such key,
+// naming it, both values and where the file ends. A key can still be put back to its
+// default on purpose by writing the default value. Results built in code (keys_set is
+// nullopt) are not checked. Returns `next` with these errors added (only when `next` is
+// otherwise valid, so one mistake gets one set of messages).
+LoadResult refuse_dropped_keys(const ZoneConfig& running, LoadResult next);
 
 // Every dotted key with what it accepts (as in the "expected ..." of error messages), in
 // file order. For documentation checks and --help text.

@@ -28,6 +28,11 @@ constexpr double kMaxCoordinate = 1.0e6;
 // bookkeeping. Same cap as aoi::GridAoi::kMaxCells (16 Mi cells, 64 MiB of offsets).
 constexpr double kMaxGridCells = 16777216.0;
 constexpr std::size_t kMaxZoneNameBytes = 64;
+constexpr std::string_view kMaxPacketWhy =
+    "ENet's 1400-byte MTU less its 28 header bytes; anything larger is sent as reliable "
+    "fragments";
+static_assert(protocol::kEnetDefaultMtu == 1400 && protocol::kEnetFragmentOverhead == 28,
+              "update kMaxPacketWhy");
 
 // ---- Raw value conversion. ------------------------------------------------------------
 
@@ -159,14 +164,17 @@ KeySpec real(std::string_view path, RealRange r) {
   };
 }
 
+// `why`, when given, explains the range in the error message: "... <= 255 (why)".
 template <auto... Members>
-KeySpec integer(std::string_view path, std::uint64_t min, std::uint64_t max) {
+KeySpec integer(std::string_view path, std::uint64_t min, std::uint64_t max,
+                std::string_view why = {}) {
   using T = MemberType<Members...>;
   static_assert(std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>);
   max = std::min<std::uint64_t>(max, std::numeric_limits<T>::max());
   return {
       path,
-      fmt::format("an integer >= {} and <= {}", min, max),
+      fmt::format("an integer >= {} and <= {}{}{}{}", min, max, why.empty() ? "" : " (", why,
+                  why.empty() ? "" : ")"),
       [min, max](const RawValue& raw, ZoneConfig& c) {
         const auto v = plain_scalar(raw) ? to_integer(raw.text) : std::nullopt;
         if (!v || (v->negative && v->magnitude != 0)) return false;  // "-0" is zero
@@ -383,8 +391,8 @@ const std::vector<KeySpec>& schema() {
 
     text<&ZoneConfig::network, &NetworkConfig::bind_address>("network.bind_address", "an IPv4 address in dotted-quad form, e.g. 0.0.0.0 (all interfaces) or 127.0.0.1", valid_ipv4),
     integer<&ZoneConfig::network, &NetworkConfig::port>("network.port", 0, 65535),
-    integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 1, 255),
-    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, 1400),
+    integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 2, 255, "the protocol uses channels 0 and 1"),
+    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, protocol::kMaxUnfragmentedPayload, kMaxPacketWhy),
     integer<&ZoneConfig::network, &NetworkConfig::client_bandwidth>("network.client_bandwidth", 1000, 100000000),
     integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
     integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, protocol::kClientFrameHistory),

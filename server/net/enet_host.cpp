@@ -8,6 +8,10 @@
 
 #include "net/enet_memory.hpp"
 
+#include <algorithm>
+
+#include "protocol/limits.hpp"
+
 namespace zone::net {
 
 EnetLibrary::EnetLibrary() {
@@ -183,9 +187,14 @@ bool EnetHost::send(PeerId id, std::span<const std::uint8_t> bytes, Delivery del
                     std::uint8_t channel) {
   ENetPeer* peer = peer_of(id);
   // An unreliable packet larger than one datagram would be sent by ENet as reliable
-  // fragments; refuse it instead, so that can never happen by accident.
+  // fragments; refuse it instead, so that can never happen by accident. Hard cap: what
+  // ENet sends unfragmented at this peer's MTU, whatever the options say.
+  const std::size_t unreliable_cap =
+      peer == nullptr ? 0
+                      : std::min<std::size_t>(options_.max_unreliable_bytes,
+                                              protocol::max_unfragmented_payload(peer->mtu));
   if (peer == nullptr || peer->state != ENET_PEER_STATE_CONNECTED ||
-      (delivery == Delivery::kUnreliable && bytes.size() > options_.max_unreliable_bytes)) {
+      (delivery == Delivery::kUnreliable && bytes.size() > unreliable_cap)) {
     ++stats_.send_refused;
     return false;
   }

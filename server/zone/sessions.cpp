@@ -1,5 +1,7 @@
 #include "zone/sessions.hpp"
 
+#include "protocol/player_name.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,13 +15,6 @@ namespace {
 // A movement intent is a direction of length <= 1; components far beyond that mean a
 // broken or hostile client, not a fast one.
 constexpr float kMaxIntentComponent = 16.0f;
-
-bool printable_name(std::string_view name) {
-  for (const unsigned char ch : name) {
-    if (ch < 0x20 || ch == 0x7F) return false;
-  }
-  return true;
-}
 
 // Session lines (joins, leaves, refusals) through a rate limiter: churn must not turn
 // the log into the bottleneck.
@@ -207,7 +202,7 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
                 s.peer.host, s.peer.index, version, protocol::kProtocolVersion);
     return kick(s, DisconnectReason::ProtocolMismatch, out);
   }
-  if (name.empty() || name.size() > config_.players.max_name_length || !printable_name(name)) {
+  if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
   }
   if (world_.player_count() >= config_.players.max_players) {

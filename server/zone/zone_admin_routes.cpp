@@ -112,9 +112,10 @@ void ZoneServer::start_admin(AdminSetup setup) {
                       "text/plain");
       return;
     }
-    std::string report = done.get();
-    // Shutting down: answered at once, nothing applied.
-    res.status = !accepting_.load() ? 503 : ok ? 200 : 400;
+    const std::string report = done.get();
+    // Shutting down: answered at once, nothing applied. A file that lost keys the running
+    // zone has set is refused at the tick too.
+    res.status = !accepting_.load() ? 503 : ok && report.rfind("reload failed", 0) != 0 ? 200 : 400;
     res.set_content(report + "\n", "text/plain");
   });
   admin_->get("/readyz", Access::kOpen, [this](const httplib::Request&, httplib::Response& res) {
@@ -123,31 +124,31 @@ void ZoneServer::start_admin(AdminSetup setup) {
     res.set_content(ok ? "ready\n" : "not accepting players\n", "text/plain");
   });
   if (truth_) {
-    admin_->get("/debug/truth", Access::kToken,
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  std::uint32_t tick = truth_->newest_tick();
-                  if (req.has_param("tick")) {
-                    // Decimal digits only: no sign, no spaces, nothing beyond 32 bits
-                    // (std::stoul would wrap "-1" to the largest tick).
-                    const std::string text = req.get_param_value("tick");
-                    const auto [end, err] =
-                        std::from_chars(text.data(), text.data() + text.size(), tick);
-                    if (text.empty() || err != std::errc{} || end != text.data() + text.size()) {
-                      res.status = 400;
-                      res.set_content("tick must be a decimal integer from 0 to 4294967295\n",
-                                      "text/plain");
-                      return;
-                    }
-                  }
-                  if (auto json = truth_->json_for(tick)) {
-                    res.set_content(*json, kJsonUncompressed);
-                  } else {
-                    res.status = 404;
-                    res.set_content(fmt::format("tick {} is not recorded (newest {})\n", tick,
-                                                truth_->newest_tick()),
-                                    "text/plain");
-                  }
-                });
+    admin_->get(
+        "/debug/truth", Access::kToken,
+        [this](const httplib::Request& req, httplib::Response& res) {
+          std::uint32_t tick = truth_->newest_tick();
+          if (req.has_param("tick")) {
+            // Decimal digits only: no sign, no spaces, nothing beyond 32 bits
+            // (std::stoul would wrap "-1" to the largest tick).
+            const std::string text = req.get_param_value("tick");
+            const auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), tick);
+            if (text.empty() || err != std::errc{} || end != text.data() + text.size()) {
+              res.status = 400;
+              res.set_content("tick must be a decimal integer from 0 to 4294967295\n",
+                              "text/plain");
+              return;
+            }
+          }
+          if (auto json = truth_->json_for(tick)) {
+            res.set_content(*json, kJsonUncompressed);
+          } else {
+            res.status = 404;
+            res.set_content(
+                fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
+                "text/plain");
+          }
+        });
   }
   admin_->start();
 }

@@ -73,7 +73,8 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c, std::uint
   // share: each can hold every player (up to ENet's limit), plus a few slots so that a
   // full server can still tell a newcomer why it is refused instead of leaving its
   // connection attempt unanswered.
-  o.max_peers = std::min<std::size_t>(config::kPeersPerHost, c.players.max_players + 16);
+  o.max_peers =
+      std::min<std::size_t>(config::kPeersPerHost, c.players.max_players + config::kSparePeerSlots);
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;

@@ -67,7 +67,9 @@ void ZoneServer::apply_pending_reload() {
 
 // Applies the keys that can change while running; reports the rest as needing a restart.
 // An invalid config changes nothing.
-std::string ZoneServer::apply_config(const config::LoadResult& result) {
+std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
+  // A file that lost keys the running zone has set (cut short?) changes nothing either.
+  const config::LoadResult result = config::refuse_dropped_keys(config_, loaded);
   if (!result.ok()) {
     ++metrics_.reloads_failed;
     metrics_.last_reload_ok = false;

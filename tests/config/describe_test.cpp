@@ -69,7 +69,7 @@ TEST_CASE("describe() round-trips unusual values exactly") {
   c.world = {-1234.5678, -0.1, 1e-7, 999.999999};
   c.tick.rate_hz = 1000;
   c.aoi = {false, 0.30000000000000004, 1.0 / 3.0, 0.0};
-  c.players = {4095, 99.99, 255, 65535};
+  c.players = {4079, 99.99, 255, 65535};
   c.npcs.count = 0;
   c.npcs.seed = std::numeric_limits<std::uint64_t>::max();
   c.npcs.behaviour = NpcBehaviour::kIdle;

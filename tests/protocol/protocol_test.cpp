@@ -454,6 +454,9 @@ TEST_CASE("protocol: a packet without a message or with an unknown message type 
   }
 }
 
+// Where the mutation test stores what it read, so the reads are not optimised away.
+volatile std::uint64_t g_protocol_test_sink = 0;
+
 TEST_CASE("protocol: random mutations of valid FlatBuffers packets never crash the parser") {
   const Bytes client_packets[] = {hello_packet(kProtocolVersion, "mutant-player-name")};
   const Bytes server_packets[] = {welcome_packet(), zone_params_packet()};
@@ -483,7 +486,8 @@ TEST_CASE("protocol: random mutations of valid FlatBuffers packets never crash t
   // Some mutations land in payload bytes and stay valid; most do not.
   CHECK(accepted > 0);
   CHECK(accepted < tried);
-  CHECK(sink != 1);  // keeps the reads alive
+  // Not a check: keeps the reads of accepted packets from being optimised away.
+  g_protocol_test_sink = sink;
 }
 
 TEST_CASE("protocol: every DisconnectReason has its own description") {
@@ -944,7 +948,6 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
   }
   CHECK(accepted > kRounds / 20);
   CHECK(rejected > kRounds / 4);
-  CHECK(sink != 1);
   // Pure garbage too.
   for (int i = 0; i < 2000; ++i) {
     Bytes b(static_cast<std::size_t>(rng() % 200));
@@ -952,7 +955,8 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
     r.apply(b);
     if (parse_snapshot_part(b, part) == ParseError::kNone) sink += touch(part);
   }
-  CHECK(sink != 2);
+  // Not a check: keeps the reads from being optimised away.
+  g_protocol_test_sink = sink;
 }
 
 TEST_CASE("compact: planning bounds are upper bounds of the bytes really written") {

@@ -31,6 +31,7 @@ class Process {
   std::optional<int> wait(std::chrono::milliseconds timeout,
                           const std::function<void()>& meanwhile = nullptr);
   bool running() const { return pid_ > 0 && !exited_; }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
