@@ -76,7 +76,7 @@ fuzz: deps
 	@bash scripts/install-deps.sh --with clang --with libclang-rt-14-dev
 	cmake -S . -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DZONE_FUZZ=ON -DZONE_BUILD_BENCH=OFF
-	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_client_packet fuzz_config
+	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_client_packet fuzz_snapshot_part fuzz_config
 	cd $(FUZZ) && ctest --output-on-failure -L fuzz
 	bash tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
 

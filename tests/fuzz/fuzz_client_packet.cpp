@@ -1,38 +1,41 @@
-// libFuzzer target: bytes from the network, as the server reads them.
+// libFuzzer target: bytes from the network, as the server decodes them (protocol v3).
 //
-// Every client packet goes through the decoder below (size cap, FlatBuffers Verifier,
-// known message types), then through the server's checks of its contents that need no
-// network: the player-name rule of Hello. Besides "no crash, no sanitizer report", it
-// checks properties of what the decoder accepts:
-//   - every field of an accepted packet can be read (the Verifier vouched for it);
-//   - an accepted packet re-encoded with the client's own builders decodes to the same
-//     values (what the server reads is what a well-behaved client could have sent).
-//
-// The wire protocol is being replaced: when it is, change kDecode (one line) and the
-// per-message checks in check_message().
-#include <cmath>
+// The input's first byte is the ENet channel the packet arrived on (0: reliable
+// FlatBuffers ClientPacket, 1: unreliable 16-byte Input, anything else: a channel the
+// protocol does not use); the rest is the packet. It goes through the server's own decoder,
+// zone::Ingest (default limits), exactly as a network thread hands it over: on_event(),
+// publish(), then the tick's take(). Besides "no crash, no sanitizer report", the event
+// the tick receives must be the one docs/protocol.md prescribes:
+//   - larger than limits.max_client_packet_bytes, on any channel: kBad oversize;
+//   - channel 1: kInput if and only if exactly 16 bytes, and its values re-encode
+//     (protocol::encode_input) to the same 16 bytes; otherwise kBad malformed;
+//   - channel 0: kHello only for a buffer the FlatBuffers Verifier accepts holding a Hello,
+//     with that Hello's version and name (the name passes the player-name rule's own
+//     consistency checks, and the hello re-built with the client's builder decodes through
+//     Ingest to the same version and name); kBad unknown_message for a verifiable packet
+//     of an unknown message type; otherwise kBad malformed;
+//   - any other channel: kBad malformed.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <flatbuffers/flatbuffers.h>
 
 #include "protocol/codec.hpp"
 #include "protocol/player_name.hpp"
+#include "zone/ingest.hpp"
 
 namespace {
 
-using zone::protocol::ClientPacket;
-
-// ---- The decoder under test: the one line to change with the protocol. ---------------
-const auto kDecode = [](std::span<const std::uint8_t> bytes) {
-  return zone::protocol::parse_client_packet(bytes);
-};
-
-// The largest packet the server reads at all (limits.max_client_packet_bytes' maximum).
-constexpr std::size_t kMaxPacketBytes = 65536;
+using zone::DropReason;
+using zone::InboundEvent;
+using zone::Inbox;
+using Kind = zone::InboundEvent::Kind;
 
 void require(bool condition, const char* what) {
   if (!condition) {
@@ -41,55 +44,130 @@ void require(bool condition, const char* what) {
   }
 }
 
-// The same value: bit for bit, except that -0.0 may come back as +0.0 (FlatBuffers does
-// not write a field equal to its default, 0.0, and -0.0 == 0.0), and any NaN as a NaN.
-bool same_float(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return a == b;
+constexpr zone::net::PeerId kPeer{7, 3, 1};
+
+// One packet through a fresh Ingest, the way a network thread and the tick use it. The
+// tick must receive exactly one event, for this peer; `inbox` keeps it (and its name).
+const InboundEvent& decode(std::uint8_t channel, std::span<const std::uint8_t> bytes,
+                           Inbox& inbox) {
+  zone::Ingest ingest{zone::Ingest::Limits{}};
+  zone::net::NetEvent ev;
+  ev.type = zone::net::NetEvent::Type::kReceive;
+  ev.peer = kPeer;
+  ev.data = 0;
+  ev.channel = channel;
+  ev.bytes = bytes;
+  ingest.on_event(ev);
+  ingest.publish();
+  ingest.take(inbox);
+  require(inbox.events.size() == 1, "one packet is one event for the tick");
+  require(inbox.overflowed == 0, "one packet does not overflow the queue");
+  const InboundEvent& e = inbox.events[0];
+  require(e.peer == kPeer, "the event names the packet's peer");
+  require(e.name_at <= inbox.text.size() && e.name_size <= inbox.text.size() - e.name_at,
+          "the event's name lies within the inbox text");
+  require(e.kind == Kind::kHello || e.name_size == 0, "only a hello carries a name");
+  return e;
 }
 
-void check_message(const ClientPacket& packet) {
-  flatbuffers::FlatBufferBuilder fbb;
-  if (const auto* hello = packet.message_as_Hello()) {
-    const std::string_view name =
-        hello->player_name() != nullptr ? hello->player_name()->string_view() : "";
-    // The server's rule, at its largest configurable length (any bytes, no crash); the
-    // length limit is exact: a name that passes fits in its own size, not one byte less.
-    using zone::protocol::NameProblem;
-    const NameProblem problem = zone::protocol::check_player_name(name, 255);
-    if (problem == NameProblem::kNone) {
-      require(zone::protocol::valid_player_name(name, name.size()), "a valid name fits its size");
-      require(zone::protocol::check_player_name(name, name.size() - 1) == NameProblem::kTooLong,
-              "a valid name is too long for one byte less");
-    }
-    zone::protocol::build_hello(fbb, hello->protocol_version(), name);
-    const ClientPacket* again = kDecode(zone::protocol::bytes_of(fbb));
-    require(again != nullptr && again->message_as_Hello() != nullptr, "re-encoded Hello decodes");
-    const auto* h2 = again->message_as_Hello();
-    require(h2->protocol_version() == hello->protocol_version(), "Hello version round-trips");
-    const std::string_view name2 = h2->player_name() ? h2->player_name()->string_view() : "";
-    require(name2 == name, "Hello name round-trips");
-  } else if (const auto* input = packet.message_as_Input()) {
-    zone::protocol::build_input(fbb, input->sequence(), input->move_x(), input->move_y(),
-                                input->ack_tick());
-    const ClientPacket* again = kDecode(zone::protocol::bytes_of(fbb));
-    require(again != nullptr && again->message_as_Input() != nullptr, "re-encoded Input decodes");
-    const auto* i2 = again->message_as_Input();
-    require(i2->sequence() == input->sequence() && i2->ack_tick() == input->ack_tick() &&
-                same_float(i2->move_x(), input->move_x()) &&
-                same_float(i2->move_y(), input->move_y()),
-            "Input round-trips");
-  } else {
-    require(false, "the decoder accepted a packet with no known message");
+bool is_bad(const InboundEvent& e, DropReason why) {
+  return e.kind == Kind::kBad && e.data == static_cast<std::uint32_t>(why);
+}
+
+void check_input(std::span<const std::uint8_t> bytes, const InboundEvent& e) {
+  if (bytes.size() != zone::protocol::kInputBytes) {
+    require(is_bad(e, DropReason::kMalformed), "channel 1, not 16 bytes: malformed");
+    return;
   }
+  require(e.kind == Kind::kInput, "channel 1, 16 bytes: an input");
+  std::uint8_t again[zone::protocol::kInputBytes];
+  zone::protocol::encode_input(e.input, again);
+  for (std::size_t i = 0; i < zone::protocol::kInputBytes; ++i) {
+    require(again[i] == bytes[i], "a decoded input re-encodes to the same bytes");
+  }
+}
+
+void check_name(std::string_view name) {
+  // The server's rule, at its largest configurable length (any bytes, no crash); the
+  // length limit is exact: a name that passes fits in its own size, not one byte less.
+  using zone::protocol::NameProblem;
+  const NameProblem problem = zone::protocol::check_player_name(name, 255);
+  if (problem == NameProblem::kNone) {
+    require(zone::protocol::valid_player_name(name, name.size()), "a valid name fits its size");
+    require(zone::protocol::check_player_name(name, name.size() - 1) == NameProblem::kTooLong,
+            "a valid name is too long for one byte less");
+  }
+}
+
+void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
+                    const Inbox& inbox) {
+  using namespace zone::protocol;
+  // What the FlatBuffers Verifier says of the bytes, independently of the decoder.
+  bool verifiable = false;
+  if (bytes.size() >= sizeof(flatbuffers::uoffset_t)) {
+    flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+    verifiable = verifier.VerifyBuffer<ClientPacket>(nullptr);
+  }
+  const ClientPacket* packet =
+      verifiable ? flatbuffers::GetRoot<ClientPacket>(bytes.data()) : nullptr;
+  const Hello* hello = packet ? packet->message_as_Hello() : nullptr;
+  if (e.kind != Kind::kHello) {
+    require(e.kind == Kind::kBad, "channel 0: a hello or a bad packet");
+    require(hello == nullptr, "a verifiable ClientPacket holding a Hello is accepted");
+    if (is_bad(e, DropReason::kUnknownMessage)) {
+      require(packet != nullptr && packet->message() != nullptr &&
+                  packet->message_type() > ClientMessage::MAX,
+              "unknown_message: a verifiable packet of an unknown message type");
+    } else {
+      require(is_bad(e, DropReason::kMalformed), "channel 0, not a hello: malformed");
+      require(packet == nullptr || packet->message() == nullptr ||
+                  packet->message_type() == ClientMessage::NONE,
+              "malformed: not a verifiable packet holding a message");
+    }
+    return;
+  }
+  require(hello != nullptr, "a hello is a verifiable ClientPacket holding a Hello");
+  const std::string_view name = inbox.name_of(e);
+  const std::string_view sent =
+      hello->player_name() != nullptr ? hello->player_name()->string_view() : "";
+  require(e.data == hello->protocol_version(), "the hello's version is the packet's");
+  require(name == sent, "the hello's name is the packet's");
+  check_name(name);
+  // What a well-behaved client would have sent decodes the same.
+  flatbuffers::FlatBufferBuilder fbb;
+  build_hello(fbb, hello->protocol_version(), name);
+  Inbox inbox2;
+  const InboundEvent& e2 = decode(kReliableChannel, bytes_of(fbb), inbox2);
+  if (fbb.GetSize() > zone::Ingest::Limits{}.max_packet_bytes) {
+    require(is_bad(e2, DropReason::kOversize), "a re-built hello over the limit is oversize");
+    return;
+  }
+  require(e2.kind == Kind::kHello, "a re-built hello decodes as a hello");
+  require(e2.data == e.data, "a re-built hello keeps its version");
+  require(inbox2.name_of(e2) == name, "a re-built hello keeps its name");
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size > kMaxPacketBytes) return -1;  // the server drops these unread
-  const ClientPacket* packet = kDecode({data, size});
-  if (packet == nullptr) return 0;
-  check_message(*packet);
+  if (size == 0) return 0;
+  const std::uint8_t channel = data[0];
+  // A buffer of its own, as ENet allocates each packet's data (malloc-aligned, exactly its
+  // size, so reading past it is caught).
+  const std::vector<std::uint8_t> packet(data + 1, data + size);
+  const std::span<const std::uint8_t> bytes(packet);
+  Inbox inbox;
+  const InboundEvent& e = decode(channel, bytes, inbox);
+  if (bytes.size() > zone::Ingest::Limits{}.max_packet_bytes) {
+    require(is_bad(e, DropReason::kOversize), "a packet over the limit is oversize");
+    return 0;
+  }
+  if (channel == zone::protocol::kUnreliableChannel) {
+    check_input(bytes, e);
+  } else if (channel == zone::protocol::kReliableChannel) {
+    check_reliable(bytes, e, inbox);
+  } else {
+    require(is_bad(e, DropReason::kMalformed), "a channel the protocol does not use: malformed");
+  }
   return 0;
 }

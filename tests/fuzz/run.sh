@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for a while, starting from its committed seed corpus.
 #
-#   run.sh BUILD_DIR SECONDS [TARGET...]     (targets: client_packet config; default both)
+#   run.sh BUILD_DIR SECONDS [TARGET...]  (client_packet snapshot_part config; default all)
 #
 # New inputs that reach new code go to BUILD_DIR/fuzz-corpus/TARGET (kept between runs,
 # never in the source tree); a crash, leak, timeout or violated property is written to
@@ -15,10 +15,11 @@ if [[ $# -lt 2 ]]; then
 fi
 build=$(cd "$1" && pwd); seconds=$2; shift 2
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(client_packet config)
+[[ ${#targets[@]} -gt 0 ]] || targets=(client_packet snapshot_part config)
 
 declare -A extra=(
   [client_packet]="-max_len=4096"
+  [snapshot_part]="-max_len=4096 -dict=$here/snapshot_part.dict"
   [config]="-max_len=16384 -dict=$here/config.dict"
 )
 status=0
