@@ -361,7 +361,7 @@ void snapshot_part_seeds(const std::filesystem::path& dir) {
     non_minimal.insert(non_minimal.begin() + kSnapshotHeaderBytes + 1, 0x00);
     write(dir, "malformed",
           sequence(1, {short_header, trailing, good, bad_kind, bad_mask, overlong, zero_tick,
-                       non_minimal, encode(one)}));
+                       encode(one), non_minimal}));
   }
 }
 

@@ -1,0 +1,302 @@
+// libFuzzer target: snapshot parts as a client decodes them (protocol v3, channel 1).
+//
+// Input: byte 0 is the client's own entity id (0 to 255; ReplicaLimits::self_id), the rest
+// a sequence of snapshot parts separated by kSeparator ("\xF5PRT", tests/fuzz/
+// snapshot_part.dict), fed in order to protocol::parse_snapshot_part and to one
+// replica::FrameReplica, so that multi-part frames, baselines and the frame history get
+// exercised. Besides "no crash, no sanitizer report", every part must satisfy:
+//   - the parser and the replica agree: a part the parser refuses is exactly one kMalformed
+//     violation and changes nothing; a part it accepts is never a kMalformed violation;
+//   - re-writing an accepted part with SnapshotPartWriter from the parsed values (self and
+//     changes against an all-zero baseline, whose values are then the wire values
+//     themselves, spawns from their values) parses to the same records, is never longer
+//     than the original and, when it is as long, is the original byte for byte (the
+//     writer is the canonical encoding: minimal varints, a spawn's mask = its non-zero
+//     fields; anything else the parser accepts is strictly longer);
+//   - a single-part frame newer than the client's is rebuilt exactly as docs/protocol.md
+//     says: an unknown baseline is one kUnknownBaseline violation and no frame; otherwise
+//     the baseline's entities, despawns removed, changes applied, spawns added, with a
+//     violation for each change beyond the baseline, spawn of the client's own id and spawn
+//     of an id already held (checked against a model kept in a std::map);
+//   - the replica stays consistent: the acknowledged tick never goes back and moves
+//     exactly when apply() says a frame completed; the current frame is sorted by id,
+//     never holds id 0 or the client's own id, and is the one frame_at() returns;
+//     last_input_sequence() is the one of the newest tick's part.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "protocol/compact.hpp"
+#include "protocol/entity_fields.hpp"
+#include "replica/frame_replica.hpp"
+
+namespace {
+
+namespace protocol = zone::protocol;
+namespace replica = zone::replica;
+using protocol::FieldValues;
+using protocol::kEntityFields;
+using protocol::SnapshotPart;
+using replica::Violation;
+
+constexpr std::uint8_t kSeparator[] = {0xF5, 'P', 'R', 'T'};
+constexpr double kMaxSpeed = 10.0;
+constexpr std::uint32_t kTickRate = 20;
+
+void require(bool condition, const char* what) {
+  if (!condition) {
+    std::fprintf(stderr, "fuzz_snapshot_part: property violated: %s\n", what);
+    std::abort();
+  }
+}
+
+FieldValues applied(std::uint32_t mask, const protocol::WireValues& wire, FieldValues values = {}) {
+  protocol::fields::apply(kEntityFields, mask, wire, values);
+  return values;
+}
+
+bool same_wire(std::uint32_t mask, const protocol::WireValues& a, const protocol::WireValues& b) {
+  for (std::size_t i = 0; i < protocol::kFieldCount; ++i) {
+    if ((mask & (1u << i)) && a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// ---- Re-writing an accepted part --------------------------------------------------------
+
+void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& part) {
+  // As long as the original at most: the writer overflows if it needs more.
+  std::vector<std::uint8_t> buf(original.size());
+  protocol::SnapshotPartWriter w(buf);
+  w.header(part.header);
+  if (part.header.flags & protocol::kSnapshotHasSelf) {
+    w.self(part.self_mask, protocol::kZeroFields, applied(part.self_mask, part.self_wire));
+  }
+  w.begin_changes(static_cast<std::uint32_t>(part.changes.size()));
+  for (const protocol::ChangeRecord& c : part.changes) {
+    if (c.mask == 0) {
+      w.despawn(c.index);
+    } else {
+      w.change(c.index, c.mask, protocol::kZeroFields, applied(c.mask, c.wire));
+    }
+  }
+  w.begin_spawns(static_cast<std::uint32_t>(part.spawns.size()));
+  for (const protocol::SpawnRecord& s : part.spawns) {
+    w.spawn(s.id, s.kind, s.max_health, s.name, applied(s.mask, s.wire));
+  }
+  require(!w.overflow(), "a re-written part is no longer than the original");
+  const auto again = w.bytes();
+  if (again.size() == original.size()) {
+    require(std::equal(again.begin(), again.end(), original.begin()),
+            "a re-written part as long as the original is the original");
+  }
+
+  SnapshotPart back;
+  require(protocol::parse_snapshot_part(again, back) == protocol::ParseError::kNone,
+          "a re-written part parses");
+  const auto& h = part.header;
+  const auto& h2 = back.header;
+  require(h2.server_tick == h.server_tick && h2.last_input_sequence == h.last_input_sequence &&
+              h2.baseline_age == h.baseline_age && h2.part == h.part &&
+              h2.part_count == h.part_count && h2.flags == h.flags,
+          "a re-written part keeps its header");
+  if (h.flags & protocol::kSnapshotHasSelf) {
+    require(back.self_mask == part.self_mask &&
+                same_wire(part.self_mask, back.self_wire, part.self_wire),
+            "a re-written part keeps its self record");
+  }
+  require(back.changes.size() == part.changes.size(), "a re-written part keeps its changes");
+  for (std::size_t i = 0; i < part.changes.size(); ++i) {
+    const auto& a = part.changes[i];
+    const auto& b = back.changes[i];
+    require(a.index == b.index && a.mask == b.mask && same_wire(a.mask, a.wire, b.wire),
+            "a re-written change is the same change");
+  }
+  require(back.spawns.size() == part.spawns.size(), "a re-written part keeps its spawns");
+  for (std::size_t i = 0; i < part.spawns.size(); ++i) {
+    const auto& a = part.spawns[i];
+    const auto& b = back.spawns[i];
+    require(a.id == b.id && a.kind == b.kind && a.max_health == b.max_health && a.name == b.name &&
+                applied(a.mask, a.wire) == applied(b.mask, b.wire),
+            "a re-written spawn is the same spawn");
+    require(b.mask == protocol::fields::change_mask(protocol::kZeroFields, applied(b.mask, b.wire)),
+            "a written spawn carries exactly its non-zero fields");
+  }
+}
+
+// ---- The frame a single-part frame must rebuild to -------------------------------------
+
+struct Expected {
+  bool frame = false;  // a frame is rebuilt (the baseline is held)
+  FieldValues self{};
+  std::map<std::uint32_t, FieldValues> entities;
+  std::vector<replica::ViolationRecord> violations;  // kImpossibleJump left out
+};
+
+Expected expect_single(const replica::FrameReplica& r, const SnapshotPart& part,
+                       std::uint32_t self_id) {
+  Expected x;
+  const std::uint32_t tick = part.header.server_tick;
+  const std::uint32_t baseline = part.header.baseline_tick();
+  const replica::Frame* base = nullptr;
+  if (baseline != 0) {
+    base = r.frame_at(baseline);
+    if (base == nullptr) {
+      x.violations.push_back({Violation::kUnknownBaseline, tick, baseline});
+      return x;
+    }
+  }
+  x.frame = true;
+  if (base != nullptr) {
+    x.self = base->self;
+    for (const auto& e : base->entities) x.entities[e.id] = e.values;
+  }
+  if (part.header.flags & protocol::kSnapshotHasSelf) {
+    x.self = applied(part.self_mask, part.self_wire, x.self);
+  }
+  const std::size_t held = base != nullptr ? base->entities.size() : 0;
+  for (const protocol::ChangeRecord& c : part.changes) {
+    if (c.index >= held) {
+      x.violations.push_back(
+          {c.mask == 0 ? Violation::kDespawnUnknown : Violation::kDeltaForUnknown, tick, c.index});
+      continue;
+    }
+    const std::uint32_t id = base->entities[c.index].id;
+    if (c.mask == 0) {
+      x.entities.erase(id);
+    } else {
+      x.entities[id] = applied(c.mask, c.wire, x.entities[id]);
+    }
+  }
+  for (const protocol::SpawnRecord& s : part.spawns) {
+    if (s.id == self_id) x.violations.push_back({Violation::kSelfInView, tick, s.id});
+  }
+  for (const protocol::SpawnRecord& s : part.spawns) {
+    if (s.id == self_id) continue;
+    if (x.entities.count(s.id) != 0) {
+      x.violations.push_back({Violation::kDuplicateSpawn, tick, s.id});
+    } else {
+      x.entities[s.id] = applied(s.mask, s.wire);
+    }
+  }
+  return x;
+}
+
+void check_single(const replica::FrameReplica& r, const SnapshotPart& part, const Expected& x,
+                  std::uint32_t self_id, bool completed,
+                  std::span<const replica::ViolationRecord> added) {
+  std::vector<replica::ViolationRecord> seen;
+  for (const auto& v : added) {
+    if (v.kind != Violation::kImpossibleJump) seen.push_back(v);
+  }
+  require(seen.size() == x.violations.size(), "a single-part frame's violations, by count");
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    require(seen[i].kind == x.violations[i].kind &&
+                seen[i].server_tick == x.violations[i].server_tick &&
+                seen[i].entity_id == x.violations[i].entity_id,
+            "a single-part frame's violations, one by one");
+  }
+  require(completed == x.frame,
+          "a single-part frame completes if and only if its baseline is held");
+  if (!x.frame) return;
+  const replica::Frame& f = r.current();
+  require(f.tick == part.header.server_tick, "the completed frame is the current one");
+  require(f.self == x.self, "the completed frame's own values");
+  require(f.entities.size() == x.entities.size(), "the completed frame's entities, by count");
+  auto it = x.entities.begin();
+  for (const auto& e : f.entities) {
+    require(e.id == it->first && e.values == it->second,
+            "the completed frame's entities, one by one");
+    ++it;
+  }
+  for (const protocol::SpawnRecord& s : part.spawns) {
+    if (s.id == self_id) continue;
+    const replica::EntityInfo* info = r.info(s.id);
+    require(info != nullptr && info->kind == s.kind && info->max_health == s.max_health &&
+                info->name == s.name,
+            "a spawned entity's info is its spawn's");
+  }
+}
+
+// ---- Invariants of the replica ------------------------------------------------------------
+
+void check_replica(const replica::FrameReplica& r, std::uint32_t self_id) {
+  const replica::Frame& f = r.current();
+  require(f.updated.size() == f.entities.size(), "an update tick per entity");
+  for (std::size_t i = 0; i < f.entities.size(); ++i) {
+    require(f.entities[i].id != 0, "no entity has id 0");
+    require(self_id == 0 || f.entities[i].id != self_id, "the own entity is not in view");
+    require(i == 0 || f.entities[i - 1].id < f.entities[i].id, "entities sorted by id");
+    require(f.updated[i] != 0 && f.updated[i] <= f.tick, "an entity's values date from the past");
+  }
+  require(r.ack_tick() == f.tick, "the acknowledged tick is the current frame's");
+  if (f.tick != 0) {
+    const replica::Frame* stored = r.frame_at(f.tick);
+    require(stored != nullptr && stored->self == f.self && stored->entities == f.entities &&
+                stored->updated == f.updated,
+            "the current frame is the stored one");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::uint32_t self_id = data[0];
+  replica::FrameReplica r;
+  r.reset({kMaxSpeed, kTickRate, self_id});
+  const std::uint8_t* const end = data + size;
+  const std::uint8_t* at = data + 1;
+  std::uint32_t newest_tick = 0;
+  std::uint32_t last_input = 0;
+  SnapshotPart part;
+  while (at <= end) {
+    const std::uint8_t* next = std::search(at, end, std::begin(kSeparator), std::end(kSeparator));
+    // Each part in a buffer of its own, as the network hands it over.
+    const std::vector<std::uint8_t> packet(at, next);
+    at = next == end ? end + 1 : next + sizeof kSeparator;
+
+    const protocol::ParseError parsed = protocol::parse_snapshot_part(packet, part);
+    const std::uint32_t ack = r.ack_tick();
+    const std::size_t violations = r.violations().size();
+    const std::uint32_t tick = part.header.server_tick;
+    const bool single =
+        parsed == protocol::ParseError::kNone && part.header.part_count == 1 && tick > ack;
+    Expected expected;
+    if (single) expected = expect_single(r, part, self_id);
+
+    const bool completed = r.apply(packet);
+
+    const std::span<const replica::ViolationRecord> added =
+        std::span(r.violations()).subspan(violations);
+    if (parsed != protocol::ParseError::kNone) {
+      require(parsed == protocol::ParseError::kMalformed, "a part is well-formed or malformed");
+      require(added.size() == 1 && added[0].kind == Violation::kMalformed,
+              "a part the parser refuses is one kMalformed violation");
+      require(!completed && r.ack_tick() == ack, "a refused part changes nothing");
+    } else {
+      for (const auto& v : added) {
+        require(v.kind != Violation::kMalformed, "a part the parser accepts is not malformed");
+      }
+      check_rewrite(packet, part);
+      if (tick >= newest_tick) {
+        newest_tick = tick;
+        last_input = part.header.last_input_sequence;
+      }
+      if (single) check_single(r, part, expected, self_id, completed, added);
+    }
+    require(r.last_input_sequence() == last_input, "the newest tick's last input sequence");
+    require(r.ack_tick() >= ack, "the acknowledged tick never goes back");
+    require(completed == (r.ack_tick() != ack), "a frame completes when the ack moves");
+    require(!completed || r.ack_tick() == tick, "a completed frame is the part's tick");
+    check_replica(r, self_id);
+  }
+  return 0;
+}
