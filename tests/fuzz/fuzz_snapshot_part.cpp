@@ -13,11 +13,16 @@
 //     than the original and, when it is as long, is the original byte for byte (the
 //     writer is the canonical encoding: minimal varints, a spawn's mask = its non-zero
 //     fields; anything else the parser accepts is strictly longer);
-//   - a single-part frame newer than the client's is rebuilt exactly as docs/protocol.md
-//     says: an unknown baseline is one kUnknownBaseline violation and no frame; otherwise
-//     the baseline's entities, despawns removed, changes applied, spawns added, with a
-//     violation for each change beyond the baseline, spawn of the client's own id and spawn
-//     of an id already held (checked against a model kept in a std::map);
+//   - the replica does with each accepted part exactly what a model kept by this harness
+//     (a std::map per frame, docs/protocol.md's "Rebuilding a frame") says: a part of a
+//     tick not newer than the current frame is ignored; parts of one tick wait until all
+//     have arrived (duplicates ignored, disagreeing ones a kInconsistentParts violation);
+//     then the frame is rebuilt on its baseline (an unknown one: a kUnknownBaseline
+//     violation and no frame), despawns removed, changes applied, spawns added, with one
+//     violation for each change beyond the baseline, index or self record given twice,
+//     spawn of the client's own id and spawn of an id already in the frame; entity values,
+//     own values and spawn infos must match the model's (impossible-jump violations are
+//     left to the replica: the model does not time movement);
 //   - the replica stays consistent: the acknowledged tick never goes back and moves
 //     exactly when apply() says a frame completed; the current frame is sorted by id,
 //     never holds id 0 or the client's own id, and is the one frame_at() returns;
@@ -29,7 +34,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -131,25 +138,36 @@ void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& p
   }
 }
 
-// ---- The frame a single-part frame must rebuild to -------------------------------------
+// ---- What the replica must make of each part ------------------------------------------
 
+// A frame whose parts are all here, rebuilt as docs/protocol.md says ("Rebuilding a
+// frame"), with the violations a client counts (in the order FrameReplica reports them:
+// part by part, then duplicate spawns by id). Which values an entity spawned twice in
+// one frame ends up with is not specified: only its presence is.
 struct Expected {
-  bool frame = false;  // a frame is rebuilt (the baseline is held)
+  bool frame = false;  // a frame is rebuilt (its baseline is held)
   FieldValues self{};
-  std::map<std::uint32_t, FieldValues> entities;
+  std::map<std::uint32_t, std::optional<FieldValues>> entities;
+  struct Info {
+    std::uint8_t kind;
+    std::uint16_t max_health;
+    std::string name;
+  };
+  std::map<std::uint32_t, Info> info;                // the last spawn of each id
   std::vector<replica::ViolationRecord> violations;  // kImpossibleJump left out
 };
 
-Expected expect_single(const replica::FrameReplica& r, const SnapshotPart& part,
-                       std::uint32_t self_id) {
+Expected rebuild(const replica::FrameReplica& r, std::span<const SnapshotPart> parts,
+                 std::uint32_t self_id) {
   Expected x;
-  const std::uint32_t tick = part.header.server_tick;
-  const std::uint32_t baseline = part.header.baseline_tick();
+  const std::uint32_t tick = parts[0].header.server_tick;
+  const std::uint32_t baseline = parts[0].header.baseline_tick();
+  auto violation = [&](Violation v, std::uint32_t id) { x.violations.push_back({v, tick, id}); };
   const replica::Frame* base = nullptr;
   if (baseline != 0) {
     base = r.frame_at(baseline);
     if (base == nullptr) {
-      x.violations.push_back({Violation::kUnknownBaseline, tick, baseline});
+      violation(Violation::kUnknownBaseline, baseline);
       return x;
     }
   }
@@ -158,70 +176,134 @@ Expected expect_single(const replica::FrameReplica& r, const SnapshotPart& part,
     x.self = base->self;
     for (const auto& e : base->entities) x.entities[e.id] = e.values;
   }
-  if (part.header.flags & protocol::kSnapshotHasSelf) {
-    x.self = applied(part.self_mask, part.self_wire, x.self);
-  }
   const std::size_t held = base != nullptr ? base->entities.size() : 0;
-  for (const protocol::ChangeRecord& c : part.changes) {
-    if (c.index >= held) {
-      x.violations.push_back(
-          {c.mask == 0 ? Violation::kDespawnUnknown : Violation::kDeltaForUnknown, tick, c.index});
-      continue;
+  std::vector<std::uint8_t> touched(held, 0);                    // 1 changed, 2 despawned
+  std::map<std::uint32_t, std::pair<int, FieldValues>> spawned;  // times, values
+  bool self_seen = false;
+  for (const SnapshotPart& part : parts) {
+    if (part.header.flags & protocol::kSnapshotHasSelf) {
+      if (self_seen) {
+        violation(Violation::kInconsistentParts, self_id);  // a second self record
+      } else {
+        x.self = applied(part.self_mask, part.self_wire, x.self);
+      }
+      self_seen = true;
     }
-    const std::uint32_t id = base->entities[c.index].id;
-    if (c.mask == 0) {
-      x.entities.erase(id);
-    } else {
-      x.entities[id] = applied(c.mask, c.wire, x.entities[id]);
+    for (const protocol::ChangeRecord& c : part.changes) {
+      if (c.index >= held) {
+        violation(c.mask == 0 ? Violation::kDespawnUnknown : Violation::kDeltaForUnknown, c.index);
+        continue;
+      }
+      const std::uint32_t id = base->entities[c.index].id;
+      if (touched[c.index] != 0) {
+        violation(Violation::kInconsistentParts, id);  // named twice in the frame
+        continue;
+      }
+      touched[c.index] = c.mask == 0 ? 2 : 1;
+      if (c.mask != 0) x.entities[id] = applied(c.mask, c.wire, *x.entities[id]);
+    }
+    for (const protocol::SpawnRecord& s : part.spawns) {
+      if (s.id == self_id) {
+        violation(Violation::kSelfInView, s.id);
+        continue;
+      }
+      auto& [times, values] = spawned[s.id];
+      ++times;
+      values = applied(s.mask, s.wire);
+      x.info[s.id] = {s.kind, s.max_health, std::string(s.name)};
     }
   }
-  for (const protocol::SpawnRecord& s : part.spawns) {
-    if (s.id == self_id) x.violations.push_back({Violation::kSelfInView, tick, s.id});
+  for (std::size_t i = 0; i < held; ++i) {
+    if (touched[i] == 2) x.entities.erase(base->entities[i].id);
   }
-  for (const protocol::SpawnRecord& s : part.spawns) {
-    if (s.id == self_id) continue;
-    if (x.entities.count(s.id) != 0) {
-      x.violations.push_back({Violation::kDuplicateSpawn, tick, s.id});
-    } else {
-      x.entities[s.id] = applied(s.mask, s.wire);
+  for (const auto& [id, spawn] : spawned) {
+    int duplicates = spawn.first;
+    if (x.entities.count(id) == 0) {
+      x.entities[id] = spawn.first == 1 ? std::optional(spawn.second) : std::nullopt;
+      --duplicates;
     }
+    for (int k = 0; k < duplicates; ++k) violation(Violation::kDuplicateSpawn, id);
   }
   return x;
 }
 
-void check_single(const replica::FrameReplica& r, const SnapshotPart& part, const Expected& x,
-                  std::uint32_t self_id, bool completed,
-                  std::span<const replica::ViolationRecord> added) {
+// The harness's own account of the frames in flight, parts by index as first received.
+// Like FrameReplica it keeps at most kMaxPending incomplete frames, abandoning the oldest
+// for a new one, and forgets every frame up to a tick whose parts all arrived.
+struct Pending {
+  std::uint32_t tick = 0;
+  std::uint8_t baseline_age = 0;
+  std::uint8_t part_count = 0;
+  std::vector<std::vector<std::uint8_t>> parts;
+  std::size_t received = 0;
+};
+constexpr std::size_t kMaxPending = 8;
+
+// What apply() must do with an accepted part of a tick newer than the current frame:
+// nothing yet, a kInconsistentParts violation, or rebuild a frame (`x`).
+Expected expect(const replica::FrameReplica& r, std::vector<Pending>& pending,
+                std::span<const std::uint8_t> packet, const SnapshotPart& part,
+                std::uint32_t self_id) {
+  const protocol::SnapshotHeader& h = part.header;
+  if (h.part_count == 1) return rebuild(r, {&part, 1}, self_id);
+  auto it = std::find_if(pending.begin(), pending.end(),
+                         [&](const Pending& p) { return p.tick == h.server_tick; });
+  if (it == pending.end()) {
+    if (pending.size() >= kMaxPending) pending.erase(pending.begin());
+    pending.push_back({h.server_tick, h.baseline_age, h.part_count, {}, 0});
+    it = std::prev(pending.end());
+    it->parts.resize(h.part_count);
+  }
+  Expected x;
+  if (it->baseline_age != h.baseline_age || it->part_count != h.part_count) {
+    x.violations.push_back({Violation::kInconsistentParts, h.server_tick, 0});
+    return x;
+  }
+  auto& slot = it->parts[h.part];
+  if (!slot.empty()) return x;  // a duplicate
+  slot.assign(packet.begin(), packet.end());
+  if (++it->received < it->part_count) return x;
+  const Pending done = std::move(*it);
+  std::erase_if(pending, [&](const Pending& p) { return p.tick <= h.server_tick; });
+  std::vector<SnapshotPart> parts(done.parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    require(protocol::parse_snapshot_part(done.parts[i], parts[i]) == protocol::ParseError::kNone,
+            "a part parses every time");
+  }
+  return rebuild(r, parts, self_id);  // copies what it keeps of the names
+}
+
+void check_expected(const replica::FrameReplica& r, std::uint32_t tick, const Expected& x,
+                    bool completed, std::span<const replica::ViolationRecord> added) {
   std::vector<replica::ViolationRecord> seen;
   for (const auto& v : added) {
     if (v.kind != Violation::kImpossibleJump) seen.push_back(v);
   }
-  require(seen.size() == x.violations.size(), "a single-part frame's violations, by count");
+  require(seen.size() == x.violations.size(), "the violations of a part, by count");
   for (std::size_t i = 0; i < seen.size(); ++i) {
     require(seen[i].kind == x.violations[i].kind &&
                 seen[i].server_tick == x.violations[i].server_tick &&
                 seen[i].entity_id == x.violations[i].entity_id,
-            "a single-part frame's violations, one by one");
+            "the violations of a part, one by one");
   }
   require(completed == x.frame,
-          "a single-part frame completes if and only if its baseline is held");
+          "a frame completes when its last part arrives and its baseline is held");
   if (!x.frame) return;
   const replica::Frame& f = r.current();
-  require(f.tick == part.header.server_tick, "the completed frame is the current one");
+  require(f.tick == tick, "the completed frame is the current one");
   require(f.self == x.self, "the completed frame's own values");
   require(f.entities.size() == x.entities.size(), "the completed frame's entities, by count");
   auto it = x.entities.begin();
   for (const auto& e : f.entities) {
-    require(e.id == it->first && e.values == it->second,
+    require(e.id == it->first && (!it->second || e.values == *it->second),
             "the completed frame's entities, one by one");
     ++it;
   }
-  for (const protocol::SpawnRecord& s : part.spawns) {
-    if (s.id == self_id) continue;
-    const replica::EntityInfo* info = r.info(s.id);
-    require(info != nullptr && info->kind == s.kind && info->max_health == s.max_health &&
-                info->name == s.name,
-            "a spawned entity's info is its spawn's");
+  for (const auto& [id, spawn] : x.info) {
+    const replica::EntityInfo* info = r.info(id);
+    require(info != nullptr && info->kind == spawn.kind && info->max_health == spawn.max_health &&
+                info->name == spawn.name,
+            "a spawned entity's info is its last spawn's");
   }
 }
 
@@ -256,6 +338,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t* at = data + 1;
   std::uint32_t newest_tick = 0;
   std::uint32_t last_input = 0;
+  std::vector<Pending> pending;
   SnapshotPart part;
   while (at <= end) {
     const std::uint8_t* next = std::search(at, end, std::begin(kSeparator), std::end(kSeparator));
@@ -267,10 +350,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint32_t ack = r.ack_tick();
     const std::size_t violations = r.violations().size();
     const std::uint32_t tick = part.header.server_tick;
-    const bool single =
-        parsed == protocol::ParseError::kNone && part.header.part_count == 1 && tick > ack;
+    // Parts of ticks not newer than the current frame are ignored.
     Expected expected;
-    if (single) expected = expect_single(r, part, self_id);
+    if (parsed == protocol::ParseError::kNone && tick > ack) {
+      expected = expect(r, pending, packet, part, self_id);
+    }
 
     const bool completed = r.apply(packet);
 
@@ -290,7 +374,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         newest_tick = tick;
         last_input = part.header.last_input_sequence;
       }
-      if (single) check_single(r, part, expected, self_id, completed, added);
+      check_expected(r, tick, expected, completed, added);
     }
     require(r.last_input_sequence() == last_input, "the newest tick's last input sequence");
     require(r.ack_tick() >= ack, "the acknowledged tick never goes back");
