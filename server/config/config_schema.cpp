@@ -406,6 +406,12 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::limits, &LimitsConfig::max_inputs_per_second>("limits.max_inputs_per_second", 1, 10000),
     integer<&ZoneConfig::limits, &LimitsConfig::max_bad_packets>("limits.max_bad_packets", 0, 1000000),
     integer<&ZoneConfig::limits, &LimitsConfig::hello_timeout_ms>("limits.hello_timeout_ms", 100, 600000),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_awaiting_hello>("limits.max_awaiting_hello", 1, 100000),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_connections_per_address>("limits.max_connections_per_address", 0, 4095),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_handshakes>("limits.max_handshakes", 1, 4095),
+    integer<&ZoneConfig::limits, &LimitsConfig::max_handshakes_per_address>("limits.max_handshakes_per_address", 1, 4095),
+    integer<&ZoneConfig::limits, &LimitsConfig::handshake_timeout_ms>("limits.handshake_timeout_ms", 100, 60000),
+    boolean<&ZoneConfig::limits, &LimitsConfig::loopback_exempt>("limits.loopback_exempt"),
 
     choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
     integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),

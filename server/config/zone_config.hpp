@@ -62,10 +62,16 @@ struct NetworkConfig {
 };
 
 struct LimitsConfig {
-  std::uint32_t max_client_packet_bytes = 512;  // larger client packets are dropped
-  std::uint32_t max_inputs_per_second = 60;     // more is an input flood
-  std::uint32_t max_bad_packets = 20;           // per client, before it is disconnected
-  std::uint32_t hello_timeout_ms = 10000;       // a connection must say hello within this
+  std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
+  std::uint32_t max_inputs_per_second = 60;        // more is an input flood
+  std::uint32_t max_bad_packets = 20;              // per client, before it is disconnected
+  std::uint32_t hello_timeout_ms = 10000;          // a connection must say hello within this
+  std::uint32_t max_awaiting_hello = 64;           // connections not yet said hello, in all
+  std::uint32_t max_connections_per_address = 16;  // per network host; 0: no limit
+  std::uint32_t max_handshakes = 256;              // unfinished ENet handshakes per host
+  std::uint32_t max_handshakes_per_address = 4;    // per network host
+  std::uint32_t handshake_timeout_ms = 3000;       // an unfinished handshake is dropped after
+  bool loopback_exempt = true;  // per-address limits skip 127.0.0.0/8 (this machine)
 };
 
 struct LogConfig {

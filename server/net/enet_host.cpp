@@ -3,6 +3,7 @@
 #include <enet/enet.h>
 #include <sys/socket.h>
 
+#include <enet/protocol.h>
 #include <cerrno>
 #include <cstring>
 
@@ -13,6 +14,27 @@
 #include "protocol/limits.hpp"
 
 namespace zone::net {
+
+namespace {
+
+// ENet's intercept callback carries no user data: the host whose service call is running
+// on this thread is noted here for the length of that call.
+thread_local EnetHost* t_servicing = nullptr;
+
+// How often a host recounts its peers by address and expires unfinished handshakes.
+constexpr auto kScanInterval = std::chrono::milliseconds(100);
+
+bool half_open(const ENetPeer& p) {
+  return p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT ||
+         p.state == ENET_PEER_STATE_CONNECTION_SUCCEEDED;
+}
+
+}  // namespace
+
+int intercept_datagram(ENetHost*, ENetEvent*) {
+  // 1: ENet skips the datagram; 0: it processes it as usual.
+  return t_servicing != nullptr && !t_servicing->admit_datagram() ? 1 : 0;
+}
 
 EnetLibrary::EnetLibrary() {
   ENetCallbacks callbacks{};
@@ -63,6 +85,91 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   enet_socket_set_option(host_->socket, ENET_SOCKOPT_SNDBUF, options.socket_buffer_bytes);
   generation_.assign(options.max_peers, 0);
   outgoing_.assign(options.max_peers, 0);
+  half_open_since_.assign(options.max_peers, {});
+  half_open_connect_id_.assign(options.max_peers, 0);
+  if (admission_enabled()) host_->intercept = &intercept_datagram;
+}
+
+bool EnetHost::admission_enabled() const {
+  const AdmissionLimits& a = options_.admission;
+  return a.per_address != 0 || a.half_open != 0 || a.half_open_per_address != 0 ||
+         a.half_open_timeout_ms != 0;
+}
+
+bool EnetHost::admit_datagram() {
+  // Only a datagram that names no peer and carries a CONNECT can create one; everything
+  // else belongs to an existing peer (or is dropped by ENet).
+  if (host_->receivedDataLength < sizeof(enet_uint16) + sizeof(ENetProtocolConnect)) return true;
+  enet_uint16 word;
+  std::memcpy(&word, host_->receivedData, sizeof word);
+  const enet_uint16 header = ENET_NET_TO_HOST_16(word);
+  if ((header & ENET_PROTOCOL_MAXIMUM_PEER_ID) != ENET_PROTOCOL_MAXIMUM_PEER_ID) return true;
+  const std::size_t header_size =
+      (header & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) ? sizeof(ENetProtocolHeader) : 2;
+  if (host_->receivedDataLength < header_size + sizeof(ENetProtocolConnect)) return true;
+  const enet_uint8 command = host_->receivedData[header_size] & ENET_PROTOCOL_COMMAND_MASK;
+  if (command != ENET_PROTOCOL_COMMAND_CONNECT) return true;
+  ENetProtocolConnect connect;
+  std::memcpy(&connect, host_->receivedData + header_size, sizeof connect);
+
+  // A CONNECT that ENet will turn into a peer unless it is a resend of one it already has
+  // (same address, port and connect id: ENet answers its own duplicates).
+  const enet_uint32 ip = host_->receivedAddress.host;
+  const std::uint64_t endpoint = (std::uint64_t{ip} << 16) | host_->receivedAddress.port;
+  const auto known = endpoints_.find(endpoint);
+  if (known != endpoints_.end() && known->second == connect.connectID) return true;
+  const AdmissionLimits& a = options_.admission;
+  AddressCount& count = by_address_[ip];
+  const bool exempt = a.exempt_loopback && reinterpret_cast<const std::uint8_t*>(&ip)[0] == 127;
+  if (!exempt && a.per_address != 0 && count.peers >= a.per_address) {
+    ++stats_.connects_refused_address;
+    return false;
+  }
+  if ((a.half_open != 0 && half_open_ >= a.half_open) ||
+      (!exempt && a.half_open_per_address != 0 && count.half_open >= a.half_open_per_address)) {
+    ++stats_.connects_refused_half_open;
+    return false;
+  }
+  ++count.peers;
+  ++count.half_open;
+  ++half_open_;
+  endpoints_[endpoint] = connect.connectID;
+  return true;
+}
+
+void EnetHost::scan_peers() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto timeout = std::chrono::milliseconds(options_.admission.half_open_timeout_ms);
+  by_address_.clear();
+  endpoints_.clear();
+  half_open_ = 0;
+  for (ENetPeer* p = host_->peers; p < host_->peers + host_->peerCount; ++p) {
+    const auto slot = static_cast<std::size_t>(p - host_->peers);
+    if (p->state == ENET_PEER_STATE_DISCONNECTED) continue;
+    if (half_open(*p)) {
+      // A handshake is known by its connect id: a slot reused by a new one starts over.
+      if (half_open_connect_id_[slot] != p->connectID ||
+          half_open_since_[slot] == std::chrono::steady_clock::time_point{}) {
+        half_open_connect_id_[slot] = p->connectID;
+        half_open_since_[slot] = now;
+      }
+      if (timeout.count() != 0 && now - half_open_since_[slot] > timeout) {
+        // Never connected, so no event was or will be reported for it: free the slot.
+        enet_peer_reset(p);
+        half_open_since_[slot] = {};
+        ++stats_.half_open_expired;
+        continue;
+      }
+      ++half_open_;
+      ++by_address_[p->address.host].half_open;
+    } else {
+      half_open_since_[slot] = {};
+    }
+    ++by_address_[p->address.host].peers;
+    endpoints_[(std::uint64_t{p->address.host} << 16) | p->address.port] = p->connectID;
+  }
+  stats_.half_open = half_open_;
+  last_scan_ = now;
 }
 
 SocketBuffers EnetHost::socket_buffers() const {
@@ -83,6 +190,11 @@ int EnetHost::socket() const {
 
 EnetHost::~EnetHost() {
   if (held_packet_ != nullptr) enet_packet_destroy(held_packet_);
+  for (std::size_t i = returned_next_; i < returned_.size(); ++i) {
+    if (returned_[i].type == ENET_EVENT_TYPE_RECEIVE && returned_[i].packet != nullptr) {
+      enet_packet_destroy(returned_[i].packet);
+    }
+  }
   if (host_ != nullptr) enet_host_destroy(host_);
 }
 
@@ -105,23 +217,36 @@ ENetPeer* EnetHost::peer_of(PeerId id) const {
   return &host_->peers[id.index];
 }
 
-void EnetHost::service(std::uint32_t timeout_ms) {
-  enet_host_service(host_, nullptr, timeout_ms);
+bool EnetHost::service(std::uint32_t timeout_ms) {
+  if (admission_enabled() && std::chrono::steady_clock::now() - last_scan_ >= kScanInterval) {
+    scan_peers();
+  }
+  // With an event to fill, ENet makes a peer whose handshake completes CONNECTED at once
+  // and reports it here (stopping the read early); without one it would only queue the
+  // connect, and a client's first reliable packet arriving in the same datagram as its
+  // handshake's last acknowledgement would be dropped and resent half a second later.
+  ENetEvent ev;
+  t_servicing = this;
+  const int r = enet_host_service(host_, &ev, timeout_ms);
+  t_servicing = nullptr;
+  if (r > 0) returned_.push_back(ev);
   stats_.wire_bytes_in = host_->totalReceivedData;
   stats_.wire_bytes_out = host_->totalSentData;
   stats_.datagrams_in = host_->totalReceivedPackets;
+  return r > 0;
 }
 
 std::size_t EnetHost::drain(std::chrono::steady_clock::time_point deadline) {
   // ENet reads at most 256 datagrams per service call; keep calling while a call comes
-  // back with a full batch (the socket may hold more), up to the deadline.
+  // back with a full batch or stopped early for an event (the socket may hold more), up
+  // to the deadline.
   std::size_t total = 0;
   for (;;) {
     const enet_uint32 before = host_->totalReceivedPackets;
-    service(0);
+    const bool stopped = service(0);
     const enet_uint32 read = host_->totalReceivedPackets - before;
     total += read;
-    if (read < 256 || std::chrono::steady_clock::now() >= deadline) return total;
+    if ((read < 256 && !stopped) || std::chrono::steady_clock::now() >= deadline) return total;
   }
 }
 
@@ -131,7 +256,15 @@ bool EnetHost::next_event(NetEvent& out) {
     held_packet_ = nullptr;
   }
   ENetEvent ev;
-  if (enet_host_check_events(host_, &ev) <= 0) return false;
+  if (returned_next_ < returned_.size()) {
+    ev = returned_[returned_next_++];
+    if (returned_next_ == returned_.size()) {
+      returned_.clear();
+      returned_next_ = 0;
+    }
+  } else if (enet_host_check_events(host_, &ev) <= 0) {
+    return false;
+  }
   switch (ev.type) {
     case ENET_EVENT_TYPE_CONNECT: {
       const auto index = static_cast<std::uint32_t>(ev.peer - host_->peers);

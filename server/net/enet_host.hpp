@@ -12,11 +12,13 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 struct _ENetHost;
 struct _ENetPeer;
 struct _ENetPacket;
+struct _ENetEvent;
 
 namespace zone::net {
 
@@ -51,6 +53,24 @@ struct TrafficStats {
   std::uint64_t wire_bytes_out = 0;
   std::uint64_t send_refused = 0;  // oversize unreliable packets, dead peers
   std::uint64_t datagrams_in = 0;  // UDP datagrams read from the socket
+  // Admission control (AdmissionLimits): connection attempts refused before ENet gave
+  // them a peer, and handshakes that were never finished.
+  std::uint64_t connects_refused_address = 0;    // too many connections from one address
+  std::uint64_t connects_refused_half_open = 0;  // too many unfinished handshakes
+  std::uint64_t half_open_expired = 0;           // handshakes dropped after the timeout
+  std::uint64_t half_open = 0;                   // handshakes in progress (last scan)
+};
+
+// Limits on connections a server host takes, enforced on each CONNECT datagram before
+// ENet allocates a peer for it, so that forged or abandoned handshakes cannot fill the
+// host's peer slots. 0 disables a limit.
+struct AdmissionLimits {
+  std::uint32_t per_address = 0;            // peers of one IP address, in any state
+  std::uint32_t half_open = 0;              // handshakes in progress on the host
+  std::uint32_t half_open_per_address = 0;  // handshakes in progress from one IP address
+  std::uint32_t half_open_timeout_ms = 0;   // an unfinished handshake is dropped after this
+  // The per-address limits skip 127.0.0.0/8: this machine, which the network cannot forge.
+  bool exempt_loopback = false;
 };
 
 // Kernel socket buffers: what was asked for and what the kernel granted (it caps them at
@@ -77,6 +97,7 @@ struct HostOptions {
   std::size_t max_packet_bytes = 0;
   // Share the port with other hosts of this process (SO_REUSEPORT); server side only.
   bool reuse_port = false;
+  AdmissionLimits admission{};   // server side
   std::uint32_t host_index = 0;  // stamped on this host's PeerIds
 };
 
@@ -106,7 +127,8 @@ class EnetHost {
 
   // Sends what is queued and receives what has arrived, for up to timeout_ms (0: one
   // pass). Received events are queued for next_event(); nothing is dispatched here.
-  void service(std::uint32_t timeout_ms);
+  // Returns true when ENet stopped reading early to report an event (more may wait).
+  bool service(std::uint32_t timeout_ms);
   // Services until the socket is empty (a service call reads fewer than ENet's 256
   // datagrams) or the deadline passes. Returns the datagrams read.
   std::size_t drain(std::chrono::steady_clock::time_point deadline);
@@ -136,13 +158,34 @@ class EnetHost {
  private:
   _ENetPeer* peer_of(PeerId id) const;
   PeerId id_of(_ENetPeer* peer) const;
+  // Admission control: whether the datagram ENet just read may go on (false: dropped).
+  friend int intercept_datagram(_ENetHost* host, struct _ENetEvent* event);
+  bool admit_datagram();
+  // Counts peers per address and drops handshakes older than the timeout.
+  void scan_peers();
+  bool admission_enabled() const;
+  struct AddressCount {
+    std::uint32_t peers = 0;
+    std::uint32_t half_open = 0;
+  };
 
   HostOptions options_;
   _ENetHost* host_ = nullptr;
-  _ENetPacket* held_packet_ = nullptr;     // the packet behind the last kReceive event
+  _ENetPacket* held_packet_ = nullptr;  // the packet behind the last kReceive event
+  // Events service() got back from ENet, handed out by next_event() before ENet's queue.
+  std::vector<_ENetEvent> returned_;
+  std::size_t returned_next_ = 0;
   std::vector<std::uint32_t> generation_;  // per peer slot, bumped on each connect
   std::vector<std::uint8_t> outgoing_;     // per peer slot: connect() awaiting its event
   TrafficStats stats_;
+  // Admission control state, refreshed by scan_peers() and counted up between scans.
+  std::unordered_map<std::uint32_t, AddressCount> by_address_;
+  // Address and port of every peer, with the connect id of its handshake.
+  std::unordered_map<std::uint64_t, std::uint32_t> endpoints_;
+  std::uint32_t half_open_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> half_open_since_;  // per peer slot
+  std::vector<std::uint32_t> half_open_connect_id_;                     // which handshake
+  std::chrono::steady_clock::time_point last_scan_{};
 };
 
 }  // namespace zone::net

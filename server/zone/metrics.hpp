@@ -78,9 +78,14 @@ struct ZoneMetrics {
   std::uint64_t replication_workers = 0;
   std::uint64_t socket_receive_buffer_bytes = 0;  // granted by the kernel (smallest host's)
   std::uint64_t socket_send_buffer_bytes = 0;
-  std::uint64_t full_drains = 0;   // ingest passes that found more than one ENet batch waiting
-  double send_wait_seconds = 0.0;  // the tick waiting for the hosts to finish sending
-  std::uint64_t inputs = 0;        // client inputs applied
+  std::uint64_t full_drains = 0;  // ingest passes that found more than one ENet batch waiting
+  std::uint64_t connects_refused_address = 0;     // handshakes refused: one address's share
+  std::uint64_t connects_refused_handshakes = 0;  // refused: too many unfinished
+  std::uint64_t handshakes_expired = 0;
+  std::uint64_t handshakes = 0;      // unfinished handshakes now
+  std::uint64_t evicted_silent = 0;  // closed for a newcomer: silent longest
+  double send_wait_seconds = 0.0;    // the tick waiting for the hosts to finish sending
+  std::uint64_t inputs = 0;          // client inputs applied
   std::uint64_t joins = 0;
   std::uint64_t leaves = 0;
   std::vector<LabelledCount> drops;        // by reason

@@ -110,8 +110,9 @@ std::size_t Sessions::close_all(DisconnectReason reason, std::span<net::SendBatc
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kFree) continue;
+      // Players' goodbyes are confirmed by their clients; the others are closed at once.
+      if (s.phase == Session::Phase::kPlaying) ++told;
       kick(s, reason, out);
-      ++told;
     }
   }
   return told;
@@ -130,13 +131,30 @@ void Sessions::broadcast(std::span<const std::uint8_t> bytes, std::span<net::Sen
 void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out) {
   if (ev.peer.host >= table_.size() || ev.peer.index >= table_[ev.peer.host].size()) return;
   Session& s = table_[ev.peer.host][ev.peer.index];
-  s = Session{};
+  if (s.phase != Session::Phase::kFree) end_session(s);  // its goodbye was never reported
   s.peer = ev.peer;
   s.phase = Session::Phase::kAwaitingHello;
   s.connected_at = ev.at;
   s.input_refill = ev.at;
   s.input_tokens = config_.limits.max_inputs_per_second;
-  if (!accepting_) kick(s, DisconnectReason::ServerShutdown, out);
+  ++awaiting_hello_;
+  if (!accepting_) return kick(s, DisconnectReason::ServerShutdown, out);
+  // Connections that have not said hello share a fixed allowance of slots. Beyond it the
+  // one that has been silent longest makes room: a newcomer says hello within a round
+  // trip, so strangers that connect and say nothing can never hold the allowance.
+  if (awaiting_hello_ > config_.limits.max_awaiting_hello) {
+    Session* oldest = nullptr;
+    for (auto& host : table_) {
+      for (Session& other : host) {
+        if (other.phase == Session::Phase::kAwaitingHello && &other != &s &&
+            (oldest == nullptr || other.connected_at < oldest->connected_at)) {
+          oldest = &other;
+        }
+      }
+    }
+    ++counters_.evicted_silent;
+    kick(oldest != nullptr ? *oldest : s, DisconnectReason::BadHello, out);
+  }
 }
 
 void Sessions::on_disconnect(const InboundEvent& ev) {
@@ -156,6 +174,7 @@ void Sessions::on_disconnect(const InboundEvent& ev) {
 }
 
 void Sessions::end_session(Session& s) {
+  if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
   if (s.phase == Session::Phase::kPlaying) {
     // Despawning makes the AOI emit leave events to everyone who saw this player.
     replicator_.remove_client(s.client);
@@ -171,8 +190,10 @@ void Sessions::kick(Session& s, DisconnectReason reason, std::span<net::SendBatc
     log_session(log_, session_log_, "player '{}' disconnected: {}", s.name,
                 protocol::to_string(reason));
   }
-  out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(reason));
-  // The player leaves the world now; ENet finishes the goodbye on its own.
+  // A player's goodbye is delivered reliably (ENet finishes it on its own); a connection
+  // that never said hello gets one unreliable word and its slot is freed at once.
+  out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(reason),
+                         s.phase == Session::Phase::kAwaitingHello);
   end_session(s);
 }
 
@@ -209,6 +230,7 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
     return kick(s, DisconnectReason::ServerFull, out);
   }
   s.name = std::string(name);
+  --awaiting_hello_;
   s.player_slot = world_.spawn_player(s.name);
   s.client = replicator_.add_client(s.player_slot);
   if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);

@@ -33,6 +33,9 @@ struct SessionCounters {
   std::uint64_t joins = 0;
   std::uint64_t leaves = 0;
   std::uint64_t inputs = 0;  // inputs applied
+  // Connections closed to make room for a newcomer: limits.max_awaiting_hello others had
+  // not said hello, and this one had been silent longest.
+  std::uint64_t evicted_silent = 0;
   std::array<std::uint64_t, kDropReasons> drops{};
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
 };
@@ -69,7 +72,8 @@ class Sessions {
   void expire(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
   // Each player's latest intent becomes its velocity.
   void apply_inputs();
-  // Refuses newcomers from now on and says goodbye to everyone; returns how many.
+  // Refuses newcomers from now on and says goodbye to everyone; returns how many players
+  // were told (their clients confirm the goodbye).
   std::size_t close_all(protocol::DisconnectReason reason, std::span<net::SendBatch> out);
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
@@ -98,6 +102,7 @@ class Sessions {
   std::vector<std::vector<Session>> table_;  // by host, then peer slot
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
   bool accepting_ = true;
+  std::size_t awaiting_hello_ = 0;  // sessions in kAwaitingHello
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.

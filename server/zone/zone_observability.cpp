@@ -125,6 +125,11 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.send_wait_seconds = std::chrono::duration<double>(send_wait_).count();
   const net::TrafficStats t = traffic();
   m.bytes_out = t.wire_bytes_out;
+  m.connects_refused_address = t.connects_refused_address;
+  m.connects_refused_handshakes = t.connects_refused_half_open;
+  m.handshakes_expired = t.half_open_expired;
+  m.handshakes = t.half_open;
+  m.evicted_silent = sc.evicted_silent;
   m.bytes_in = t.wire_bytes_in;
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;
@@ -164,7 +169,22 @@ void ZoneServer::log_status() {
   const auto elapsed = now - last_status_;
   if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
   const double secs = std::chrono::duration<double>(elapsed).count();
-  const std::uint64_t out = traffic().wire_bytes_out;
+  const net::TrafficStats t = traffic();
+  const std::uint64_t out = t.wire_bytes_out;
+  // Refused connection attempts: one line per status interval at most, however many.
+  const std::uint64_t refused = t.connects_refused_address + t.connects_refused_half_open +
+                                sessions_.counters().evicted_silent;
+  const std::uint64_t expired = t.half_open_expired;
+  if (refused != status_refused_ || expired != status_expired_) {
+    log_.warn(
+        "admission: refused {} connection attempts and dropped {} unfinished handshakes in "
+        "{:.0f} s (totals: {} for one address's share, {} for too many handshakes, {} silent "
+        "connections closed for newcomers; {} expired)",
+        refused - status_refused_, expired - status_expired_, secs, t.connects_refused_address,
+        t.connects_refused_half_open, sessions_.counters().evicted_silent, expired);
+    status_refused_ = refused;
+    status_expired_ = expired;
+  }
   log_.info(
       "status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
       "overruns {} out {:.1f} kB/s",

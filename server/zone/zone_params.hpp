@@ -73,8 +73,16 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c, std::uint
   // share: each can hold every player (up to ENet's limit), plus a few slots so that a
   // full server can still tell a newcomer why it is refused instead of leaving its
   // connection attempt unanswered.
-  o.max_peers =
-      std::min<std::size_t>(config::kPeersPerHost, c.players.max_players + config::kSparePeerSlots);
+  // Connections waiting for their hello and unfinished handshakes have slots of their
+  // own, so that strangers can never take a player's.
+  o.max_peers = std::min<std::size_t>(config::kPeersPerHost,
+                                      std::size_t{c.players.max_players} + config::kSparePeerSlots +
+                                          c.limits.max_awaiting_hello + c.limits.max_handshakes);
+  o.admission.per_address = c.limits.max_connections_per_address;
+  o.admission.half_open = c.limits.max_handshakes;
+  o.admission.half_open_per_address = c.limits.max_handshakes_per_address;
+  o.admission.half_open_timeout_ms = c.limits.handshake_timeout_ms;
+  o.admission.exempt_loopback = c.limits.loopback_exempt;
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;

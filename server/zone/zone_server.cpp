@@ -75,6 +75,10 @@ net::TrafficStats ZoneServer::traffic() const {
     sum.wire_bytes_out += t.wire_bytes_out;
     sum.send_refused += t.send_refused;
     sum.datagrams_in += t.datagrams_in;
+    sum.connects_refused_address += t.connects_refused_address;
+    sum.connects_refused_half_open += t.connects_refused_half_open;
+    sum.half_open_expired += t.half_open_expired;
+    sum.half_open += t.half_open;
   }
   return sum;
 }

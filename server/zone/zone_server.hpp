@@ -177,6 +177,7 @@ class ZoneServer {
   flatbuffers::FlatBufferBuilder fbb_{256};
   std::chrono::steady_clock::time_point last_status_;
   std::uint64_t status_bytes_out_ = 0;
+  std::uint64_t status_refused_ = 0, status_expired_ = 0;
 };
 
 }  // namespace zone
