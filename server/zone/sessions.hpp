@@ -106,7 +106,7 @@ class Sessions {
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
-  LogRateLimiter session_log_{20, std::chrono::seconds(10)};
+  LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};
 };
 
