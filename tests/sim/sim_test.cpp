@@ -92,12 +92,28 @@ nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t
   // give it without an environment that child processes inherit.
   const std::string token_file = dir + "/admin-token";
   std::ofstream(token_file) << kAdminToken << "\n";
-  Process sim(
-      {ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(port), "--bots",
-       std::to_string(bots), "--ramp", "200", "--duration", std::to_string(seconds), "--scenario",
-       scenario, "--seed", "7", "--truth", "127.0.0.1:" + std::to_string(admin_port),
-       "--truth-token-file=" + token_file, "--summary-json", summary, "-q"},
-      dir + "/client-sim.log");
+  Process sim({ZONE_CLIENT_SIM_BIN,
+               "--server",
+               "127.0.0.1:" + std::to_string(port),
+               "--bots",
+               std::to_string(bots),
+               "--ramp",
+               "200",
+               "--duration",
+               std::to_string(seconds),
+               "--scenario",
+               scenario,
+               "--seed",
+               "7",
+               "--threads",
+               "2",
+               "--truth",
+               "127.0.0.1:" + std::to_string(admin_port),
+               "--truth-token-file=" + token_file,
+               "--summary-json",
+               summary,
+               "-q"},
+              dir + "/client-sim.log");
   const auto code = sim.wait(std::chrono::seconds(seconds + 60));
   INFO("client-sim output:\n", sim.log());
   REQUIRE(code.has_value());
@@ -119,6 +135,7 @@ void check_clean(const nlohmann::json& s, int bots, bool lossy) {
   } else {
     CHECK(s["bots_connected"].get<int>() == bots);
   }
+  CHECK(s["threads"].get<int>() == 2);  // bots on two threads, checked as one swarm
   CHECK(s["protocol_violations"].get<int>() == 0);
   CHECK(s["truth_mismatches"].get<int>() == 0);
   CHECK(s["truth_checks"].get<int>() > 0);
