@@ -1,12 +1,14 @@
 // aoi-bench: the grid AOI core on the standard workloads (/work/shared/bench/aoi-workloads.md).
 //
 //   aoi-bench [--workload NAME|all] [--ticks N] [--cell-size X] [--repeat K]
-//             [--baseline brute] [--verify] [--list]
+//             [--baseline brute|naive-grid] [--verify] [--list]
 //
-// Prints one JSON object per line: per workload and implementation ("impl": "grid" or
-// "brute") the event counts and the per-tick latency distribution; with --baseline brute
-// also a {"speedup_vs_brute": ...} line per workload. --verify runs grid and brute in
-// lockstep and compares every tick's events exactly; it exits 1 on any mismatch.
+// Prints one JSON object per line: per workload and implementation ("impl": "grid",
+// "brute" or "naive-grid") the event counts and the per-tick latency distribution; with
+// --baseline also a {"speedup_vs_<baseline>": ...} line per workload. The AOI and the
+// baseline run in turn, repeat by repeat (grid, baseline, grid, baseline, ...), so that a
+// drift in the machine's speed hits both. --verify runs grid and brute in lockstep and
+// compares every tick's events exactly; it exits 1 on any mismatch.
 //
 // Timed per tick: GridAoi::move_batch() with the tick's positions, update(), and a consumer
 // that counts every event. Not timed: trajectory generation and filling the move buffer.
@@ -32,6 +34,7 @@
 
 #include "aoi/grid_aoi.hpp"
 #include "brute_aoi.hpp"
+#include "naive_grid.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -41,6 +44,7 @@ using zone::aoi::EventKind;
 using zone::aoi::GridAoi;
 using zone::aoi::GridConfig;
 using zone::bench::BruteAoi;
+using zone::bench::NaiveGridAoi;
 using zone::bench::Trajectories;
 using zone::bench::Workload;
 using Json = nlohmann::ordered_json;
@@ -139,11 +143,13 @@ class GridEngine {
   std::vector<GridAoi::Move> moves_;
 };
 
-class BruteEngine {
+// The two references share one shape: set_positions(x, y), update(sink), view(a).
+template <typename Impl>
+class ReferenceEngine {
  public:
-  static constexpr const char* kName = "brute";
+  static constexpr const char* kName = Impl::kName;
 
-  BruteEngine(const Workload& w, double, const Trajectories& t)
+  ReferenceEngine(const Workload& w, double, const Trajectories& t)
       : aoi_(radii(w), w.hysteresis),
         x_(t.x().begin(), t.x().end()),
         y_(t.y().begin(), t.y().end()) {}
@@ -170,10 +176,21 @@ class BruteEngine {
     for (std::uint32_t i = 0; i < w.entities; ++i) r[i] = w.view_radius(i);
     return r;
   }
-  BruteAoi aoi_;
+  Impl aoi_;
   std::vector<double> x_;
   std::vector<double> y_;
 };
+
+struct NamedBrute : BruteAoi {
+  static constexpr const char* kName = "brute";
+  using BruteAoi::BruteAoi;
+};
+struct NamedNaiveGrid : NaiveGridAoi {
+  static constexpr const char* kName = "naive-grid";
+  using NaiveGridAoi::NaiveGridAoi;
+};
+using BruteEngine = ReferenceEngine<NamedBrute>;
+using NaiveGridEngine = ReferenceEngine<NamedNaiveGrid>;
 
 // --- Timed runs -----------------------------------------------------------------------------
 
@@ -194,52 +211,50 @@ std::int64_t elapsed_ns(Clock::time_point t0, Clock::time_point t1) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
 }
 
+// One fresh run (placement, tick 0, ticks 1..T) of one engine, added to res. The peak RSS
+// is this run's own (reset first), and res keeps the largest over its runs.
 template <typename Engine>
-RunResult run(const Workload& w, std::uint32_t ticks, double cell_size, std::uint32_t repeat) {
-  RunResult res;
+void run_once(const Workload& w, std::uint32_t ticks, double cell_size, RunResult& res) {
+  const bool first = res.impl.empty();
   res.impl = Engine::kName;
-  res.tick_ns.reserve(static_cast<std::size_t>(ticks) * repeat);
   reset_peak_rss();
-  for (std::uint32_t rep = 0; rep < repeat; ++rep) {
-    Trajectories traj(w);
-    Engine engine(w, cell_size, traj);
-    CountingSink initial;
-    const auto i0 = Clock::now();
-    engine.tick(initial, false);
-    const auto i1 = Clock::now();
-    if (initial.counts[1] != 0) throw std::runtime_error("leave events at tick 0");
+  Trajectories traj(w);
+  Engine engine(w, cell_size, traj);
+  CountingSink initial;
+  const auto i0 = Clock::now();
+  engine.tick(initial, false);
+  const auto i1 = Clock::now();
+  if (initial.counts[1] != 0) throw std::runtime_error("leave events at tick 0");
 
-    CountingSink sink;
-    for (std::uint32_t t = 1; t <= ticks; ++t) {
-      traj.step();
-      engine.stage(traj);
-      const auto t0 = Clock::now();
-      engine.tick(sink, true);
-      const auto t1 = Clock::now();
-      res.tick_ns.push_back(elapsed_ns(t0, t1));
-    }
-    const std::uint64_t final_pairs = engine.visible_pairs();
-    if (rep == 0) {
-      res.initial_pairs = initial.counts[0];
-      res.enters = sink.counts[0];
-      res.leaves = sink.counts[1];
-      res.final_pairs = final_pairs;
-      res.initial_ns = elapsed_ns(i0, i1);
-      res.checksum = traj.checksum();
-      engine.describe(res.extra);
-    } else if (res.initial_pairs != initial.counts[0] || res.enters != sink.counts[0] ||
-               res.leaves != sink.counts[1] || res.final_pairs != final_pairs) {
-      throw std::runtime_error("repeats of one workload disagree: nondeterminism");
-    }
-    // Event accounting: every pair that is in view at the end entered exactly once more
-    // often than it left.
-    if (initial.counts[0] + sink.counts[0] - sink.counts[1] != final_pairs) {
-      throw std::runtime_error(std::string(Engine::kName) +
-                               ": initial_pairs + enters - leaves != final_pairs");
-    }
+  CountingSink sink;
+  for (std::uint32_t t = 1; t <= ticks; ++t) {
+    traj.step();
+    engine.stage(traj);
+    const auto t0 = Clock::now();
+    engine.tick(sink, true);
+    const auto t1 = Clock::now();
+    res.tick_ns.push_back(elapsed_ns(t0, t1));
   }
-  res.peak_rss = peak_rss_bytes();
-  return res;
+  const std::uint64_t final_pairs = engine.visible_pairs();
+  if (first) {
+    res.initial_pairs = initial.counts[0];
+    res.enters = sink.counts[0];
+    res.leaves = sink.counts[1];
+    res.final_pairs = final_pairs;
+    res.initial_ns = elapsed_ns(i0, i1);
+    res.checksum = traj.checksum();
+    engine.describe(res.extra);
+  } else if (res.initial_pairs != initial.counts[0] || res.enters != sink.counts[0] ||
+             res.leaves != sink.counts[1] || res.final_pairs != final_pairs) {
+    throw std::runtime_error("repeats of one workload disagree: nondeterminism");
+  }
+  // Event accounting: every pair that is in view at the end entered exactly once more
+  // often than it left.
+  if (initial.counts[0] + sink.counts[0] - sink.counts[1] != final_pairs) {
+    throw std::runtime_error(std::string(Engine::kName) +
+                             ": initial_pairs + enters - leaves != final_pairs");
+  }
+  res.peak_rss = std::max(res.peak_rss, peak_rss_bytes());
 }
 
 struct Summary {
@@ -414,9 +429,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   app.add_option("--baseline", baseline,
-                 "Also run the all-pairs O(N^2) reference on the same ticks and print the "
-                 "speedup")
-      ->check(CLI::IsMember({"brute"}));
+                 "Also run a reference on the same ticks, in turn with the grid, and print the "
+                 "speedup: brute (all pairs, O(N^2)) or naive-grid (a plain double-precision "
+                 "grid that rebuilds and sorts each tick)")
+      ->check(CLI::IsMember({"brute", "naive-grid"}));
   app.add_flag("--verify", verify_mode,
                "Compare grid and brute event by event (default 5 ticks); exit 1 on mismatch");
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
@@ -465,25 +481,32 @@ int main(int argc, char** argv) {
         continue;
       }
       const std::uint32_t t = ticks.value_or(w->ticks);
-      const RunResult g = run<GridEngine>(*w, t, cs, repeat);
+      RunResult g;
+      RunResult b;
+      for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+        run_once<GridEngine>(*w, t, cs, g);
+        if (baseline == "brute") run_once<BruteEngine>(*w, t, cs, b);
+        if (baseline == "naive-grid") run_once<NaiveGridEngine>(*w, t, cs, b);
+      }
       emit(to_json(*w, t, cs, repeat, g));
-      if (baseline == "brute") {
-        const RunResult b = run<BruteEngine>(*w, t, cs, repeat);
+      if (!baseline.empty()) {
         emit(to_json(*w, t, cs, repeat, b));
         const bool match = g.initial_pairs == b.initial_pairs && g.enters == b.enters &&
                            g.leaves == b.leaves && g.final_pairs == b.final_pairs;
         const Summary gs = summarize(g.tick_ns);
         const Summary bs = summarize(b.tick_ns);
+        const std::string tag = baseline == "brute" ? "brute" : "naive_grid";
         Json j;
         j["workload"] = w->name;
         j["ticks"] = t;
+        j["repeat"] = repeat;
         j["cell_size"] = cs;
         j["grid_ns_per_tick_median"] = std::llround(gs.median);
-        j["brute_ns_per_tick_median"] = std::llround(bs.median);
-        j["speedup_vs_brute"] = gs.median > 0 ? bs.median / gs.median : 0.0;
-        j["speedup_vs_brute_mean"] = gs.mean > 0 ? bs.mean / gs.mean : 0.0;
+        j[tag + "_ns_per_tick_median"] = std::llround(bs.median);
+        j["speedup_vs_" + tag] = gs.median > 0 ? bs.median / gs.median : 0.0;
+        j["speedup_vs_" + tag + "_mean"] = gs.mean > 0 ? bs.mean / gs.mean : 0.0;
         // Fastest tick against fastest tick: the least disturbed by other load.
-        j["speedup_vs_brute_min"] = gs.min > 0 ? bs.min / gs.min : 0.0;
+        j["speedup_vs_" + tag + "_min"] = gs.min > 0 ? bs.min / gs.min : 0.0;
         j["counts_match"] = match;
         emit(j);
         ok = match && ok;
