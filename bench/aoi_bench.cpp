@@ -96,12 +96,23 @@ struct RecordingSink {
 
 // --- The two implementations behind one interface -----------------------------------------
 
+// Whether the grid is told the workload's displacement bound (speed * dt: the most any
+// entity walks in one tick; reflection at the bounds only shortens a step, and teleports,
+// which exceed it, are detected by the AOI). Set once by main() from --unbounded.
+bool g_bounded = true;
+
+GridConfig grid_config(const Workload& w, double cell_size) {
+  GridConfig c{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis};
+  if (g_bounded) c.max_step = w.speed * w.dt;
+  return c;
+}
+
 class GridEngine {
  public:
   static constexpr const char* kName = "grid";
 
   GridEngine(const Workload& w, double cell_size, const Trajectories& t)
-      : aoi_(GridConfig{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis}) {
+      : aoi_(grid_config(w, cell_size)) {
     moves_.reserve(w.entities);
     for (std::uint32_t i = 0; i < w.entities; ++i) {
       const EntityHandle h = aoi_.add({t.x()[i], t.y()[i]}, w.view_radius(i), true);
@@ -299,6 +310,7 @@ Json to_json(const Workload& w, std::uint32_t ticks, double cell_size, std::uint
   j["ticks"] = ticks;
   j["repeat"] = repeat;
   j["cell_size"] = cell_size;
+  if (r.impl == "grid") j["max_step"] = g_bounded ? w.speed * w.dt : -1.0;
   j["initial_pairs"] = r.initial_pairs;
   j["enters"] = r.enters;
   j["leaves"] = r.leaves;
@@ -435,8 +447,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"brute", "naive-grid"}));
   app.add_flag("--verify", verify_mode,
                "Compare grid and brute event by event (default 5 ticks); exit 1 on mismatch");
+  bool unbounded = false;
+  app.add_flag("--unbounded", unbounded,
+               "Do not tell the grid the workload's displacement bound (speed * dt): every "
+               "candidate list is then rebuilt every tick");
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
   CLI11_PARSE(app, argc, argv);
+  g_bounded = !unbounded;
 
   if (list) {
     for (const Workload& w : zone::bench::workloads()) {

@@ -1,8 +1,12 @@
 #include "aoi/grid_aoi.hpp"
 
+#include "aoi/simd.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace zone::aoi {
 namespace {
@@ -10,6 +14,18 @@ namespace {
 constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kObserver = 2;
 constexpr std::uint8_t kRemoved = 4;
+constexpr std::uint8_t kAdded = 8;     // added since the last update
+constexpr std::uint8_t kRebuild = 16;  // its candidate list must be rebuilt at the next update
+
+constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
+constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
+
+// A list lives this many ticks when the hysteresis alone does not allow more (the skin
+// beyond r is then 2 * max_step * (kLifeTarget - 1)); and never more than kMaxLife, so that
+// the 8-bit versions in a pair test (bumped at most once per tick) cannot wrap around
+// while the test waits.
+constexpr std::uint32_t kLifeTarget = 16;
+constexpr std::uint32_t kMaxLife = 128;
 
 bool finite_coordinate(double v) {
   return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate;
@@ -27,6 +43,18 @@ double filter_margin(Vec2 c, double radius) {
   return 1e-5 * (std::abs(c.x) + std::abs(c.y) + radius) + 1e-3;
 }
 
+// Bound on the rounding error of a distance or threshold of magnitude up to `scale`
+// computed in double (the true error is below 1e-15 relative; this is a million times
+// that), used to keep the scheduling conservative.
+double sched_eps(double scale) {
+  return 1e-9 * (1.0 + scale);
+}
+
+// Spreads the expiry ticks of lists built together (at start-up, after a settings change).
+std::uint32_t stagger(std::uint32_t slot, std::uint32_t life) {
+  return ((slot * 2654435761u) >> 8) % life;
+}
+
 }  // namespace
 
 const char* to_string(ConfigError e) {
@@ -41,6 +69,8 @@ const char* to_string(ConfigError e) {
       return "cell size too small for the world bounds (grid over 16 Mi cells)";
     case ConfigError::kBadHysteresis:
       return "hysteresis must be a finite number >= 0";
+    case ConfigError::kBadMaxStep:
+      return "max step must be a number >= 0 (infinity: unbounded)";
   }
   return "unknown";
 }
@@ -56,6 +86,7 @@ ConfigError GridAoi::validate(const GridConfig& c) {
   const double rows = std::ceil((b.max.y - b.min.y) / c.cell_size);
   if (cols * rows > static_cast<double>(kMaxCells)) return ConfigError::kTooManyCells;
   if (!std::isfinite(c.hysteresis) || c.hysteresis < 0.0) return ConfigError::kBadHysteresis;
+  if (!(c.max_step >= 0.0)) return ConfigError::kBadMaxStep;
   return ConfigError::kNone;
 }
 
@@ -64,6 +95,7 @@ GridAoi::GridAoi(const GridConfig& config) : config_(config) {
     throw std::invalid_argument(to_string(e));
   }
   resize_grid();
+  apply_settings();
 }
 
 void GridAoi::resize_grid() {
@@ -73,7 +105,48 @@ void GridAoi::resize_grid() {
   rows_ =
       std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.y - b.min.y) / config_.cell_size)));
   inv_cell_ = 1.0 / config_.cell_size;
-  cell_start_.assign(static_cast<std::size_t>(cols_) * rows_ + 1, 0);
+}
+
+// Derives the scheduling constants from the hysteresis and the displacement bound B.
+// Two entities that both move at most B per tick change their distance by at most 2B per
+// tick. A list built at tick t0 holds every target within r + skin_; one beyond that
+// cannot come within r before t0 + life_ when skin_ >= 2B (life_ - 1). The view set needs
+// r + h in any case, so the skin is at least h.
+void GridAoi::apply_settings() {
+  compute_schedule();
+  std::uint32_t buckets = 1;
+  while (buckets <= life_) buckets <<= 1;
+  wheel_.resize(buckets);
+  for (auto& bucket : wheel_) bucket.clear();
+  wheel_mask_ = buckets - 1;
+}
+
+void GridAoi::compute_schedule() {
+  const double h = config_.hysteresis;
+  const double bound = config_.max_step;
+  if (!std::isfinite(bound)) {
+    life_ = 1;
+    skin_ = h;
+    step_check2_ = INFINITY;
+    inv_two_step_ = 0.0;
+    return;
+  }
+  // The check admits B (1 + 1e-9); the schedule assumes a little more, so that a move that
+  // passes the check in rounded arithmetic is within the bound the schedule uses.
+  step_check_ = bound * (1.0 + 1e-9);
+  step_check2_ = step_check_ * step_check_;
+  const double two_step = 2.0 * bound * (1.0 + 2e-9);
+  if (two_step == 0.0) {
+    life_ = kMaxLife;
+    skin_ = h;
+    inv_two_step_ = INFINITY;
+    return;
+  }
+  const double wanted = std::max(h, two_step * (kLifeTarget - 1));
+  const double extra = std::floor(wanted / two_step);
+  life_ = 1 + static_cast<std::uint32_t>(std::min(extra, static_cast<double>(kMaxLife - 1)));
+  skin_ = std::max(h, two_step * (life_ - 1));
+  inv_two_step_ = 1.0 / two_step;
 }
 
 // Clamping keeps the mapping monotone, which is all the broad phase needs: if
@@ -94,92 +167,100 @@ std::uint32_t GridAoi::cell_row(double y) const {
 }
 
 template <typename Fn>
-void GridAoi::for_each_row_span(Vec2 c, double radius, double inner_radius, Fn&& fn) const {
-  const double reach = radius + filter_margin(c, radius);
+void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
+  const auto m = static_cast<std::uint32_t>(cell_key_.size());
+  if (m == 0) return;
+  const std::uint32_t* keys = cell_key_.data();
   const std::uint32_t row0 = cell_row(c.y - reach);
   const std::uint32_t row1 = cell_row(c.y + reach);
   const double cs = config_.cell_size;
   const Bounds& b = config_.bounds;
-  if (row1 - row0 < 3) {
-    // Cells about as large as the disc: narrowing each row to the chord would save few
-    // candidates and cost a square root per row, so every row takes the full width.
-    const std::uint32_t col0 = cell_col(c.x - reach - 1e-3);
-    const std::uint32_t col1 = cell_col(c.x + reach + 1e-3);
-    for (std::uint32_t row = row0; row <= row1; ++row) {
-      const std::uint32_t base = row * cols_;
-      const std::uint32_t begin = cell_start_[base + col0];
-      const std::uint32_t end = cell_start_[base + col1 + 1];
-      if (begin != end) fn(begin, end, end, end);
-    }
-    return;
-  }
-  // Cells wholly within inner_radius (less a rounding margin) need no distance test. Border
-  // rows and columns never qualify: they also hold the entities clamped into them.
-  const double r_in = inner_radius - filter_margin(c, inner_radius);
+  // Cells about as large as the disc: narrowing each row to the chord would save few
+  // candidates and cost a square root per row, so every row takes the full width.
+  const bool chords = row1 - row0 >= 3;
+  const std::uint32_t full_col0 = cell_col(c.x - reach - 1e-3);
+  const std::uint32_t full_col1 = cell_col(c.x + reach + 1e-3);
+  std::uint32_t j = 0;  // in keys: everything before j is below the current row's range
   for (std::uint32_t row = row0; row <= row1; ++row) {
-    // Narrow the column range to the disc's chord over this row. Border rows also hold
-    // every entity clamped into them, so they extend to infinity on their outer side.
-    const double lo = row == 0 ? -INFINITY : b.min.y + row * cs;
-    const double hi = row + 1 == rows_ ? INFINITY : b.min.y + (row + 1) * cs;
-    const double dy = std::max({0.0, lo - c.y, c.y - hi});
-    const double half = std::sqrt(std::max(0.0, reach * reach - dy * dy)) + 1e-3;
-    const std::uint32_t base = row * cols_;
-    const std::uint32_t col0 = cell_col(c.x - half);
-    const std::uint32_t col1 = cell_col(c.x + half);
-    const std::uint32_t begin = cell_start_[base + col0];
-    const std::uint32_t end = cell_start_[base + col1 + 1];
-    if (begin == end) continue;
-    std::uint32_t inner_begin = end, inner_end = end;
-    const double far_dy = std::max(std::abs(c.y - lo), std::abs(c.y - hi));  // inf on borders
-    if (far_dy < r_in) {
-      const double half_in = std::sqrt(r_in * r_in - far_dy * far_dy);
-      const double first = std::ceil((c.x - half_in - b.min.x) * inv_cell_);
-      const double last = std::floor((c.x + half_in - b.min.x) * inv_cell_) - 1.0;
-      const double in0 = std::max({first, 1.0, static_cast<double>(col0)});
-      const double in1 =
-          std::min({last, static_cast<double>(cols_) - 2.0, static_cast<double>(col1)});
-      if (in0 <= in1) {
-        inner_begin = cell_start_[base + static_cast<std::uint32_t>(in0)];
-        inner_end = cell_start_[base + static_cast<std::uint32_t>(in1) + 1];
-      }
+    std::uint32_t col0 = full_col0;
+    std::uint32_t col1 = full_col1;
+    if (chords) {
+      // Border rows also hold every entity clamped into them, so they extend to infinity
+      // on their outer side.
+      const double lo = row == 0 ? -INFINITY : b.min.y + row * cs;
+      const double hi = row + 1 == rows_ ? INFINITY : b.min.y + (row + 1) * cs;
+      const double dy = std::max({0.0, lo - c.y, c.y - hi});
+      const double half = std::sqrt(std::max(0.0, reach * reach - dy * dy)) + 1e-3;
+      col0 = cell_col(c.x - half);
+      col1 = cell_col(c.x + half);
     }
-    fn(begin, end, inner_begin, inner_end);
+    const std::uint32_t lo_key = row * cols_ + col0;
+    const std::uint32_t hi_key = row * cols_ + col1;
+    // Galloping lower bound from j: the ranges of successive rows ascend.
+    if (keys[j] < lo_key) {
+      std::uint32_t lo = j;
+      std::uint32_t step = 1;
+      std::uint32_t hi = j + 1;
+      while (hi < m && keys[hi] < lo_key) {
+        lo = hi;
+        step <<= 1;
+        hi = lo + step;
+      }
+      hi = std::min(hi, m);
+      j = static_cast<std::uint32_t>(std::lower_bound(keys + lo + 1, keys + hi, lo_key) - keys);
+      if (j == m) return;
+    }
+    if (keys[j] > hi_key) {
+      // Nothing in range on this row: go straight to the next occupied row.
+      const std::uint32_t next_row = keys[j] / cols_;
+      if (next_row > row) row = next_row - 1;
+      continue;
+    }
+    const std::uint32_t begin = cell_begin_[j];
+    while (j < m && keys[j] <= hi_key) ++j;
+    fn(begin, cell_begin_[j]);
+    if (j == m) return;
   }
 }
 
 bool GridAoi::usable(EntityHandle h) const {
-  return slots_.contains(h) && !(flags_[h.index] & kRemoved);
+  return slots_.contains(h) && !(hot_[h.index].flags & kRemoved);
 }
 
 EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   if (!valid_position(position) || !valid_radius(view_radius)) return {};
   const EntityHandle h = slots_.allocate();
-  if (h.index >= pos_.size()) {
+  if (h.index >= hot_.size()) {
     const std::size_t n = h.index + 1;
-    pos_.resize(n);
-    radius_.resize(n);
-    flags_.resize(n);
+    hot_.resize(n);
+    prev_pos_.resize(n);
     view_.resize(n);
     stamp_.resize(n);
-    cell_of_.resize(n);
   }
-  pos_[h.index] = position;
-  radius_[h.index] = view_radius;
-  flags_[h.index] = static_cast<std::uint8_t>(kAlive | (observer ? kObserver : 0));
+  hot_[h.index].pos = position;
+  prev_pos_[h.index] = position;
+  hot_[h.index].radius = view_radius;
+  hot_[h.index].flags =
+      static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
   stamp_[h.index] = 0;
+  added_.push_back(h.index);
+  ++entity_count_;
+  if (observer) ++observer_count_;
   return h;
 }
 
 bool GridAoi::remove(EntityHandle h) {
   if (!usable(h)) return false;
-  flags_[h.index] |= kRemoved;
+  if (hot_[h.index].flags & kObserver) --observer_count_;
+  --entity_count_;
+  hot_[h.index].flags |= kRemoved;
   removed_.push_back(h.index);
   return true;
 }
 
 bool GridAoi::move(EntityHandle h, Vec2 position) {
   if (!usable(h) || !valid_position(position)) return false;
-  pos_[h.index] = position;
+  hot_[h.index].pos = position;
   return true;
 }
 
@@ -191,14 +272,24 @@ std::size_t GridAoi::move_batch(std::span<const Move> moves) {
 
 bool GridAoi::set_view_radius(EntityHandle h, double view_radius) {
   if (!usable(h) || !valid_radius(view_radius)) return false;
-  radius_[h.index] = view_radius;
+  if (hot_[h.index].radius != view_radius) {
+    hot_[h.index].radius = view_radius;
+    hot_[h.index].flags |= kRebuild;
+  }
   return true;
 }
 
 bool GridAoi::set_observer(EntityHandle h, bool observer) {
   if (!usable(h)) return false;
-  flags_[h.index] = static_cast<std::uint8_t>(observer ? (flags_[h.index] | kObserver)
-                                                       : (flags_[h.index] & ~kObserver));
+  std::uint8_t& f = hot_[h.index].flags;
+  if (((f & kObserver) != 0) == observer) return true;
+  if (observer) {
+    f |= kObserver | kRebuild;
+    ++observer_count_;
+  } else {
+    f &= static_cast<std::uint8_t>(~kObserver);
+    --observer_count_;
+  }
   return true;
 }
 
@@ -214,47 +305,153 @@ ConfigError GridAoi::set_hysteresis(double hysteresis) {
   GridConfig next = config_;
   next.hysteresis = hysteresis;
   if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (next.hysteresis != config_.hysteresis) lists_stale_ = true;
   config_ = next;
   return ConfigError::kNone;
 }
 
-void GridAoi::rebuild_cells() {
+ConfigError GridAoi::set_max_step(double max_step) {
+  GridConfig next = config_;
+  next.max_step = max_step;
+  if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (next.max_step != config_.max_step) lists_stale_ = true;
+  config_ = next;
+  return ConfigError::kNone;
+}
+
+// Finds the entities that left their position of the last update: removed ones, and those
+// that moved further than the bound (teleports). Positions of the last update are kept in
+// prev_pos_ for the next tick's comparison.
+void GridAoi::classify_moves() {
+  departures_.clear();
+  arrivals_.clear();
+  double max_radius = 0.0;
   const std::uint32_t capacity = slots_.capacity();
-  const std::size_t cells = static_cast<std::size_t>(cols_) * rows_;
-  std::fill(cell_start_.begin(), cell_start_.end(), 0u);
-  std::uint32_t count = 0;
   for (std::uint32_t s = 0; s < capacity; ++s) {
-    if ((flags_[s] & (kAlive | kRemoved)) != kAlive) continue;
-    const std::uint32_t c = cell_row(pos_[s].y) * cols_ + cell_col(pos_[s].x);
-    cell_of_[s] = c;
-    ++cell_start_[c];
-    ++count;
+    const std::uint8_t f = hot_[s].flags;
+    if (!(f & kAlive)) continue;
+    if (f & kRemoved) {
+      ++hot_[s].target_version;
+      if (!(f & kAdded)) departures_.push_back({s, prev_pos_[s]});
+      continue;
+    }
+    if (f & kObserver) max_radius = std::max(max_radius, hot_[s].radius);
+    const Vec2 p = hot_[s].pos;
+    Vec2& prev = prev_pos_[s];
+    if (f & kAdded) {
+      arrivals_.push_back(s);
+      prev = p;
+      continue;
+    }
+    const double dx = p.x - prev.x;
+    const double dy = p.y - prev.y;
+    if (dx * dx + dy * dy > step_check2_) {
+      ++hot_[s].target_version;  // every test naming it is stale
+      departures_.push_back({s, prev});
+      arrivals_.push_back(s);
+      if (f & kObserver) hot_[s].flags = static_cast<std::uint8_t>(f | kRebuild);
+    }
+    prev = p;
   }
-  // Inclusive prefix sums give each cell's end; filling backwards turns them into starts
-  // and keeps entities of one cell in ascending slot order (a stable sort).
-  std::uint32_t running = 0;
-  for (std::size_t c = 0; c < cells; ++c) {
-    running += cell_start_[c];
-    cell_start_[c] = running;
+  max_radius_ = max_radius;
+}
+
+// Keeps the entities sorted by (cell, slot): drops the removed ones, refreshes the
+// positions of those that stayed in their cell, and merges back (after sorting them) those
+// that changed cells and the new ones. Linear in the number of entities plus m log m for
+// the m that changed cells; nothing is proportional to the number of cells.
+void GridAoi::maintain_cells() {
+  const bool regrid = pending_cell_size_ > 0.0;
+  if (regrid) {
+    config_.cell_size = pending_cell_size_;
+    pending_cell_size_ = 0.0;
+    resize_grid();
   }
-  cell_start_[cells] = count;
-  if (sorted_slot_.size() < count) {
-    sorted_xf_.resize(count);
-    sorted_yf_.resize(count);
-    sorted_x_.resize(count);
-    sorted_y_.resize(count);
-    sorted_slot_.resize(count);
-    hits_.resize(count);
+  moved_cells_.clear();
+  const auto n = static_cast<std::uint32_t>(ord_slot_.size());
+  std::uint32_t w = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t s = ord_slot_[i];
+    if (hot_[s].flags & kRemoved) continue;
+    const Vec2 p = hot_[s].pos;
+    const std::uint32_t key = cell_key(p);
+    if (key != ord_key_[i] || regrid) {
+      moved_cells_.push_back({key, s});
+      continue;
+    }
+    ord_key_[w] = key;
+    ord_slot_[w] = s;
+    ord_x_[w] = p.x;
+    ord_y_[w] = p.y;
+    ord_xf_[w] = static_cast<float>(p.x);
+    ord_yf_[w] = static_cast<float>(p.y);
+    ++w;
   }
-  for (std::uint32_t s = capacity; s-- > 0;) {
-    if ((flags_[s] & (kAlive | kRemoved)) != kAlive) continue;
-    const std::uint32_t i = --cell_start_[cell_of_[s]];
-    sorted_x_[i] = pos_[s].x;
-    sorted_y_[i] = pos_[s].y;
-    sorted_xf_[i] = static_cast<float>(pos_[s].x);
-    sorted_yf_[i] = static_cast<float>(pos_[s].y);
-    sorted_slot_[i] = s;
+  for (const std::uint32_t s : added_) {
+    if (!(hot_[s].flags & kRemoved)) moved_cells_.push_back({cell_key(hot_[s].pos), s});
   }
+  std::sort(moved_cells_.begin(), moved_cells_.end());
+  const auto m = static_cast<std::uint32_t>(moved_cells_.size());
+  const std::uint32_t total = w + m;
+  if (ord_slot_.size() < total) {
+    ord_key_.resize(total);
+    ord_slot_.resize(total);
+    ord_x_.resize(total);
+    ord_y_.resize(total);
+    ord_xf_.resize(total);
+    ord_yf_.resize(total);
+  }
+  // Merge from the back, in place.
+  std::uint32_t i = w;
+  std::uint32_t k = m;
+  for (std::uint32_t out = total; out-- > 0;) {
+    const bool take_moved =
+        k > 0 && (i == 0 || CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < moved_cells_[k - 1]);
+    if (take_moved) {
+      const CellEntry e = moved_cells_[--k];
+      const Vec2 p = hot_[e.slot].pos;
+      ord_key_[out] = e.key;
+      ord_slot_[out] = e.slot;
+      ord_x_[out] = p.x;
+      ord_y_[out] = p.y;
+      ord_xf_[out] = static_cast<float>(p.x);
+      ord_yf_[out] = static_cast<float>(p.y);
+    } else {
+      --i;
+      if (out == i) break;  // the rest is already in place
+      ord_key_[out] = ord_key_[i];
+      ord_slot_[out] = ord_slot_[i];
+      ord_x_[out] = ord_x_[i];
+      ord_y_[out] = ord_y_[i];
+      ord_xf_[out] = ord_xf_[i];
+      ord_yf_[out] = ord_yf_[i];
+    }
+  }
+  ord_key_.resize(total);
+  ord_slot_.resize(total);
+  ord_x_.resize(total);
+  ord_y_.resize(total);
+  ord_xf_.resize(total);
+  ord_yf_.resize(total);
+  if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
+  index_cells();
+}
+
+// Lists the occupied cells and their first entity; the largest population on the way.
+void GridAoi::index_cells() {
+  cell_key_.clear();
+  cell_begin_.clear();
+  max_cell_population_ = 0;
+  const auto n = static_cast<std::uint32_t>(ord_key_.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i == 0 || ord_key_[i] != ord_key_[i - 1]) {
+      if (i > 0) max_cell_population_ = std::max(max_cell_population_, i - cell_begin_.back());
+      cell_key_.push_back(ord_key_[i]);
+      cell_begin_.push_back(i);
+    }
+  }
+  if (n > 0) max_cell_population_ = std::max(max_cell_population_, n - cell_begin_.back());
+  cell_begin_.push_back(n);
 }
 
 std::uint32_t GridAoi::next_epoch() {
@@ -266,137 +463,307 @@ std::uint32_t GridAoi::next_epoch() {
   return epoch_;
 }
 
-// One observer's view diff. Old members are marked `old`; each broad-phase hit inside
-// r + h that carries the mark is re-marked `kept`; a hit inside r without the mark
-// enters. Old members still marked `old` afterwards are out of r + h (or gone): they leave.
-void GridAoi::update_observer(std::uint32_t a) {
-  std::vector<std::uint32_t>& view = view_[a];
-  const EntityHandle observer = slots_.handle_at(a);
-  if ((flags_[a] & (kObserver | kRemoved)) != kObserver) {
-    for (const std::uint32_t t : view) {
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kLeave});
-    }
-    view.clear();
-    return;
-  }
+void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
+  events_.push_back({slots_.handle_at(a), slots_.handle_at(b), kind});
+}
 
+// Ticks (beyond the next) during which a visible pair at distance d cannot have moved
+// beyond `outer`, capped at life_.
+std::uint32_t GridAoi::ticks_visible(double d, double outer, double eps) const {
+  const double slack = outer - d - 2.0 * eps;
+  if (!(slack > 0.0)) return 0;
+  const double q = slack * inv_two_step_;
+  return q >= static_cast<double>(life_) ? life_ : static_cast<std::uint32_t>(q);
+}
+
+// Same for a hidden pair coming within r.
+std::uint32_t GridAoi::ticks_hidden(double d, double r, double eps) const {
+  const double slack = d - r - 3.0 * eps;
+  if (!(slack > 0.0)) return 0;
+  const double q = slack * inv_two_step_;
+  return q >= static_cast<double>(life_) ? life_ : static_cast<std::uint32_t>(q);
+}
+
+bool GridAoi::list_is_current(std::uint32_t a) const {
+  const std::uint8_t f = hot_[a].flags;
+  return (f & (kAlive | kObserver | kRemoved | kRebuild)) == (kAlive | kObserver) &&
+         now_ - hot_[a].base_tick < life_;
+}
+
+void GridAoi::schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b,
+                       std::uint32_t view_index) {
+  const bool visible = view_index != kNotVisible;
+  wheel_[tick & wheel_mask_].push_back({a, b | (visible ? kVisibleBit : 0u),
+                                        hot_[a].observer_version, hot_[b].target_version,
+                                        static_cast<std::uint16_t>(view_index)});
+}
+
+namespace {
+// Index of slot in v, or kNotVisible.
+std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_t slot) {
+  const auto n = static_cast<std::uint32_t>(v.size());
+  const std::uint32_t i = simd::find_u32(v.data(), n, slot);
+  return i < n ? i : kNotVisible;
+}
+}  // namespace
+
+// Removes b from a's view; `hint` is where it was last seen (kept exact unless another
+// member was moved into its place since).
+void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint) {
+  std::vector<std::uint32_t>& v = view_[a];
+  const std::uint32_t i = hint < v.size() && v[hint] == b ? hint : find_slot(v, b);
+  v[i] = v.back();
+  v.pop_back();
+}
+
+// Entity b left its position of the last update (removed or teleported); its version has
+// been bumped, so every scheduled test naming it is stale. The observers that see it lie
+// within reach of that position (within r + h at the last update, and they moved at most
+// the bound since): each gets a test of the pair this tick. Hidden pairs need nothing here:
+// if b arrived near an observer, notify_arrival() finds it.
+void GridAoi::notify_departure(const Departure& d) {
+  const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : 0.0;
+  const double reach = max_radius_ + config_.hysteresis + two_step;
+  const double r = reach + sched_eps(reach) + filter_margin(d.from, reach);
+  const float r2 = static_cast<float>(r * r);
+  const float cx = static_cast<float>(d.from.x);
+  const float cy = static_cast<float>(d.from.y);
+  for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const float dx = ord_xf_[j] - cx;
+      const float dy = ord_yf_[j] - cy;
+      if (dx * dx + dy * dy > r2) continue;
+      const std::uint32_t a = ord_slot_[j];
+      if (a == d.slot || !list_is_current(a)) continue;
+      const std::uint32_t i = find_slot(view_[a], d.slot);
+      if (i != kNotVisible) schedule(now_, a, d.slot, i);
+    }
+  });
+}
+
+// Entity b is new or arrived from afar. Every current list that could need it before it
+// expires (the observer is within r + skin) gets a test of the pair this tick.
+void GridAoi::notify_arrival(std::uint32_t b) {
+  const Vec2 p = hot_[b].pos;
+  const double reach = max_radius_ + skin_;
+  const double r = reach + sched_eps(reach) + filter_margin(p, reach);
+  const float r2 = static_cast<float>(r * r);
+  const float cx = static_cast<float>(p.x);
+  const float cy = static_cast<float>(p.y);
+  for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const float fx = ord_xf_[j] - cx;
+      const float fy = ord_yf_[j] - cy;
+      if (fx * fx + fy * fy > r2) continue;
+      const std::uint32_t a = ord_slot_[j];
+      if (a == b || !list_is_current(a)) continue;
+      const double dx = p.x - ord_x_[j];
+      const double dy = p.y - ord_y_[j];
+      const double need = hot_[a].radius + skin_;
+      const double need_r = need + sched_eps(need);
+      if (dx * dx + dy * dy > need_r * need_r) continue;
+      // A visible pair already has its test from notify_departure().
+      if (find_slot(view_[a], b) == kNotVisible) schedule(now_, a, b, kNotVisible);
+    }
+  });
+}
+
+// Rebuilds a's view and schedule from the grid: the view diff (enters, then leaves) and,
+// for every pair that could change before the list expires, a test at the first tick it
+// could. The list's life starts at base_tick (now, or earlier to stagger expiries).
+void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
+  std::vector<std::uint32_t>& view = view_[a];
+  hot_[a].base_tick = base_tick;
+  ++hot_[a].observer_version;  // every test scheduled by the old list is stale
+  const std::uint32_t expiry = base_tick + life_;
   const std::uint32_t old_mark = next_epoch();
   const std::uint32_t kept_mark = old_mark + 1;
   for (const std::uint32_t t : view) stamp_[t] = old_mark;
 
-  const Vec2 c = pos_[a];
-  const double r = radius_[a];
+  const Vec2 c = hot_[a].pos;
+  const double r = hot_[a].radius;
   const double outer = r + config_.hysteresis;
-  const double outer2 = outer * outer;
   const double r2 = r * r;
-  const double reach = outer + filter_margin(c, outer);
+  const double outer2 = outer * outer;
+  const double list_radius = r + skin_;
+  const double eps = sched_eps(list_radius);
+  const double exact_reach = list_radius + 4.0 * eps;
+  const double reach = exact_reach + filter_margin(c, exact_reach);
   const float reach2 = static_cast<float>(reach * reach);
   const float cxf = static_cast<float>(c.x);
   const float cyf = static_cast<float>(c.y);
 
-  // Branch-free float filter over each contiguous row span; survivors are compacted into
-  // hits_. (The compaction keeps the compiler from vectorising it; an explicit SSE2
-  // version with movemask was measured slower here: see docs/benchmarks.md.)
+  // Float filter over each contiguous span; survivors are compacted into hits_.
   std::uint32_t n = 0;
   std::uint32_t* hits = hits_.data();
-  const float* xs = sorted_xf_.data();
-  const float* ys = sorted_yf_.data();
-  const auto filter = [&](std::uint32_t begin, std::uint32_t end) {
-    for (std::uint32_t j = begin; j < end; ++j) {
-      const float dx = xs[j] - cxf;
-      const float dy = ys[j] - cyf;
-      hits[n] = j;
-      n += (dx * dx + dy * dy <= reach2) ? 1u : 0u;
-    }
-  };
-  const std::size_t old_size = view.size();
-  std::size_t kept = 0;
-  // Entities of cells wholly inside r are in view whatever their exact distance: only
-  // whether they were before decides between kept and enter.
-  const auto take_all = [&](std::uint32_t begin, std::uint32_t end) {
-    for (std::uint32_t j = begin; j < end; ++j) {
-      const std::uint32_t t = sorted_slot_[j];
-      if (t == a) continue;
-      if (stamp_[t] == old_mark) {
-        stamp_[t] = kept_mark;
-        ++kept;
-      } else {
-        view.push_back(t);
-        events_.push_back({observer, slots_.handle_at(t), EventKind::kEnter});
-      }
-    }
-  };
-  for_each_row_span(c, outer, r,
-                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t inner_begin,
-                        std::uint32_t inner_end) {
-                      filter(begin, inner_begin);
-                      take_all(inner_begin, inner_end);
-                      filter(inner_end, end);
-                    });
+  for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
+    n += simd::filter_disc(ord_xf_.data(), ord_yf_.data(), begin, end, cxf, cyf, reach2, hits + n);
+  });
 
+  new_view_.clear();
+  const std::uint32_t first = now_ + 1;
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
-    const std::uint32_t t = sorted_slot_[j];
-    const double dx = sorted_x_[j] - c.x;
-    const double dy = sorted_y_[j] - c.y;
+    const std::uint32_t t = ord_slot_[j];
+    if (t == a) continue;
+    const double dx = ord_x_[j] - c.x;
+    const double dy = ord_y_[j] - c.y;
     const double d2 = dx * dx + dy * dy;
-    if (d2 > outer2 || t == a) continue;
+    bool visible = false;
     if (stamp_[t] == old_mark) {
-      stamp_[t] = kept_mark;
-      ++kept;
+      if (d2 <= outer2) {
+        stamp_[t] = kept_mark;
+        visible = true;
+      }
     } else if (d2 <= r2) {
-      view.push_back(t);
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kEnter});
+      emit(a, t, EventKind::kEnter);
+      visible = true;
     }
+    const double d = std::sqrt(d2);
+    const std::uint32_t wake =
+        first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+    std::uint32_t index = kNotVisible;
+    if (visible) {
+      index = static_cast<std::uint32_t>(new_view_.size());
+      new_view_.push_back(t);
+    }
+    if (static_cast<std::int32_t>(wake - expiry) < 0) schedule(wake, a, t, index);
   }
-  if (kept == old_size) return;
+  // Old members still carrying the old mark are beyond r + h, or gone: they leave.
+  for (const std::uint32_t t : view) {
+    if (stamp_[t] == old_mark) emit(a, t, EventKind::kLeave);
+  }
+  visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
+  view.assign(new_view_.begin(), new_view_.end());
+}
 
-  std::size_t w = 0;
-  for (std::size_t i = 0; i < view.size(); ++i) {
-    const std::uint32_t t = view[i];
-    if (i < old_size && stamp_[t] == old_mark) {
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kLeave});
-    } else {
-      view[w++] = t;
+// Runs this tick's scheduled pair tests, in the order they were filed.
+void GridAoi::run_due_tests() {
+  std::vector<PairTest>& bucket = wheel_[now_ & wheel_mask_];
+  const double h = config_.hysteresis;
+  const std::uint32_t first = now_ + 1;
+  // Index loop: the bucket does not grow while it runs (every new test is due later).
+  const std::size_t count = bucket.size();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k + 12 < count) {  // the records are random in both slots: fetch ahead
+      const PairTest& ahead = bucket[k + 12];
+      __builtin_prefetch(&hot_[ahead.observer]);
+      __builtin_prefetch(&hot_[ahead.target & ~kVisibleBit]);
     }
+    const PairTest test = bucket[k];
+    const std::uint32_t a = test.observer;
+    const std::uint32_t b = test.target & ~kVisibleBit;
+    if (test.observer_version != hot_[a].observer_version ||
+        test.target_version != hot_[b].target_version) {
+      continue;
+    }
+    const bool visible = (test.target & kVisibleBit) != 0;
+    const double r = hot_[a].radius;
+    const double outer = r + h;
+    const std::uint32_t expiry = hot_[a].base_tick + life_;
+    if (hot_[b].flags & kRemoved) {  // only for visible pairs (see notify_departure)
+      emit(a, b, EventKind::kLeave);
+      remove_from_view(a, b, test.view_index);
+      --visible_pairs_;
+      continue;
+    }
+    const Vec2 pa = hot_[a].pos;
+    const Vec2 pb = hot_[b].pos;
+    const double dx = pb.x - pa.x;
+    const double dy = pb.y - pa.y;
+    const double d2 = dx * dx + dy * dy;
+    const double d = std::sqrt(d2);
+    const double eps = sched_eps(outer + skin_ + d);
+    std::uint32_t index = visible ? test.view_index : kNotVisible;
+    if (visible) {
+      if (d2 > outer * outer) {
+        emit(a, b, EventKind::kLeave);
+        remove_from_view(a, b, test.view_index);
+        --visible_pairs_;
+        index = kNotVisible;
+      }
+    } else if (d2 <= r * r) {
+      emit(a, b, EventKind::kEnter);
+      index = static_cast<std::uint32_t>(view_[a].size());
+      view_[a].push_back(b);
+      ++visible_pairs_;
+    }
+    const std::uint32_t wake =
+        first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+    if (static_cast<std::int32_t>(wake - expiry) < 0) schedule(wake, a, b, index);
   }
-  view.resize(w);
+  bucket.clear();
+}
+
+void GridAoi::clear_view(std::uint32_t a) {
+  std::vector<std::uint32_t>& view = view_[a];
+  for (const std::uint32_t t : view) emit(a, t, EventKind::kLeave);
+  visible_pairs_ -= view.size();
+  view.clear();
+  ++hot_[a].observer_version;
 }
 
 void GridAoi::release_removed() {
   for (const std::uint32_t s : removed_) {
-    flags_[s] = 0;
-    view_[s].clear();
+    hot_[s].flags = 0;
     slots_.free(slots_.handle_at(s));
   }
   removed_.clear();
+  for (const std::uint32_t s : added_) {
+    hot_[s].flags = static_cast<std::uint8_t>(hot_[s].flags & ~kAdded);
+  }
+  added_.clear();
 }
 
 std::span<const VisibilityEvent> GridAoi::update() {
   events_.clear();
-  if (pending_cell_size_ > 0.0) {
-    config_.cell_size = pending_cell_size_;
-    pending_cell_size_ = 0.0;
-    resize_grid();
+  ++now_;
+  const bool stale = lists_stale_;
+  if (stale) apply_settings();
+  classify_moves();
+  maintain_cells();
+
+  // Every list is rebuilt when the settings changed, when lists live a single tick
+  // (no bound), or when so many entities jumped that rebuilding is cheaper than
+  // following each one.
+  const std::size_t movers = departures_.size() + arrivals_.size();
+  const bool rebuild_all = stale || life_ == 1 || movers * 8 > entity_count_ + 64;
+  if (rebuild_all) {
+    for (auto& bucket : wheel_) bucket.clear();
+  } else {
+    for (const Departure& d : departures_) notify_departure(d);
+    for (const std::uint32_t b : arrivals_) notify_arrival(b);
   }
-  rebuild_cells();
+
+  // Lists that must be rebuilt, by ascending slot; then the pair tests due this tick.
   const std::uint32_t capacity = slots_.capacity();
-  for (std::uint32_t s = 0; s < capacity; ++s) {
-    if (!(flags_[s] & kAlive)) continue;
-    if ((flags_[s] & kObserver) || !view_[s].empty()) update_observer(s);
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    const std::uint8_t f = hot_[a].flags;
+    if (!(f & kAlive)) continue;
+    if ((f & (kObserver | kRemoved)) != kObserver) {
+      if (!view_[a].empty()) clear_view(a);
+      continue;
+    }
+    if (rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_) {
+      const bool spread = stale || (f & kAdded);
+      rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
+      hot_[a].flags = static_cast<std::uint8_t>(f & ~kRebuild);
+    }
   }
+  run_due_tests();
+  lists_stale_ = false;
   release_removed();
   return events_;
 }
 
 Vec2 GridAoi::position(EntityHandle h) const {
-  return pos_[h.index];
+  return hot_[h.index].pos;
 }
 double GridAoi::view_radius(EntityHandle h) const {
-  return radius_[h.index];
+  return hot_[h.index].radius;
 }
 bool GridAoi::is_observer(EntityHandle h) const {
-  return (flags_[h.index] & kObserver) != 0;
+  return (hot_[h.index].flags & kObserver) != 0;
 }
 
 std::span<const std::uint32_t> GridAoi::view_slots(EntityHandle observer) const {
@@ -417,34 +784,124 @@ bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
 void GridAoi::query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const {
   if (!valid_position(center) || !valid_radius(radius)) return;
   const double r2 = radius * radius;
-  for_each_row_span(center, radius, 0.0,
-                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t, std::uint32_t) {
-                      for (std::uint32_t j = begin; j < end; ++j) {
-                        const double dx = sorted_x_[j] - center.x;
-                        const double dy = sorted_y_[j] - center.y;
-                        if (dx * dx + dy * dy <= r2)
-                          out.push_back(slots_.handle_at(sorted_slot_[j]));
-                      }
-                    });
+  const double reach = radius + filter_margin(center, radius);
+  for_each_span(center, reach, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const double dx = ord_x_[j] - center.x;
+      const double dy = ord_y_[j] - center.y;
+      if (dx * dx + dy * dy <= r2) out.push_back(slots_.handle_at(ord_slot_[j]));
+    }
+  });
 }
 
 GridStats GridAoi::stats() const {
   GridStats s;
-  const std::size_t cells = static_cast<std::size_t>(cols_) * rows_;
-  s.cells = static_cast<std::uint32_t>(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    const std::uint32_t pop = cell_start_[c + 1] - cell_start_[c];
-    if (pop) ++s.occupied_cells;
-    s.max_cell_population = std::max(s.max_cell_population, pop);
-  }
-  const std::uint32_t capacity = slots_.capacity();
-  for (std::uint32_t i = 0; i < capacity; ++i) {
-    if ((flags_[i] & (kAlive | kRemoved)) != kAlive) continue;
-    ++s.entities;
-    if (flags_[i] & kObserver) ++s.observers;
-    s.visible_pairs += view_[i].size();
-  }
+  s.entities = entity_count_;
+  s.observers = observer_count_;
+  s.cells = cols_ * rows_;
+  s.occupied_cells = static_cast<std::uint32_t>(cell_key_.size());
+  s.max_cell_population = max_cell_population_;
+  s.visible_pairs = visible_pairs_;
   return s;
+}
+
+std::string GridAoi::check_invariants() const {
+  std::ostringstream out;
+  const std::uint32_t capacity = slots_.capacity();
+  auto present = [&](std::uint32_t s) {
+    return (hot_[s].flags & kAlive) && !(hot_[s].flags & kAdded);
+  };
+  // The grid holds every entity present at the last update, sorted, at its position.
+  std::uint32_t count = 0;
+  for (std::uint32_t s = 0; s < capacity; ++s) count += present(s) ? 1 : 0;
+  if (ord_slot_.size() != count) {
+    out << "grid holds " << ord_slot_.size() << " entities, " << count << " present\n";
+  }
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i) {
+    const std::uint32_t s = ord_slot_[i];
+    if (i > 0 && !(CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < CellEntry{ord_key_[i], s})) {
+      out << "grid order broken at " << i << "\n";
+    }
+    if (ord_x_[i] != prev_pos_[s].x || ord_y_[i] != prev_pos_[s].y ||
+        ord_key_[i] != cell_key(prev_pos_[s])) {
+      out << "grid position of slot " << s << " is stale\n";
+    }
+  }
+  // Live scheduled tests, per observer: (target, tick, visible).
+  struct Test {
+    std::uint32_t target;
+    std::uint32_t tick;
+    bool visible;
+  };
+  std::vector<std::vector<Test>> tests(capacity);
+  for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
+    for (const PairTest& t : wheel_[k]) {
+      const std::uint32_t b = t.target & ~kVisibleBit;
+      if (t.observer_version != hot_[t.observer].observer_version ||
+          t.target_version != hot_[b].target_version) {
+        continue;
+      }
+      // The tick this bucket stands for: the first after now_ with these low bits.
+      const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
+      tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
+    }
+  }
+  const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
+  std::uint64_t pairs = 0;
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!present(a)) continue;
+    const std::vector<std::uint32_t>& view = view_[a];
+    pairs += view.size();
+    if (!(hot_[a].flags & kObserver)) {
+      if (!view.empty()) out << "non-observer " << a << " has a view\n";
+      if (!tests[a].empty()) out << "non-observer " << a << " has tests\n";
+      continue;
+    }
+    const std::uint32_t expiry = hot_[a].base_tick + life_;
+    if (static_cast<std::int32_t>(now_ - expiry) >= 0) out << "list of " << a << " expired\n";
+    // Ticks after now_ during which the pairs are only re-tested through the schedule.
+    const double left = static_cast<double>(expiry - now_ - 1);
+    const double r = hot_[a].radius;
+    const double outer = r + config_.hysteresis;
+    std::vector<std::uint32_t> seen(view.begin(), view.end());
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+      out << "duplicate targets in the view of " << a << "\n";
+    }
+    std::vector<std::uint32_t> tested;
+    for (const Test& t : tests[a]) {
+      tested.push_back(t.target);
+      if (static_cast<std::int32_t>(t.tick - expiry) >= 0) {
+        out << "test " << a << "->" << t.target << " after the list expires\n";
+      }
+      if (t.visible != std::binary_search(seen.begin(), seen.end(), t.target)) {
+        out << "test " << a << "->" << t.target << " has the wrong side\n";
+      }
+    }
+    std::sort(tested.begin(), tested.end());
+    if (std::adjacent_find(tested.begin(), tested.end()) != tested.end()) {
+      out << "two live tests of one pair for observer " << a << "\n";
+    }
+    for (std::uint32_t t = 0; t < capacity; ++t) {
+      if (t == a || !present(t)) continue;
+      const double dx = prev_pos_[t].x - prev_pos_[a].x;
+      const double dy = prev_pos_[t].y - prev_pos_[a].y;
+      const double d2 = dx * dx + dy * dy;
+      const double d = std::sqrt(d2);
+      const bool visible = std::binary_search(seen.begin(), seen.end(), t);
+      const bool has_test = std::binary_search(tested.begin(), tested.end(), t);
+      if (visible && d2 > outer * outer) out << a << " sees " << t << " beyond r + h\n";
+      if (!visible && d2 <= r * r) out << a << " misses " << t << " within r\n";
+      // A pair that could change before the list expires must have a test scheduled.
+      const double reach = two_step * left;
+      const bool could_change = visible ? d + reach > outer - 1e-6 : d - reach < r + 1e-6;
+      if (left > 0.0 && could_change && !has_test) {
+        out << "pair " << a << "->" << t << " at " << d << " has no test\n";
+      }
+    }
+  }
+  if (pairs != visible_pairs_) out << "visible pair count " << visible_pairs_ << " != " << pairs;
+  return out.str();
 }
 
 }  // namespace zone::aoi

@@ -1,0 +1,217 @@
+#include "aoi/simd.hpp"
+
+#include <array>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ZONE_AOI_X86 1
+#endif
+
+namespace zone::aoi::simd {
+namespace {
+
+// ---- Portable versions (also the tails of the vector ones) ------------------------------
+
+std::uint32_t due_scalar(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
+                         std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
+  std::uint32_t k = 0;
+  std::uint8_t next = *next_wake;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint8_t w = wake[i];
+    out[k] = base + i;
+    k += w <= rel ? 1u : 0u;
+    if (w > rel && w < next) next = w;
+  }
+  *next_wake = next;
+  return k;
+}
+
+std::uint32_t find_scalar(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (p[i] == v) return i;
+  }
+  return n;
+}
+
+std::uint32_t filter_scalar(const float* xs, const float* ys, std::uint32_t begin,
+                            std::uint32_t end, float cx, float cy, float r2, std::uint32_t* out) {
+  std::uint32_t k = 0;
+  for (std::uint32_t j = begin; j < end; ++j) {
+    const float dx = xs[j] - cx;
+    const float dy = ys[j] - cy;
+    out[k] = j;
+    k += dx * dx + dy * dy <= r2 ? 1u : 0u;
+  }
+  return k;
+}
+
+#if ZONE_AOI_X86
+
+// ---- SSE2 (every x86-64 CPU) --------------------------------------------------------------
+
+std::uint32_t due_sse2(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
+                       std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
+  const __m128i r = _mm_set1_epi8(static_cast<char>(rel));
+  __m128i least = _mm_set1_epi8(static_cast<char>(0xFF));
+  std::uint32_t k = 0;
+  std::uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wake + i));
+    const __m128i due = _mm_cmpeq_epi8(_mm_max_epu8(v, r), r);  // v <= rel
+    least = _mm_min_epu8(least, _mm_or_si128(due, v));          // due lanes count as 0xFF
+    auto m = static_cast<unsigned>(_mm_movemask_epi8(due));
+    while (m) {
+      out[k++] = base + i + static_cast<std::uint32_t>(__builtin_ctz(m));
+      m &= m - 1;
+    }
+  }
+  alignas(16) std::uint8_t lanes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), least);
+  std::uint8_t next = *next_wake;
+  for (const std::uint8_t w : lanes) next = w < next ? w : next;
+  *next_wake = next;
+  return k + due_scalar(wake + i, n - i, rel, base + i, out + k, next_wake);
+}
+
+std::uint32_t find_sse2(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
+  const __m128i x = _mm_set1_epi32(static_cast<int>(v));
+  std::uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), x);
+    const __m128i b =
+        _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 4)), x);
+    const auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi32(a, b)));
+    if (m) return i + static_cast<std::uint32_t>(__builtin_ctz(m)) / 2;
+  }
+  return i + find_scalar(p + i, n - i, v);
+}
+
+// ---- AVX2 (chosen at run time) -------------------------------------------------------------
+
+__attribute__((target("avx2"))) std::uint32_t due_avx2(const std::uint8_t* wake, std::uint32_t n,
+                                                       std::uint8_t rel, std::uint32_t base,
+                                                       std::uint32_t* out,
+                                                       std::uint8_t* next_wake) {
+  const __m256i r = _mm256_set1_epi8(static_cast<char>(rel));
+  __m256i least = _mm256_set1_epi8(static_cast<char>(0xFF));
+  std::uint32_t k = 0;
+  std::uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wake + i));
+    const __m256i due = _mm256_cmpeq_epi8(_mm256_max_epu8(v, r), r);
+    least = _mm256_min_epu8(least, _mm256_or_si256(due, v));
+    auto m = static_cast<std::uint32_t>(_mm256_movemask_epi8(due));
+    while (m) {
+      out[k++] = base + i + static_cast<std::uint32_t>(__builtin_ctz(m));
+      m &= m - 1;
+    }
+  }
+  alignas(32) std::uint8_t lanes[32];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), least);
+  std::uint8_t next = *next_wake;
+  for (const std::uint8_t w : lanes) next = w < next ? w : next;
+  *next_wake = next;
+  return k + due_sse2(wake + i, n - i, rel, base + i, out + k, next_wake);
+}
+
+__attribute__((target("avx2"))) std::uint32_t find_avx2(const std::uint32_t* p, std::uint32_t n,
+                                                        std::uint32_t v) {
+  const __m256i x = _mm256_set1_epi32(static_cast<int>(v));
+  std::uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a =
+        _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), x);
+    const __m256i b =
+        _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 8)), x);
+    const auto ma = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(a)));
+    const auto mb = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(b)));
+    const unsigned m = ma | (mb << 8);
+    if (m) return i + static_cast<std::uint32_t>(__builtin_ctz(m));
+  }
+  return i + find_sse2(p + i, n - i, v);
+}
+
+// For each 8-bit lane mask, the lanes that are set, packed to the front: the permutation
+// that compacts the survivors of 8 candidates.
+struct CompactTable {
+  alignas(32) std::uint32_t lanes[256][8];
+  constexpr CompactTable() : lanes{} {
+    for (unsigned m = 0; m < 256; ++m) {
+      unsigned k = 0;
+      for (unsigned b = 0; b < 8; ++b) {
+        if (m & (1u << b)) lanes[m][k++] = b;
+      }
+    }
+  }
+};
+constexpr CompactTable kCompact;
+
+__attribute__((target("avx2"))) std::uint32_t filter_avx2(const float* xs, const float* ys,
+                                                          std::uint32_t begin, std::uint32_t end,
+                                                          float cx, float cy, float r2,
+                                                          std::uint32_t* out) {
+  const __m256 vx = _mm256_set1_ps(cx);
+  const __m256 vy = _mm256_set1_ps(cy);
+  const __m256 vr = _mm256_set1_ps(r2);
+  const __m256i step = _mm256_set1_epi32(8);
+  __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(begin)),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  std::uint32_t k = 0;
+  std::uint32_t j = begin;
+  for (; j + 8 <= end; j += 8) {
+    const __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + j), vx);
+    const __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(ys + j), vy);
+    // No fused multiply-add: the same rounding as the SSE2 and scalar versions.
+    const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+    const auto m = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, vr, _CMP_LE_OQ)));
+    const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompact.lanes[m]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
+                        _mm256_permutevar8x32_epi32(index, perm));
+    k += static_cast<std::uint32_t>(__builtin_popcount(m));
+    index = _mm256_add_epi32(index, step);
+  }
+  return k + filter_scalar(xs, ys, j, end, cx, cy, r2, out + k);
+}
+
+#endif  // ZONE_AOI_X86
+
+struct Kernels {
+  decltype(&due_scalar) due;
+  decltype(&find_scalar) find;
+  decltype(&filter_scalar) filter;
+  const char* name;
+};
+
+Kernels pick() {
+#if ZONE_AOI_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) return {due_avx2, find_avx2, filter_avx2, "avx2"};
+  return {due_sse2, find_sse2, filter_scalar, "sse2"};
+#else
+  return {due_scalar, find_scalar, filter_scalar, "scalar"};
+#endif
+}
+
+const Kernels kernels = pick();
+
+}  // namespace
+
+std::uint32_t due_entries(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
+                          std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
+  return kernels.due(wake, n, rel, base, out, next_wake);
+}
+
+std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
+  return kernels.find(p, n, v);
+}
+
+std::uint32_t filter_disc(const float* xs, const float* ys, std::uint32_t begin, std::uint32_t end,
+                          float cx, float cy, float r2, std::uint32_t* out) {
+  return kernels.filter(xs, ys, begin, end, cx, cy, r2, out);
+}
+
+const char* kernel_name() {
+  return kernels.name;
+}
+
+}  // namespace zone::aoi::simd
