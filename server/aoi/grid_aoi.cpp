@@ -16,6 +16,7 @@ constexpr std::uint8_t kObserver = 2;
 constexpr std::uint8_t kRemoved = 4;
 constexpr std::uint8_t kAdded = 8;     // added since the last update
 constexpr std::uint8_t kRebuild = 16;  // its candidate list must be rebuilt at the next update
+constexpr std::uint8_t kListed = 32;   // has a view or scheduled re-tests (an observer's list)
 
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
@@ -124,24 +125,20 @@ void GridAoi::apply_settings() {
 void GridAoi::compute_schedule() {
   const double h = config_.hysteresis;
   const double bound = config_.max_step;
-  if (!std::isfinite(bound)) {
+  if (!(bound < 1e300)) {  // infinite, or too large to schedule with: no bound
     life_ = 1;
     skin_ = h;
     step_check2_ = INFINITY;
     inv_two_step_ = 0.0;
     return;
   }
-  // The check admits B (1 + 1e-9); the schedule assumes a little more, so that a move that
-  // passes the check in rounded arithmetic is within the bound the schedule uses.
-  step_check_ = bound * (1.0 + 1e-9);
-  step_check2_ = step_check_ * step_check_;
-  const double two_step = 2.0 * bound * (1.0 + 2e-9);
-  if (two_step == 0.0) {
-    life_ = kMaxLife;
-    skin_ = h;
-    inv_two_step_ = INFINITY;
-    return;
-  }
+  // The check admits B (1 + 1e-9) plus a few nanometres, so that a step of exactly B
+  // computed in rounded arithmetic anywhere within +-kMaxCoordinate (ulp 1.9e-9) passes;
+  // the schedule assumes a little more still, so that any move that passes the check (in
+  // rounded arithmetic) is within the bound the schedule uses.
+  const double step_check = bound * (1.0 + 1e-9) + 8e-9;
+  step_check2_ = step_check * step_check;
+  const double two_step = 2.0 * step_check * (1.0 + 1e-9);
   const double wanted = std::max(h, two_step * (kLifeTarget - 1));
   const double extra = std::floor(wanted / two_step);
   life_ = 1 + static_cast<std::uint32_t>(std::min(extra, static_cast<double>(kMaxLife - 1)));
@@ -741,13 +738,16 @@ std::span<const VisibilityEvent> GridAoi::update() {
     const std::uint8_t f = hot_[a].flags;
     if (!(f & kAlive)) continue;
     if ((f & (kObserver | kRemoved)) != kObserver) {
-      if (!view_[a].empty()) clear_view(a);
+      if (f & kListed) {
+        clear_view(a);
+        hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
+      }
       continue;
     }
     if (rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_) {
       const bool spread = stale || (f & kAdded);
       rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
-      hot_[a].flags = static_cast<std::uint8_t>(f & ~kRebuild);
+      hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);
     }
   }
   run_due_tests();

@@ -230,9 +230,8 @@ class GridAoi {
   // r) that a list must cover to stay valid for that long.
   std::uint32_t now_ = 0;
   std::uint32_t life_ = 1;
-  double skin_ = 0.0;        // list radius is r + skin_
-  double step_check_ = 0.0;  // a move longer than this (squared below) is a teleport
-  double step_check2_ = 0.0;
+  double skin_ = 0.0;          // list radius is r + skin_
+  double step_check2_ = 0.0;   // a move longer than this (squared) is a teleport
   double inv_two_step_ = 0.0;  // 1 / (2 * bound), 0 when unbounded
   double max_radius_ = 0.0;    // >= every observer's radius (only grows between rebuilds)
 
