@@ -116,9 +116,9 @@ void GridAoi::resize_grid() {
 void GridAoi::apply_settings() {
   compute_schedule();
   std::uint32_t buckets = 1;
-  while (buckets <= life_) buckets <<= 1;
+  while (buckets < life_) buckets <<= 1;
+  for (Bucket& bucket : wheel_) release_bucket(bucket);
   wheel_.resize(buckets);
-  for (auto& bucket : wheel_) bucket.clear();
   wheel_mask_ = buckets - 1;
 }
 
@@ -489,10 +489,26 @@ bool GridAoi::list_is_current(std::uint32_t a) const {
 
 void GridAoi::schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b,
                        std::uint32_t view_index) {
+  Bucket& bucket = wheel_[tick & wheel_mask_];
+  if (bucket.last_fill == kChunkTests) {
+    if (free_chunks_.empty()) {
+      chunk_store_.push_back(std::make_unique<TestChunk>());
+      free_chunks_.push_back(chunk_store_.back().get());
+    }
+    bucket.chunks.push_back(free_chunks_.back());
+    free_chunks_.pop_back();
+    bucket.last_fill = 0;
+  }
   const bool visible = view_index != kNotVisible;
-  wheel_[tick & wheel_mask_].push_back({a, b | (visible ? kVisibleBit : 0u),
-                                        hot_[a].observer_version, hot_[b].target_version,
-                                        static_cast<std::uint16_t>(view_index)});
+  bucket.chunks.back()->tests[bucket.last_fill++] = {
+      a, b | (visible ? kVisibleBit : 0u), hot_[a].observer_version, hot_[b].target_version,
+      static_cast<std::uint16_t>(view_index)};
+}
+
+void GridAoi::release_bucket(Bucket& bucket) {
+  free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
+  bucket.chunks.clear();
+  bucket.last_fill = kChunkTests;
 }
 
 namespace {
@@ -634,62 +650,81 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   view.assign(new_view_.begin(), new_view_.end());
 }
 
-// Runs this tick's scheduled pair tests, in the order they were filed.
+// Runs this tick's scheduled pair tests, in the order they were filed. Leaves are taken
+// out of the views afterwards (apply_leaves), where their cache misses can overlap.
 void GridAoi::run_due_tests() {
-  std::vector<PairTest>& bucket = wheel_[now_ & wheel_mask_];
+  Bucket& bucket = wheel_[now_ & wheel_mask_];
   const double h = config_.hysteresis;
   const std::uint32_t first = now_ + 1;
-  // Index loop: the bucket does not grow while it runs (every new test is due later).
-  const std::size_t count = bucket.size();
-  for (std::size_t k = 0; k < count; ++k) {
-    if (k + 12 < count) {  // the records are random in both slots: fetch ahead
-      const PairTest& ahead = bucket[k + 12];
-      __builtin_prefetch(&hot_[ahead.observer]);
-      __builtin_prefetch(&hot_[ahead.target & ~kVisibleBit]);
-    }
-    const PairTest test = bucket[k];
-    const std::uint32_t a = test.observer;
-    const std::uint32_t b = test.target & ~kVisibleBit;
-    if (test.observer_version != hot_[a].observer_version ||
-        test.target_version != hot_[b].target_version) {
-      continue;
-    }
-    const bool visible = (test.target & kVisibleBit) != 0;
-    const double r = hot_[a].radius;
-    const double outer = r + h;
-    const std::uint32_t expiry = hot_[a].base_tick + life_;
-    if (hot_[b].flags & kRemoved) {  // only for visible pairs (see notify_departure)
-      emit(a, b, EventKind::kLeave);
-      remove_from_view(a, b, test.view_index);
-      --visible_pairs_;
-      continue;
-    }
-    const Vec2 pa = hot_[a].pos;
-    const Vec2 pb = hot_[b].pos;
-    const double dx = pb.x - pa.x;
-    const double dy = pb.y - pa.y;
-    const double d2 = dx * dx + dy * dy;
-    const double d = std::sqrt(d2);
-    const double eps = sched_eps(outer + skin_ + d);
-    std::uint32_t index = visible ? test.view_index : kNotVisible;
-    if (visible) {
-      if (d2 > outer * outer) {
-        emit(a, b, EventKind::kLeave);
-        remove_from_view(a, b, test.view_index);
-        --visible_pairs_;
-        index = kNotVisible;
+  leaves_.clear();
+  // The bucket does not grow while it runs: every new test is due later.
+  const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
+  for (std::uint32_t c = 0; c < chunks; ++c) {
+    const PairTest* tests = bucket.chunks[c]->tests;
+    const std::uint32_t count = c + 1 == chunks ? bucket.last_fill : kChunkTests;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const PairTest test = tests[k];
+      const std::uint32_t a = test.observer;
+      const std::uint32_t b = test.target & ~kVisibleBit;
+      const Hot& ha = hot_[a];
+      const Hot& hb = hot_[b];
+      if (test.observer_version != ha.observer_version ||
+          test.target_version != hb.target_version) {
+        continue;
       }
-    } else if (d2 <= r * r) {
-      emit(a, b, EventKind::kEnter);
-      index = static_cast<std::uint32_t>(view_[a].size());
-      view_[a].push_back(b);
-      ++visible_pairs_;
+      const bool visible = (test.target & kVisibleBit) != 0;
+      if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
+        emit(a, b, EventKind::kLeave);
+        leaves_.push_back({a, b, test.view_index});
+        continue;
+      }
+      const double r = ha.radius;
+      const double outer = r + h;
+      const double dx = hb.pos.x - ha.pos.x;
+      const double dy = hb.pos.y - ha.pos.y;
+      const double d2 = dx * dx + dy * dy;
+      const double d = std::sqrt(d2);
+      const double eps = sched_eps(outer + skin_ + d);
+      std::uint32_t index = visible ? test.view_index : kNotVisible;
+      if (visible) {
+        if (d2 > outer * outer) {
+          emit(a, b, EventKind::kLeave);
+          leaves_.push_back({a, b, test.view_index});
+          index = kNotVisible;
+        }
+      } else if (d2 <= r * r) {
+        emit(a, b, EventKind::kEnter);
+        index = static_cast<std::uint32_t>(view_[a].size());
+        view_[a].push_back(b);
+        ++visible_pairs_;
+      }
+      const std::uint32_t wake =
+          first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+      if (static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0) {
+        schedule(wake, a, b, index);
+      }
     }
-    const std::uint32_t wake =
-        first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
-    if (static_cast<std::int32_t>(wake - expiry) < 0) schedule(wake, a, b, index);
   }
-  bucket.clear();
+  release_bucket(bucket);
+  apply_leaves();
+}
+
+// Takes this tick's leaves out of the views. Each removal touches a random view: fetch the
+// view headers and then the entries a few removals ahead.
+void GridAoi::apply_leaves() {
+  const std::size_t n = leaves_.size();
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 2 * kAhead < n) __builtin_prefetch(&view_[leaves_[k + 2 * kAhead].observer]);
+    if (k + kAhead < n) {
+      const Leave& l = leaves_[k + kAhead];
+      const std::vector<std::uint32_t>& v = view_[l.observer];
+      if (l.hint < v.size()) __builtin_prefetch(v.data() + l.hint);
+      __builtin_prefetch(v.data() + v.size() - 1);
+    }
+    remove_from_view(leaves_[k].observer, leaves_[k].target, leaves_[k].hint);
+  }
+  visible_pairs_ -= n;
 }
 
 void GridAoi::clear_view(std::uint32_t a) {
@@ -726,7 +761,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   const std::size_t movers = departures_.size() + arrivals_.size();
   const bool rebuild_all = stale || life_ == 1 || movers * 8 > entity_count_ + 64;
   if (rebuild_all) {
-    for (auto& bucket : wheel_) bucket.clear();
+    for (Bucket& bucket : wheel_) release_bucket(bucket);
   } else {
     for (const Departure& d : departures_) notify_departure(d);
     for (const std::uint32_t b : arrivals_) notify_arrival(b);
@@ -835,15 +870,20 @@ std::string GridAoi::check_invariants() const {
   };
   std::vector<std::vector<Test>> tests(capacity);
   for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
-    for (const PairTest& t : wheel_[k]) {
-      const std::uint32_t b = t.target & ~kVisibleBit;
-      if (t.observer_version != hot_[t.observer].observer_version ||
-          t.target_version != hot_[b].target_version) {
-        continue;
+    const Bucket& bucket = wheel_[k];
+    for (std::size_t c = 0; c < bucket.chunks.size(); ++c) {
+      const std::uint32_t fill = c + 1 == bucket.chunks.size() ? bucket.last_fill : kChunkTests;
+      for (std::uint32_t i = 0; i < fill; ++i) {
+        const PairTest& t = bucket.chunks[c]->tests[i];
+        const std::uint32_t b = t.target & ~kVisibleBit;
+        if (t.observer_version != hot_[t.observer].observer_version ||
+            t.target_version != hot_[b].target_version) {
+          continue;
+        }
+        // The tick this bucket stands for: the first after now_ with these low bits.
+        const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
+        tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
       }
-      // The tick this bucket stands for: the first after now_ with these low bits.
-      const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
-      tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
     }
   }
   const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;

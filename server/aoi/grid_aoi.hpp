@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -180,6 +181,19 @@ class GridAoi {
     std::uint8_t target_version;
     std::uint16_t view_index;  // where the target probably is in the view (visible only)
   };
+  struct Leave {  // a view removal, applied after the tick's tests
+    std::uint32_t observer;
+    std::uint32_t target;
+    std::uint32_t hint;
+  };
+  static constexpr std::uint32_t kChunkTests = 2048;
+  struct TestChunk {
+    PairTest tests[kChunkTests];
+  };
+  struct Bucket {
+    std::vector<TestChunk*> chunks;
+    std::uint32_t last_fill = kChunkTests;  // tests in the last chunk
+  };
   struct CellEntry {  // an entity waiting to be merged into the cell order
     std::uint32_t key;
     std::uint32_t slot;
@@ -212,6 +226,8 @@ class GridAoi {
   void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index);
   void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
   void run_due_tests();
+  void apply_leaves();
+  void release_bucket(Bucket& bucket);
   void clear_view(std::uint32_t a);
   void remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint);
   std::uint32_t ticks_visible(double d, double outer, double eps) const;
@@ -252,8 +268,13 @@ class GridAoi {
   std::vector<std::uint32_t> stamp_;              // scratch marks for the rebuild's view diff
 
   // The timing wheel: wheel_[t & wheel_mask_] holds the pair tests due at tick t (every
-  // test is due less than life_ ticks ahead, and the wheel has more buckets than that).
-  std::vector<std::vector<PairTest>> wheel_;
+  // test is due less than life_ ticks ahead, and the wheel has at least life_ buckets).
+  // A bucket is a list of fixed-size chunks taken from a shared free list, so buckets grow
+  // without copying and the memory follows the number of tests in flight.
+  std::vector<Bucket> wheel_;
+  std::vector<std::unique_ptr<TestChunk>> chunk_store_;
+  std::vector<TestChunk*> free_chunks_;
+  std::vector<Leave> leaves_;
   std::uint32_t wheel_mask_ = 0;
 
   // Broad phase: live entities sorted by (cell, slot), kept sorted from tick to tick by
