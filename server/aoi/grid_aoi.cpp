@@ -382,6 +382,7 @@ void GridAoi::maintain_cells() {
     ord_y_[w] = p.y;
     ord_xf_[w] = static_cast<float>(p.x);
     ord_yf_[w] = static_cast<float>(p.y);
+    ord_version_[w] = hot_[s].target_version;
     ++w;
   }
   for (const std::uint32_t s : added_) {
@@ -397,6 +398,7 @@ void GridAoi::maintain_cells() {
     ord_y_.resize(total);
     ord_xf_.resize(total);
     ord_yf_.resize(total);
+    ord_version_.resize(total);
   }
   // Merge from the back, in place.
   std::uint32_t i = w;
@@ -413,6 +415,7 @@ void GridAoi::maintain_cells() {
       ord_y_[out] = p.y;
       ord_xf_[out] = static_cast<float>(p.x);
       ord_yf_[out] = static_cast<float>(p.y);
+      ord_version_[out] = hot_[e.slot].target_version;
     } else {
       --i;
       if (out == i) break;  // the rest is already in place
@@ -422,6 +425,7 @@ void GridAoi::maintain_cells() {
       ord_y_[out] = ord_y_[i];
       ord_xf_[out] = ord_xf_[i];
       ord_yf_[out] = ord_yf_[i];
+      ord_version_[out] = ord_version_[i];
     }
   }
   ord_key_.resize(total);
@@ -430,6 +434,7 @@ void GridAoi::maintain_cells() {
   ord_y_.resize(total);
   ord_xf_.resize(total);
   ord_yf_.resize(total);
+  ord_version_.resize(total);
   if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
   index_cells();
 }
@@ -487,8 +492,7 @@ bool GridAoi::list_is_current(std::uint32_t a) const {
          now_ - hot_[a].base_tick < life_;
 }
 
-void GridAoi::schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b,
-                       std::uint32_t view_index) {
+void GridAoi::schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index) {
   Bucket& bucket = wheel_[tick & wheel_mask_];
   if (bucket.last_fill == kChunkTests) {
     if (free_chunks_.empty()) {
@@ -499,10 +503,9 @@ void GridAoi::schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b,
     free_chunks_.pop_back();
     bucket.last_fill = 0;
   }
-  const bool visible = view_index != kNotVisible;
-  bucket.chunks.back()->tests[bucket.last_fill++] = {
-      a, b | (visible ? kVisibleBit : 0u), hot_[a].observer_version, hot_[b].target_version,
-      static_cast<std::uint16_t>(view_index)};
+  if (view_index != kNotVisible) test.target |= kVisibleBit;
+  test.view_index = static_cast<std::uint16_t>(view_index);
+  bucket.chunks.back()->tests[bucket.last_fill++] = test;
 }
 
 void GridAoi::release_bucket(Bucket& bucket) {
@@ -615,6 +618,15 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
 
   new_view_.clear();
   const std::uint32_t first = now_ + 1;
+  const std::uint8_t version = hot_[a].observer_version;
+  // Pairs that cannot change before the list expires need no test (and no square root):
+  // visible ones within deep_r of the observer, hidden ones beyond far_r.
+  const double span =  // how far the pair may move apart or together until the expiry
+      inv_two_step_ > 0.0 ? static_cast<double>(expiry - first) / inv_two_step_ : 0.0;
+  const double deep_r = outer - 2.0 * eps - span;
+  const double deep_r2 = deep_r > 0.0 ? deep_r * deep_r : -1.0;
+  const double far_r = r + 3.0 * eps + span;
+  const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
     const std::uint32_t t = ord_slot_[j];
@@ -632,15 +644,20 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
       emit(a, t, EventKind::kEnter);
       visible = true;
     }
-    const double d = std::sqrt(d2);
-    const std::uint32_t wake =
-        first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
     std::uint32_t index = kNotVisible;
     if (visible) {
       index = static_cast<std::uint32_t>(new_view_.size());
       new_view_.push_back(t);
+      if (d2 < deep_r2) continue;
+    } else if (d2 > far_r2) {
+      continue;
     }
-    if (static_cast<std::int32_t>(wake - expiry) < 0) schedule(wake, a, t, index);
+    const double d = std::sqrt(d2);
+    const std::uint32_t wake =
+        first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+    if (static_cast<std::int32_t>(wake - expiry) < 0) {
+      schedule(wake, {a, t, version, ord_version_[j], 0}, index);
+    }
   }
   // Old members still carrying the old mark are beyond r + h, or gone: they leave.
   for (const std::uint32_t t : view) {
@@ -701,7 +718,7 @@ void GridAoi::run_due_tests() {
       const std::uint32_t wake =
           first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
       if (static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0) {
-        schedule(wake, a, b, index);
+        schedule(wake, {a, b, test.observer_version, test.target_version, 0}, index);
       }
     }
   }

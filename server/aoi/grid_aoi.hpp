@@ -223,7 +223,11 @@ class GridAoi {
   void notify_arrival(std::uint32_t b);
   bool list_is_current(std::uint32_t a) const;
   // view_index: where b is in a's view, or kNotVisible (0xFFFFFFFF) for a hidden pair.
-  void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index);
+  void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index) {
+    schedule(tick, {a, b, hot_[a].observer_version, hot_[b].target_version, 0}, view_index);
+  }
+  // Same, with the versions already in `test` (its target field without kVisibleBit).
+  void schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index);
   void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
   void run_due_tests();
   void apply_leaves();
@@ -287,6 +291,7 @@ class GridAoi {
   std::vector<float> ord_yf_;
   std::vector<double> ord_x_;  // exact positions for the decision
   std::vector<double> ord_y_;
+  std::vector<std::uint8_t> ord_version_;  // target versions, for the tests a rebuild files
   std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
   std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
   std::uint32_t max_cell_population_ = 0;
