@@ -351,6 +351,9 @@ void GridAoi::classify_moves() {
     prev = p;
   }
   max_radius_ = max_radius;
+  // Distances near a threshold are at most about max_radius + h + skin: the rounding of
+  // every distance and threshold the schedule compares is far below this allowance.
+  eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
 }
 
 // Keeps the entities sorted by (cell, slot): drops the removed ones, refreshes the
@@ -472,18 +475,14 @@ void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
 // Ticks (beyond the next) during which a visible pair at distance d cannot have moved
 // beyond `outer`, capped at life_.
 std::uint32_t GridAoi::ticks_visible(double d, double outer, double eps) const {
-  const double slack = outer - d - 2.0 * eps;
-  if (!(slack > 0.0)) return 0;
-  const double q = slack * inv_two_step_;
-  return q >= static_cast<double>(life_) ? life_ : static_cast<std::uint32_t>(q);
+  const double q = std::max(outer - d - 2.0 * eps, 0.0) * inv_two_step_;
+  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
 }
 
 // Same for a hidden pair coming within r.
 std::uint32_t GridAoi::ticks_hidden(double d, double r, double eps) const {
-  const double slack = d - r - 3.0 * eps;
-  if (!(slack > 0.0)) return 0;
-  const double q = slack * inv_two_step_;
-  return q >= static_cast<double>(life_) ? life_ : static_cast<std::uint32_t>(q);
+  const double q = std::max(d - r - 3.0 * eps, 0.0) * inv_two_step_;
+  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
 }
 
 bool GridAoi::list_is_current(std::uint32_t a) const {
@@ -492,26 +491,23 @@ bool GridAoi::list_is_current(std::uint32_t a) const {
          now_ - hot_[a].base_tick < life_;
 }
 
-void GridAoi::schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index) {
-  Bucket& bucket = wheel_[tick & wheel_mask_];
-  if (bucket.last_fill == kChunkTests) {
-    if (free_chunks_.empty()) {
-      chunk_store_.push_back(std::make_unique<TestChunk>());
-      free_chunks_.push_back(chunk_store_.back().get());
-    }
-    bucket.chunks.push_back(free_chunks_.back());
-    free_chunks_.pop_back();
-    bucket.last_fill = 0;
+void GridAoi::add_chunk(Bucket& bucket) {
+  if (free_chunks_.empty()) {
+    chunk_store_.push_back(std::make_unique<TestChunk>());
+    free_chunks_.push_back(chunk_store_.back().get());
   }
-  if (view_index != kNotVisible) test.target |= kVisibleBit;
-  test.view_index = static_cast<std::uint16_t>(view_index);
-  bucket.chunks.back()->tests[bucket.last_fill++] = test;
+  TestChunk* chunk = free_chunks_.back();
+  free_chunks_.pop_back();
+  bucket.chunks.push_back(chunk);
+  bucket.next = chunk->tests;
+  bucket.end = chunk->tests + kChunkTests;
 }
 
 void GridAoi::release_bucket(Bucket& bucket) {
   free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
   bucket.chunks.clear();
-  bucket.last_fill = kChunkTests;
+  bucket.next = nullptr;
+  bucket.end = nullptr;
 }
 
 namespace {
@@ -602,7 +598,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   const double r2 = r * r;
   const double outer2 = outer * outer;
   const double list_radius = r + skin_;
-  const double eps = sched_eps(list_radius);
+  const double eps = eps_;
   const double exact_reach = list_radius + 4.0 * eps;
   const double reach = exact_reach + filter_margin(c, exact_reach);
   const float reach2 = static_cast<float>(reach * reach);
@@ -678,7 +674,8 @@ void GridAoi::run_due_tests() {
   const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
   for (std::uint32_t c = 0; c < chunks; ++c) {
     const PairTest* tests = bucket.chunks[c]->tests;
-    const std::uint32_t count = c + 1 == chunks ? bucket.last_fill : kChunkTests;
+    const auto count =
+        c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - tests) : kChunkTests;
     for (std::uint32_t k = 0; k < count; ++k) {
       const PairTest test = tests[k];
       const std::uint32_t a = test.observer;
@@ -701,7 +698,7 @@ void GridAoi::run_due_tests() {
       const double dy = hb.pos.y - ha.pos.y;
       const double d2 = dx * dx + dy * dy;
       const double d = std::sqrt(d2);
-      const double eps = sched_eps(outer + skin_ + d);
+      const double eps = eps_;
       std::uint32_t index = visible ? test.view_index : kNotVisible;
       if (visible) {
         if (d2 > outer * outer) {
@@ -889,7 +886,9 @@ std::string GridAoi::check_invariants() const {
   for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
     const Bucket& bucket = wheel_[k];
     for (std::size_t c = 0; c < bucket.chunks.size(); ++c) {
-      const std::uint32_t fill = c + 1 == bucket.chunks.size() ? bucket.last_fill : kChunkTests;
+      const auto fill = c + 1 == bucket.chunks.size()
+                            ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
+                            : kChunkTests;
       for (std::uint32_t i = 0; i < fill; ++i) {
         const PairTest& t = bucket.chunks[c]->tests[i];
         const std::uint32_t b = t.target & ~kVisibleBit;

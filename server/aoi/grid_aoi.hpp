@@ -192,7 +192,8 @@ class GridAoi {
   };
   struct Bucket {
     std::vector<TestChunk*> chunks;
-    std::uint32_t last_fill = kChunkTests;  // tests in the last chunk
+    PairTest* next = nullptr;  // where the next test goes, in the last chunk
+    PairTest* end = nullptr;   // the end of the last chunk
   };
   struct CellEntry {  // an entity waiting to be merged into the cell order
     std::uint32_t key;
@@ -226,8 +227,15 @@ class GridAoi {
   void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index) {
     schedule(tick, {a, b, hot_[a].observer_version, hot_[b].target_version, 0}, view_index);
   }
-  // Same, with the versions already in `test` (its target field without kVisibleBit).
-  void schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index);
+  // Same, with the versions already in `test` (its target field without the visible bit).
+  void schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index) {
+    Bucket& bucket = wheel_[tick & wheel_mask_];
+    if (bucket.next == bucket.end) add_chunk(bucket);
+    test.target |= view_index != 0xFFFFFFFFu ? 0x80000000u : 0u;
+    test.view_index = static_cast<std::uint16_t>(view_index);
+    *bucket.next++ = test;
+  }
+  void add_chunk(Bucket& bucket);
   void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
   void run_due_tests();
   void apply_leaves();
@@ -253,7 +261,8 @@ class GridAoi {
   double skin_ = 0.0;          // list radius is r + skin_
   double step_check2_ = 0.0;   // a move longer than this (squared) is a teleport
   double inv_two_step_ = 0.0;  // 1 / (2 * bound), 0 when unbounded
-  double max_radius_ = 0.0;    // >= every observer's radius (only grows between rebuilds)
+  double max_radius_ = 0.0;    // the largest observer radius at this update
+  double eps_ = 0.0;           // rounding allowance of this update's schedule (sched_eps)
 
   SlotMap slots_;
   // Per slot (structure of arrays, indexed by slot index).
