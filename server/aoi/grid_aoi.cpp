@@ -371,6 +371,8 @@ void GridAoi::maintain_cells() {
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
   std::uint32_t w = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
+    // The slots come in cell order, not memory order: fetch a few iterations ahead.
+    if (i + 16 < n) __builtin_prefetch(&hot_[ord_slot_[i + 16]]);
     const std::uint32_t s = ord_slot_[i];
     if (hot_[s].flags & kRemoved) continue;
     const Vec2 p = hot_[s].pos;
@@ -781,19 +783,33 @@ std::span<const VisibilityEvent> GridAoi::update() {
     for (const std::uint32_t b : arrivals_) notify_arrival(b);
   }
 
-  // Lists that must be rebuilt, by ascending slot; then the pair tests due this tick.
+  // Lists that must be rebuilt (or dropped), by ascending slot; then the pair tests due
+  // this tick. The lists are first collected so that each one's view can be fetched from
+  // memory while the one before is rebuilt.
   const std::uint32_t capacity = slots_.capacity();
+  list_work_.clear();
   for (std::uint32_t a = 0; a < capacity; ++a) {
     const std::uint8_t f = hot_[a].flags;
     if (!(f & kAlive)) continue;
     if ((f & (kObserver | kRemoved)) != kObserver) {
-      if (f & kListed) {
-        clear_view(a);
-        hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
-      }
-      continue;
+      if (f & kListed) list_work_.push_back(a);
+    } else if (rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_) {
+      list_work_.push_back(a);
     }
-    if (rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_) {
+  }
+  const std::size_t work = list_work_.size();
+  for (std::size_t k = 0; k < work; ++k) {
+    if (k + 2 < work) __builtin_prefetch(&view_[list_work_[k + 2]]);
+    if (k + 1 < work) {
+      const std::vector<std::uint32_t>& next = view_[list_work_[k + 1]];
+      if (!next.empty()) __builtin_prefetch(next.data());
+    }
+    const std::uint32_t a = list_work_[k];
+    const std::uint8_t f = hot_[a].flags;
+    if ((f & (kObserver | kRemoved)) != kObserver) {
+      clear_view(a);
+      hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
+    } else {
       const bool spread = stale || (f & kAdded);
       rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
       hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);

@@ -311,6 +311,7 @@ class GridAoi {
   std::vector<Departure> departures_;
   std::vector<std::uint32_t> arrivals_;
   std::vector<CellEntry> moved_cells_;
+  std::vector<std::uint32_t> list_work_;  // this tick's lists to rebuild or drop
   std::vector<std::uint32_t> hits_;
   std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
