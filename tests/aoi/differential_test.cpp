@@ -842,7 +842,7 @@ TEST_CASE("bounded: walkers at up to max_step in a crowd (scheduled re-tests)") 
   run(c);
 }
 
-TEST_CASE("bounded: dense tiny world, hysteresis 0, bound larger than some radii") {
+TEST_CASE("bounded: dense tiny world with hysteresis 0 and a bound larger than some radii") {
   DiffConfig c =
       bounded_config("bounded-dense", 0x5eed0102, grid({{0, 0}, {64, 64}}, 8.0, 0.0), 1.0);
   c.radii = {{0.2, 0.0, 2.0}, {0.5, 2.0, 10.0}, {0.3, 10.0, 24.0}};
@@ -850,7 +850,7 @@ TEST_CASE("bounded: dense tiny world, hysteresis 0, bound larger than some radii
   run(c);
 }
 
-TEST_CASE("bounded: bound violations, teleports and far jumps") {
+TEST_CASE("bounded: bound violations - teleports - far jumps") {
   DiffConfig c =
       bounded_config("bounded-violations", 0x5eed0103, grid({{0, 0}, {500, 500}}, 32.0, 2.0), 0.75);
   c.overstep_fraction = 0.02;
@@ -870,7 +870,7 @@ TEST_CASE("bounded: radius changes and observer toggles while pairs are asleep")
   run(c);
 }
 
-TEST_CASE("bounded: cell size, hysteresis and max_step retuned while pairs are asleep") {
+TEST_CASE("bounded: cell size - hysteresis - max_step retuned while pairs are asleep") {
   DiffConfig c =
       bounded_config("bounded-retune", 0x5eed0105, grid({{0, 0}, {600, 600}}, 25.0, 1.0), 0.5);
   c.cell_size_choices = {2.0, 7.5, 25.0, 64.0, 250.0, 5000.0};
