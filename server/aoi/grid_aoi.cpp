@@ -38,12 +38,6 @@ bool valid_radius(double r) {
   return std::isfinite(r) && r >= 0.0 && r <= GridAoi::kMaxCoordinate;
 }
 
-// Slack added to every broad-phase radius so that float rounding in the filter can only
-// admit extra candidates, never drop one the exact double test would accept.
-double filter_margin(Vec2 c, double radius) {
-  return 1e-5 * (std::abs(c.x) + std::abs(c.y) + radius) + 1e-3;
-}
-
 // Bound on the rounding error of a distance or threshold of magnitude up to `scale`
 // computed in double (the true error is below 1e-15 relative; this is a million times
 // that), used to keep the scheduling conservative.
@@ -356,10 +350,11 @@ void GridAoi::classify_moves() {
   eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
 }
 
-// Keeps the entities sorted by (cell, slot): drops the removed ones, refreshes the
-// positions of those that stayed in their cell, and merges back (after sorting them) those
-// that changed cells and the new ones. Linear in the number of entities plus m log m for
-// the m that changed cells; nothing is proportional to the number of cells.
+// Keeps the entities sorted by (cell, slot): refreshes the positions of those that stayed
+// in their cell, and when some changed cells, were removed or added, rewrites the order by
+// copying the runs that stay in order and merging in (sorted) those that changed. Linear
+// in the number of entities plus m log n for the m that changed; nothing is proportional
+// to the number of cells.
 void GridAoi::maintain_cells() {
   const bool regrid = pending_cell_size_ > 0.0;
   if (regrid) {
@@ -368,78 +363,97 @@ void GridAoi::maintain_cells() {
     resize_grid();
   }
   moved_cells_.clear();
+  leaving_.clear();
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
-  std::uint32_t w = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     // The slots come in cell order, not memory order: fetch a few iterations ahead.
     if (i + 16 < n) __builtin_prefetch(&hot_[ord_slot_[i + 16]]);
     const std::uint32_t s = ord_slot_[i];
-    if (hot_[s].flags & kRemoved) continue;
-    const Vec2 p = hot_[s].pos;
-    const std::uint32_t key = cell_key(p);
+    const Hot& h = hot_[s];
+    if (h.flags & kRemoved) {
+      leaving_.push_back(i);
+      continue;
+    }
+    const std::uint32_t key = cell_key(h.pos);
     if (key != ord_key_[i] || regrid) {
+      leaving_.push_back(i);
       moved_cells_.push_back({key, s});
       continue;
     }
-    ord_key_[w] = key;
-    ord_slot_[w] = s;
-    ord_x_[w] = p.x;
-    ord_y_[w] = p.y;
-    ord_xf_[w] = static_cast<float>(p.x);
-    ord_yf_[w] = static_cast<float>(p.y);
-    ord_version_[w] = hot_[s].target_version;
-    ++w;
+    ord_x_[i] = h.pos.x;
+    ord_y_[i] = h.pos.y;
+    ord_version_[i] = h.target_version;
   }
   for (const std::uint32_t s : added_) {
     if (!(hot_[s].flags & kRemoved)) moved_cells_.push_back({cell_key(hot_[s].pos), s});
   }
+  if (leaving_.empty() && moved_cells_.empty()) return;  // same order, same cells
   std::sort(moved_cells_.begin(), moved_cells_.end());
-  const auto m = static_cast<std::uint32_t>(moved_cells_.size());
-  const std::uint32_t total = w + m;
-  if (ord_slot_.size() < total) {
-    ord_key_.resize(total);
-    ord_slot_.resize(total);
-    ord_x_.resize(total);
-    ord_y_.resize(total);
-    ord_xf_.resize(total);
-    ord_yf_.resize(total);
-    ord_version_.resize(total);
-  }
-  // Merge from the back, in place.
-  std::uint32_t i = w;
-  std::uint32_t k = m;
-  for (std::uint32_t out = total; out-- > 0;) {
-    const bool take_moved =
-        k > 0 && (i == 0 || CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < moved_cells_[k - 1]);
-    if (take_moved) {
-      const CellEntry e = moved_cells_[--k];
-      const Vec2 p = hot_[e.slot].pos;
-      ord_key_[out] = e.key;
-      ord_slot_[out] = e.slot;
-      ord_x_[out] = p.x;
-      ord_y_[out] = p.y;
-      ord_xf_[out] = static_cast<float>(p.x);
-      ord_yf_[out] = static_cast<float>(p.y);
-      ord_version_[out] = hot_[e.slot].target_version;
-    } else {
-      --i;
-      if (out == i) break;  // the rest is already in place
-      ord_key_[out] = ord_key_[i];
-      ord_slot_[out] = ord_slot_[i];
-      ord_x_[out] = ord_x_[i];
-      ord_y_[out] = ord_y_[i];
-      ord_xf_[out] = ord_xf_[i];
-      ord_yf_[out] = ord_yf_[i];
-      ord_version_[out] = ord_version_[i];
+
+  // Merge into the spare arrays: runs of the old order between the leaving entries are
+  // copied whole, each cut where the next moved entry sorts in.
+  const auto total = static_cast<std::uint32_t>(n - leaving_.size() + moved_cells_.size());
+  next_key_.resize(total);
+  next_slot_.resize(total);
+  next_x_.resize(total);
+  next_y_.resize(total);
+  next_version_.resize(total);
+  std::uint32_t out = 0;
+  auto copy_run = [&](std::uint32_t from, std::uint32_t to) {
+    const std::uint32_t len = to - from;
+    std::copy_n(ord_key_.begin() + from, len, next_key_.begin() + out);
+    std::copy_n(ord_slot_.begin() + from, len, next_slot_.begin() + out);
+    std::copy_n(ord_x_.begin() + from, len, next_x_.begin() + out);
+    std::copy_n(ord_y_.begin() + from, len, next_y_.begin() + out);
+    std::copy_n(ord_version_.begin() + from, len, next_version_.begin() + out);
+    out += len;
+  };
+  auto insert = [&](const CellEntry& e) {
+    const Hot& h = hot_[e.slot];
+    next_key_[out] = e.key;
+    next_slot_[out] = e.slot;
+    next_x_[out] = h.pos.x;
+    next_y_[out] = h.pos.y;
+    next_version_[out] = h.target_version;
+    ++out;
+  };
+  std::size_t k = 0;  // next moved entry
+  std::uint32_t i = 0;
+  leaving_.push_back(n);  // sentinel: the last run ends at n
+  for (const std::uint32_t stop : leaving_) {
+    // Old entries [i, stop) stay; the moved ones that sort before ord[stop - 1] go in
+    // between, each where it belongs.
+    while (i < stop) {
+      if (k == moved_cells_.size() ||
+          !(moved_cells_[k] < CellEntry{ord_key_[stop - 1], ord_slot_[stop - 1]})) {
+        copy_run(i, stop);
+        i = stop;
+        break;
+      }
+      const CellEntry e = moved_cells_[k++];
+      // First old entry in [i, stop) that sorts after e.
+      std::uint32_t lo = i;
+      std::uint32_t hi = stop;
+      while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        if (CellEntry{ord_key_[mid], ord_slot_[mid]} < e) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      copy_run(i, lo);
+      i = lo;
+      insert(e);
     }
+    i = stop + 1;  // skip the leaving entry
   }
-  ord_key_.resize(total);
-  ord_slot_.resize(total);
-  ord_x_.resize(total);
-  ord_y_.resize(total);
-  ord_xf_.resize(total);
-  ord_yf_.resize(total);
-  ord_version_.resize(total);
+  while (k < moved_cells_.size()) insert(moved_cells_[k++]);
+  ord_key_.swap(next_key_);
+  ord_slot_.swap(next_slot_);
+  ord_x_.swap(next_x_);
+  ord_y_.swap(next_y_);
+  ord_version_.swap(next_version_);
   if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
   index_cells();
 }
@@ -538,14 +552,12 @@ void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t h
 void GridAoi::notify_departure(const Departure& d) {
   const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : 0.0;
   const double reach = max_radius_ + config_.hysteresis + two_step;
-  const double r = reach + sched_eps(reach) + filter_margin(d.from, reach);
-  const float r2 = static_cast<float>(r * r);
-  const float cx = static_cast<float>(d.from.x);
-  const float cy = static_cast<float>(d.from.y);
+  const double r = reach + sched_eps(reach);
+  const double r2 = r * r;
   for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
-      const float dx = ord_xf_[j] - cx;
-      const float dy = ord_yf_[j] - cy;
+      const double dx = ord_x_[j] - d.from.x;
+      const double dy = ord_y_[j] - d.from.y;
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
       if (a == d.slot || !list_is_current(a)) continue;
@@ -560,14 +572,12 @@ void GridAoi::notify_departure(const Departure& d) {
 void GridAoi::notify_arrival(std::uint32_t b) {
   const Vec2 p = hot_[b].pos;
   const double reach = max_radius_ + skin_;
-  const double r = reach + sched_eps(reach) + filter_margin(p, reach);
-  const float r2 = static_cast<float>(r * r);
-  const float cx = static_cast<float>(p.x);
-  const float cy = static_cast<float>(p.y);
+  const double r = reach + sched_eps(reach);
+  const double r2 = r * r;
   for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
-      const float fx = ord_xf_[j] - cx;
-      const float fy = ord_yf_[j] - cy;
+      const double fx = ord_x_[j] - p.x;
+      const double fy = ord_y_[j] - p.y;
       if (fx * fx + fy * fy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
       if (a == b || !list_is_current(a)) continue;
@@ -601,17 +611,15 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   const double outer2 = outer * outer;
   const double list_radius = r + skin_;
   const double eps = eps_;
-  const double exact_reach = list_radius + 4.0 * eps;
-  const double reach = exact_reach + filter_margin(c, exact_reach);
-  const float reach2 = static_cast<float>(reach * reach);
-  const float cxf = static_cast<float>(c.x);
-  const float cyf = static_cast<float>(c.y);
+  const double reach = list_radius + 4.0 * eps;
 
-  // Float filter over each contiguous span; survivors are compacted into hits_.
+  // Filter over each contiguous span (the same double arithmetic as the decision below);
+  // survivors are compacted into hits_.
   std::uint32_t n = 0;
   std::uint32_t* hits = hits_.data();
   for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
-    n += simd::filter_disc(ord_xf_.data(), ord_yf_.data(), begin, end, cxf, cyf, reach2, hits + n);
+    n += simd::filter_disc(ord_x_.data(), ord_y_.data(), begin, end, c.x, c.y, reach * reach,
+                           hits + n);
   });
 
   new_view_.clear();
@@ -849,8 +857,7 @@ bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
 void GridAoi::query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const {
   if (!valid_position(center) || !valid_radius(radius)) return;
   const double r2 = radius * radius;
-  const double reach = radius + filter_margin(center, radius);
-  for_each_span(center, reach, [&](std::uint32_t begin, std::uint32_t end) {
+  for_each_span(center, radius, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double dx = ord_x_[j] - center.x;
       const double dy = ord_y_[j] - center.y;

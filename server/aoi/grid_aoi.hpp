@@ -33,7 +33,7 @@
 namespace zone::aoi {
 
 // World position in metres. Double precision so that the enter/leave decisions are exact
-// far from the origin; the broad phase keeps a float copy for its vectorised filter.
+// far from the origin.
 struct Vec2 {
   double x = 0.0;
   double y = 0.0;
@@ -296,11 +296,16 @@ class GridAoi {
   // cells are listed (sorted) with their first entity, so nothing costs per empty cell.
   std::vector<std::uint32_t> ord_key_;
   std::vector<std::uint32_t> ord_slot_;
-  std::vector<float> ord_xf_;  // float copy for the filter
-  std::vector<float> ord_yf_;
-  std::vector<double> ord_x_;  // exact positions for the decision
+  std::vector<double> ord_x_;
   std::vector<double> ord_y_;
   std::vector<std::uint8_t> ord_version_;  // target versions, for the tests a rebuild files
+  // The same, being rewritten (kept to reuse their memory).
+  std::vector<std::uint32_t> next_key_;
+  std::vector<std::uint32_t> next_slot_;
+  std::vector<double> next_x_;
+  std::vector<double> next_y_;
+  std::vector<std::uint8_t> next_version_;
+  std::vector<std::uint32_t> leaving_;     // order positions that changed cells or were removed
   std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
   std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
   std::uint32_t max_cell_population_ = 0;

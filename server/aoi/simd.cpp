@@ -33,12 +33,13 @@ std::uint32_t find_scalar(const std::uint32_t* p, std::uint32_t n, std::uint32_t
   return n;
 }
 
-std::uint32_t filter_scalar(const float* xs, const float* ys, std::uint32_t begin,
-                            std::uint32_t end, float cx, float cy, float r2, std::uint32_t* out) {
+std::uint32_t filter_scalar(const double* xs, const double* ys, std::uint32_t begin,
+                            std::uint32_t end, double cx, double cy, double r2,
+                            std::uint32_t* out) {
   std::uint32_t k = 0;
   for (std::uint32_t j = begin; j < end; ++j) {
-    const float dx = xs[j] - cx;
-    const float dy = ys[j] - cy;
+    const double dx = xs[j] - cx;
+    const double dy = ys[j] - cy;
     out[k] = j;
     k += dx * dx + dy * dy <= r2 ? 1u : 0u;
   }
@@ -146,24 +147,30 @@ struct CompactTable {
 };
 constexpr CompactTable kCompact;
 
-__attribute__((target("avx2"))) std::uint32_t filter_avx2(const float* xs, const float* ys,
+__attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, const double* ys,
                                                           std::uint32_t begin, std::uint32_t end,
-                                                          float cx, float cy, float r2,
+                                                          double cx, double cy, double r2,
                                                           std::uint32_t* out) {
-  const __m256 vx = _mm256_set1_ps(cx);
-  const __m256 vy = _mm256_set1_ps(cy);
-  const __m256 vr = _mm256_set1_ps(r2);
+  const __m256d vx = _mm256_set1_pd(cx);
+  const __m256d vy = _mm256_set1_pd(cy);
+  const __m256d vr = _mm256_set1_pd(r2);
   const __m256i step = _mm256_set1_epi32(8);
   __m256i index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(begin)),
                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   std::uint32_t k = 0;
   std::uint32_t j = begin;
   for (; j + 8 <= end; j += 8) {
-    const __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(xs + j), vx);
-    const __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(ys + j), vy);
-    // No fused multiply-add: the same rounding as the SSE2 and scalar versions.
-    const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
-    const auto m = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(d2, vr, _CMP_LE_OQ)));
+    // Separate multiplies and adds (no fused multiply-add): the same rounding as the
+    // scalar version and as the exact decision.
+    const __m256d dx0 = _mm256_sub_pd(_mm256_loadu_pd(xs + j), vx);
+    const __m256d dy0 = _mm256_sub_pd(_mm256_loadu_pd(ys + j), vy);
+    const __m256d dx1 = _mm256_sub_pd(_mm256_loadu_pd(xs + j + 4), vx);
+    const __m256d dy1 = _mm256_sub_pd(_mm256_loadu_pd(ys + j + 4), vy);
+    const __m256d d0 = _mm256_add_pd(_mm256_mul_pd(dx0, dx0), _mm256_mul_pd(dy0, dy0));
+    const __m256d d1 = _mm256_add_pd(_mm256_mul_pd(dx1, dx1), _mm256_mul_pd(dy1, dy1));
+    const auto m0 = static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(d0, vr, _CMP_LE_OQ)));
+    const auto m1 = static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(d1, vr, _CMP_LE_OQ)));
+    const unsigned m = m0 | (m1 << 4);
     const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompact.lanes[m]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
                         _mm256_permutevar8x32_epi32(index, perm));
@@ -205,8 +212,8 @@ std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v)
   return kernels.find(p, n, v);
 }
 
-std::uint32_t filter_disc(const float* xs, const float* ys, std::uint32_t begin, std::uint32_t end,
-                          float cx, float cy, float r2, std::uint32_t* out) {
+std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begin,
+                          std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out) {
   return kernels.filter(xs, ys, begin, end, cx, cy, r2, out);
 }
 

@@ -18,10 +18,11 @@ std::uint32_t due_entries(const std::uint8_t* wake, std::uint32_t n, std::uint8_
 // Index of the first v in p[0, n), or n when absent.
 std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v);
 
-// Indices j in [begin, end) with (xs[j] - cx)^2 + (ys[j] - cy)^2 <= r2 (in float),
-// appended to out in ascending order; returns how many.
-std::uint32_t filter_disc(const float* xs, const float* ys, std::uint32_t begin, std::uint32_t end,
-                          float cx, float cy, float r2, std::uint32_t* out);
+// Indices j in [begin, end) with (xs[j] - cx)^2 + (ys[j] - cy)^2 <= r2, computed exactly
+// so in double (no fused multiply-add), appended to out in ascending order; returns how
+// many. May write up to 8 entries past the last one it returns.
+std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begin,
+                          std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out);
 
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();
