@@ -224,12 +224,10 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   if (h.index >= hot_.size()) {
     const std::size_t n = h.index + 1;
     hot_.resize(n);
-    prev_pos_.resize(n);
     view_.resize(n);
     stamp_.resize(n);
   }
   hot_[h.index].pos = position;
-  prev_pos_[h.index] = position;
   hot_[h.index].radius = view_radius;
   hot_[h.index].flags =
       static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
@@ -310,48 +308,11 @@ ConfigError GridAoi::set_max_step(double max_step) {
   return ConfigError::kNone;
 }
 
-// Finds the entities that left their position of the last update: removed ones, and those
-// that moved further than the bound (teleports). Positions of the last update are kept in
-// prev_pos_ for the next tick's comparison.
-void GridAoi::classify_moves() {
-  departures_.clear();
-  arrivals_.clear();
-  double max_radius = 0.0;
-  const std::uint32_t capacity = slots_.capacity();
-  for (std::uint32_t s = 0; s < capacity; ++s) {
-    const std::uint8_t f = hot_[s].flags;
-    if (!(f & kAlive)) continue;
-    if (f & kRemoved) {
-      ++hot_[s].target_version;
-      if (!(f & kAdded)) departures_.push_back({s, prev_pos_[s]});
-      continue;
-    }
-    if (f & kObserver) max_radius = std::max(max_radius, hot_[s].radius);
-    const Vec2 p = hot_[s].pos;
-    Vec2& prev = prev_pos_[s];
-    if (f & kAdded) {
-      arrivals_.push_back(s);
-      prev = p;
-      continue;
-    }
-    const double dx = p.x - prev.x;
-    const double dy = p.y - prev.y;
-    if (dx * dx + dy * dy > step_check2_) {
-      ++hot_[s].target_version;  // every test naming it is stale
-      departures_.push_back({s, prev});
-      arrivals_.push_back(s);
-      if (f & kObserver) hot_[s].flags = static_cast<std::uint8_t>(f | kRebuild);
-    }
-    prev = p;
-  }
-  max_radius_ = max_radius;
-  // Distances near a threshold are at most about max_radius + h + skin: the rounding of
-  // every distance and threshold the schedule compares is far below this allowance.
-  eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
-}
-
-// Keeps the entities sorted by (cell, slot): refreshes the positions of those that stayed
-// in their cell, and when some changed cells, were removed or added, rewrites the order by
+// One pass over the entities in cell order (the order arrays hold their positions of the
+// last update). It finds those that left their position: removed ones, and those that
+// moved further than the bound (teleports: every test naming them goes stale). And it keeps
+// the entities sorted by (cell, slot): refreshes the positions of those that stayed in
+// their cell, and when some changed cells, were removed or added, rewrites the order by
 // copying the runs that stay in order and merging in (sorted) those that changed. Linear
 // in the number of entities plus m log n for the m that changed; nothing is proportional
 // to the number of cells.
@@ -362,19 +323,35 @@ void GridAoi::maintain_cells() {
     pending_cell_size_ = 0.0;
     resize_grid();
   }
+  departures_.clear();
+  arrivals_.clear();
   moved_cells_.clear();
   leaving_.clear();
+  double max_radius = 0.0;
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
   for (std::uint32_t i = 0; i < n; ++i) {
     // The slots come in cell order, not memory order: fetch a few iterations ahead.
     if (i + 16 < n) __builtin_prefetch(&hot_[ord_slot_[i + 16]]);
     const std::uint32_t s = ord_slot_[i];
-    const Hot& h = hot_[s];
+    Hot& h = hot_[s];
+    const Vec2 before{ord_x_[i], ord_y_[i]};
     if (h.flags & kRemoved) {
+      ++h.target_version;
+      departures_.push_back({s, before});
       leaving_.push_back(i);
       continue;
     }
-    const std::uint32_t key = cell_key(h.pos);
+    if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
+    const double dx = h.pos.x - before.x;
+    const double dy = h.pos.y - before.y;
+    if (dx * dx + dy * dy > step_check2_) {
+      ++h.target_version;  // every test naming it is stale
+      departures_.push_back({s, before});
+      arrivals_.push_back(s);
+      if (h.flags & kObserver) h.flags = static_cast<std::uint8_t>(h.flags | kRebuild);
+    }
+    const bool still = dx == 0.0 && dy == 0.0 && !regrid;
+    const std::uint32_t key = still ? ord_key_[i] : cell_key(h.pos);
     if (key != ord_key_[i] || regrid) {
       leaving_.push_back(i);
       moved_cells_.push_back({key, s});
@@ -385,8 +362,19 @@ void GridAoi::maintain_cells() {
     ord_version_[i] = h.target_version;
   }
   for (const std::uint32_t s : added_) {
-    if (!(hot_[s].flags & kRemoved)) moved_cells_.push_back({cell_key(hot_[s].pos), s});
+    Hot& h = hot_[s];
+    if (h.flags & kRemoved) {  // added and removed before any update: never seen
+      ++h.target_version;
+      continue;
+    }
+    if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
+    arrivals_.push_back(s);
+    moved_cells_.push_back({cell_key(h.pos), s});
   }
+  max_radius_ = max_radius;
+  // Distances near a threshold are at most about max_radius + h + skin: the rounding of
+  // every distance and threshold the schedule compares is far below this allowance.
+  eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
   if (leaving_.empty() && moved_cells_.empty()) return;  // same order, same cells
   std::sort(moved_cells_.begin(), moved_cells_.end());
 
@@ -776,7 +764,6 @@ std::span<const VisibilityEvent> GridAoi::update() {
   ++now_;
   const bool stale = lists_stale_;
   if (stale) apply_settings();
-  classify_moves();
   maintain_cells();
 
   // Every list is rebuilt when the settings changed, when lists live a single tick
@@ -883,6 +870,10 @@ std::string GridAoi::check_invariants() const {
   auto present = [&](std::uint32_t s) {
     return (hot_[s].flags & kAlive) && !(hot_[s].flags & kAdded);
   };
+  // Positions at the last update are those in the cell order.
+  std::vector<Vec2> last_pos(capacity);
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i)
+    last_pos[ord_slot_[i]] = {ord_x_[i], ord_y_[i]};
   // The grid holds every entity present at the last update, sorted, at its position.
   std::uint32_t count = 0;
   for (std::uint32_t s = 0; s < capacity; ++s) count += present(s) ? 1 : 0;
@@ -894,9 +885,9 @@ std::string GridAoi::check_invariants() const {
     if (i > 0 && !(CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < CellEntry{ord_key_[i], s})) {
       out << "grid order broken at " << i << "\n";
     }
-    if (ord_x_[i] != prev_pos_[s].x || ord_y_[i] != prev_pos_[s].y ||
-        ord_key_[i] != cell_key(prev_pos_[s])) {
-      out << "grid position of slot " << s << " is stale\n";
+    if (ord_key_[i] != cell_key(last_pos[s])) out << "grid cell of slot " << s << " is stale\n";
+    if (ord_version_[i] != hot_[s].target_version) {
+      out << "grid version of slot " << s << " is stale\n";
     }
   }
   // Live scheduled tests, per observer: (target, tick, visible).
@@ -963,8 +954,8 @@ std::string GridAoi::check_invariants() const {
     }
     for (std::uint32_t t = 0; t < capacity; ++t) {
       if (t == a || !present(t)) continue;
-      const double dx = prev_pos_[t].x - prev_pos_[a].x;
-      const double dy = prev_pos_[t].y - prev_pos_[a].y;
+      const double dx = last_pos[t].x - last_pos[a].x;
+      const double dy = last_pos[t].y - last_pos[a].y;
       const double d2 = dx * dx + dy * dy;
       const double d = std::sqrt(d2);
       const bool visible = std::binary_search(seen.begin(), seen.end(), t);

@@ -217,7 +217,6 @@ class GridAoi {
   void resize_grid();
   void apply_settings();
   void compute_schedule();
-  void classify_moves();
   void maintain_cells();
   void index_cells();
   void notify_departure(const Departure& d);
@@ -276,7 +275,6 @@ class GridAoi {
     std::uint8_t target_version = 0;    // bumped when the entity teleports or is removed
   };
   std::vector<Hot> hot_;
-  std::vector<Vec2> prev_pos_;                    // position at the last update()
   std::vector<std::vector<std::uint32_t>> view_;  // observer -> target slots
   std::vector<std::uint32_t> stamp_;              // scratch marks for the rebuild's view diff
 
