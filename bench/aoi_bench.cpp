@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aoi/grid_aoi.hpp"
+#include "aoi/simd.hpp"
 #include "brute_aoi.hpp"
 #include "naive_grid.hpp"
 #include "workloads.hpp"
@@ -147,6 +148,7 @@ class GridEngine {
     j["grid_cells"] = s.cells;
     j["occupied_cells"] = s.occupied_cells;
     j["max_cell_population"] = s.max_cell_population;
+    j["kernels"] = zone::aoi::simd::kernel_name();
   }
 
  private:

@@ -1,7 +1,5 @@
 #include "aoi/simd.hpp"
 
-#include <array>
-
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ZONE_AOI_X86 1
@@ -11,20 +9,6 @@ namespace zone::aoi::simd {
 namespace {
 
 // ---- Portable versions (also the tails of the vector ones) ------------------------------
-
-std::uint32_t due_scalar(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
-                         std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
-  std::uint32_t k = 0;
-  std::uint8_t next = *next_wake;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint8_t w = wake[i];
-    out[k] = base + i;
-    k += w <= rel ? 1u : 0u;
-    if (w > rel && w < next) next = w;
-  }
-  *next_wake = next;
-  return k;
-}
 
 std::uint32_t find_scalar(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -50,30 +34,6 @@ std::uint32_t filter_scalar(const double* xs, const double* ys, std::uint32_t be
 
 // ---- SSE2 (every x86-64 CPU) --------------------------------------------------------------
 
-std::uint32_t due_sse2(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
-                       std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
-  const __m128i r = _mm_set1_epi8(static_cast<char>(rel));
-  __m128i least = _mm_set1_epi8(static_cast<char>(0xFF));
-  std::uint32_t k = 0;
-  std::uint32_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wake + i));
-    const __m128i due = _mm_cmpeq_epi8(_mm_max_epu8(v, r), r);  // v <= rel
-    least = _mm_min_epu8(least, _mm_or_si128(due, v));          // due lanes count as 0xFF
-    auto m = static_cast<unsigned>(_mm_movemask_epi8(due));
-    while (m) {
-      out[k++] = base + i + static_cast<std::uint32_t>(__builtin_ctz(m));
-      m &= m - 1;
-    }
-  }
-  alignas(16) std::uint8_t lanes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), least);
-  std::uint8_t next = *next_wake;
-  for (const std::uint8_t w : lanes) next = w < next ? w : next;
-  *next_wake = next;
-  return k + due_scalar(wake + i, n - i, rel, base + i, out + k, next_wake);
-}
-
 std::uint32_t find_sse2(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
   const __m128i x = _mm_set1_epi32(static_cast<int>(v));
   std::uint32_t i = 0;
@@ -88,32 +48,6 @@ std::uint32_t find_sse2(const std::uint32_t* p, std::uint32_t n, std::uint32_t v
 }
 
 // ---- AVX2 (chosen at run time) -------------------------------------------------------------
-
-__attribute__((target("avx2"))) std::uint32_t due_avx2(const std::uint8_t* wake, std::uint32_t n,
-                                                       std::uint8_t rel, std::uint32_t base,
-                                                       std::uint32_t* out,
-                                                       std::uint8_t* next_wake) {
-  const __m256i r = _mm256_set1_epi8(static_cast<char>(rel));
-  __m256i least = _mm256_set1_epi8(static_cast<char>(0xFF));
-  std::uint32_t k = 0;
-  std::uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wake + i));
-    const __m256i due = _mm256_cmpeq_epi8(_mm256_max_epu8(v, r), r);
-    least = _mm256_min_epu8(least, _mm256_or_si256(due, v));
-    auto m = static_cast<std::uint32_t>(_mm256_movemask_epi8(due));
-    while (m) {
-      out[k++] = base + i + static_cast<std::uint32_t>(__builtin_ctz(m));
-      m &= m - 1;
-    }
-  }
-  alignas(32) std::uint8_t lanes[32];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), least);
-  std::uint8_t next = *next_wake;
-  for (const std::uint8_t w : lanes) next = w < next ? w : next;
-  *next_wake = next;
-  return k + due_sse2(wake + i, n - i, rel, base + i, out + k, next_wake);
-}
 
 __attribute__((target("avx2"))) std::uint32_t find_avx2(const std::uint32_t* p, std::uint32_t n,
                                                         std::uint32_t v) {
@@ -183,7 +117,6 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
 #endif  // ZONE_AOI_X86
 
 struct Kernels {
-  decltype(&due_scalar) due;
   decltype(&find_scalar) find;
   decltype(&filter_scalar) filter;
   const char* name;
@@ -192,21 +125,16 @@ struct Kernels {
 Kernels pick() {
 #if ZONE_AOI_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {due_avx2, find_avx2, filter_avx2, "avx2"};
-  return {due_sse2, find_sse2, filter_scalar, "sse2"};
+  if (__builtin_cpu_supports("avx2")) return {find_avx2, filter_avx2, "avx2"};
+  return {find_sse2, filter_scalar, "sse2"};
 #else
-  return {due_scalar, find_scalar, filter_scalar, "scalar"};
+  return {find_scalar, filter_scalar, "scalar"};
 #endif
 }
 
 const Kernels kernels = pick();
 
 }  // namespace
-
-std::uint32_t due_entries(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
-                          std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake) {
-  return kernels.due(wake, n, rel, base, out, next_wake);
-}
 
 std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v) {
   return kernels.find(p, n, v);

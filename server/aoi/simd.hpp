@@ -1,19 +1,15 @@
 // The AOI's vector kernels, with a runtime choice of instruction set.
 //
-// The binary is built for baseline x86-64 (no -march=native needed): every kernel has an
-// SSE2 version, and an AVX2 version compiled for that target alone and chosen once, at
-// start-up, when the CPU has AVX2 (__builtin_cpu_supports). Other architectures get plain
-// C++. All versions return exactly the same results.
+// The binary is built for baseline x86-64 (no -march=native needed): every kernel has a
+// baseline version (SSE2 intrinsics or plain C++), and an AVX2 version compiled for that
+// target alone and chosen once, at start-up, when the CPU has AVX2
+// (__builtin_cpu_supports). Other architectures get plain C++. All versions return
+// exactly the same results.
 #pragma once
 
 #include <cstdint>
 
 namespace zone::aoi::simd {
-
-// Indices base + i, for i in [0, n) with wake[i] <= rel, appended to out in ascending order;
-// returns how many. *next_wake is lowered to the smallest wake[i] > rel (if any).
-std::uint32_t due_entries(const std::uint8_t* wake, std::uint32_t n, std::uint8_t rel,
-                          std::uint32_t base, std::uint32_t* out, std::uint8_t* next_wake);
 
 // Index of the first v in p[0, n), or n when absent.
 std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v);
