@@ -114,6 +114,7 @@ void GridAoi::apply_settings() {
   for (Bucket& bucket : wheel_) release_bucket(bucket);
   wheel_.resize(buckets);
   wheel_mask_ = buckets - 1;
+  expiring_.resize(buckets);
 }
 
 void GridAoi::compute_schedule() {
@@ -233,6 +234,7 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
       static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
   stamp_[h.index] = 0;
   added_.push_back(h.index);
+  if (observer) dirty_.push_back(h.index);
   ++entity_count_;
   if (observer) ++observer_count_;
   return h;
@@ -244,6 +246,7 @@ bool GridAoi::remove(EntityHandle h) {
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
   removed_.push_back(h.index);
+  dirty_.push_back(h.index);
   return true;
 }
 
@@ -264,6 +267,7 @@ bool GridAoi::set_view_radius(EntityHandle h, double view_radius) {
   if (hot_[h.index].radius != view_radius) {
     hot_[h.index].radius = view_radius;
     hot_[h.index].flags |= kRebuild;
+    dirty_.push_back(h.index);
   }
   return true;
 }
@@ -272,6 +276,7 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
   if (!usable(h)) return false;
   std::uint8_t& f = hot_[h.index].flags;
   if (((f & kObserver) != 0) == observer) return true;
+  dirty_.push_back(h.index);
   if (observer) {
     f |= kObserver | kRebuild;
     ++observer_count_;
@@ -348,7 +353,10 @@ void GridAoi::maintain_cells() {
       ++h.target_version;  // every test naming it is stale
       departures_.push_back({s, before});
       arrivals_.push_back(s);
-      if (h.flags & kObserver) h.flags = static_cast<std::uint8_t>(h.flags | kRebuild);
+      if (h.flags & kObserver) {
+        h.flags = static_cast<std::uint8_t>(h.flags | kRebuild);
+        dirty_.push_back(s);
+      }
     }
     const bool still = dx == 0.0 && dy == 0.0 && !regrid;
     const std::uint32_t key = still ? ord_key_[i] : cell_key(h.pos);
@@ -586,6 +594,8 @@ void GridAoi::notify_arrival(std::uint32_t b) {
 void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   std::vector<std::uint32_t>& view = view_[a];
   hot_[a].base_tick = base_tick;
+  // (At most life_ ticks ahead, so possibly this tick's slot, which has been emptied.)
+  expiring_[(base_tick + life_) & wheel_mask_].push_back(a);
   ++hot_[a].observer_version;  // every test scheduled by the old list is stale
   const std::uint32_t expiry = base_tick + life_;
   const std::uint32_t old_mark = next_epoch();
@@ -779,19 +789,35 @@ std::span<const VisibilityEvent> GridAoi::update() {
   }
 
   // Lists that must be rebuilt (or dropped), by ascending slot; then the pair tests due
-  // this tick. The lists are first collected so that each one's view can be fetched from
-  // memory while the one before is rebuilt.
-  const std::uint32_t capacity = slots_.capacity();
+  // this tick. The candidates are the lists expiring now and those marked by a mutation or a
+  // teleport (every observer after a settings change); they are collected first so that
+  // each one's view can be fetched from memory while the one before is rebuilt.
   list_work_.clear();
-  for (std::uint32_t a = 0; a < capacity; ++a) {
+  std::vector<std::uint32_t>& expiring = expiring_[now_ & wheel_mask_];
+  if (rebuild_all) {
+    for (std::vector<std::uint32_t>& e : expiring_) e.clear();
+    const std::uint32_t capacity = slots_.capacity();
+    for (std::uint32_t a = 0; a < capacity; ++a) {
+      if (hot_[a].flags & kAlive) list_work_.push_back(a);
+    }
+  } else {
+    list_work_.swap(expiring);
+    list_work_.insert(list_work_.end(), dirty_.begin(), dirty_.end());
+    std::sort(list_work_.begin(), list_work_.end());
+    list_work_.erase(std::unique(list_work_.begin(), list_work_.end()), list_work_.end());
+  }
+  expiring.clear();
+  dirty_.clear();
+  std::size_t kept = 0;
+  for (const std::uint32_t a : list_work_) {
     const std::uint8_t f = hot_[a].flags;
     if (!(f & kAlive)) continue;
-    if ((f & (kObserver | kRemoved)) != kObserver) {
-      if (f & kListed) list_work_.push_back(a);
-    } else if (rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_) {
-      list_work_.push_back(a);
-    }
+    const bool needed = (f & (kObserver | kRemoved)) != kObserver
+                            ? (f & kListed) != 0
+                            : rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_;
+    if (needed) list_work_[kept++] = a;
   }
+  list_work_.resize(kept);
   const std::size_t work = list_work_.size();
   for (std::size_t k = 0; k < work; ++k) {
     if (k + 2 < work) __builtin_prefetch(&view_[list_work_[k + 2]]);

@@ -315,6 +315,10 @@ class GridAoi {
   std::vector<std::uint32_t> arrivals_;
   std::vector<CellEntry> moved_cells_;
   std::vector<std::uint32_t> list_work_;  // this tick's lists to rebuild or drop
+  // Per wheel bucket, the observers whose lists expire at that tick (entries of lists
+  // rebuilt since are skipped); and the observers marked since the last update.
+  std::vector<std::vector<std::uint32_t>> expiring_;
+  std::vector<std::uint32_t> dirty_;
   std::vector<std::uint32_t> hits_;
   std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
