@@ -668,6 +668,9 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     if (stamp_[t] == old_mark) emit(a, t, EventKind::kLeave);
   }
   visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
+  // Headroom for the enters to come: a view that must grow mid-tick costs an allocation and
+  // a copy (at start-up that is every view at once).
+  if (view.capacity() < new_view_.size()) view.reserve(new_view_.size() + new_view_.size() / 4 + 4);
   view.assign(new_view_.begin(), new_view_.end());
 }
 
@@ -726,8 +729,12 @@ void GridAoi::run_due_tests() {
         schedule(wake, {a, b, test.observer_version, test.target_version, 0}, index);
       }
     }
+    // Done with this chunk: the tests filed from here on may reuse it.
+    free_chunks_.push_back(bucket.chunks[c]);
   }
-  release_bucket(bucket);
+  bucket.chunks.clear();
+  bucket.next = nullptr;
+  bucket.end = nullptr;
   apply_leaves();
 }
 
