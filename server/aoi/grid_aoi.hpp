@@ -127,10 +127,11 @@ class GridAoi {
   // Brings every observer's view set up to date with the current positions. Returns the
   // tick's events, valid until the next update(); at most one per (observer, target) pair.
   // The order is deterministic (a function of the sequence of calls alone): first the
-  // observers whose candidate lists are rebuilt this tick, by ascending slot, each with its
-  // enters and then its leaves; then the pairs re-tested individually, in the order their
-  // re-tests were scheduled. Despawned entities' handles appear in the events of the tick
-  // they are removed in, and their slots are reused only afterwards.
+  // observers whose candidate lists are rebuilt (or dropped: switched off, removed) this
+  // tick, by ascending slot, each with its enters and then its leaves; then the pairs
+  // re-tested individually, in the order their re-tests were scheduled. Without a bound
+  // every list is rebuilt every tick. Despawned entities' handles appear in the events of
+  // the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
 
   // --- Queries. The broad-phase queries (query_radius, view sets, stats) answer as of
