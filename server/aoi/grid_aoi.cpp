@@ -808,9 +808,16 @@ std::span<const VisibilityEvent> GridAoi::update() {
       if (hot_[a].flags & kAlive) list_work_.push_back(a);
     }
   } else {
-    list_work_.swap(expiring);
-    list_work_.insert(list_work_.end(), dirty_.begin(), dirty_.end());
-    std::sort(list_work_.begin(), list_work_.end());
+    // A bucket is filled in ascending slot order by the rebuilds of one tick (only staggered
+    // starts mix ticks), and the dirty list is short: sort only what is out of order.
+    if (!std::is_sorted(expiring.begin(), expiring.end())) {
+      std::sort(expiring.begin(), expiring.end());
+    }
+    std::sort(dirty_.begin(), dirty_.end());
+    list_work_.resize(expiring.size() + dirty_.size());
+    list_work_.erase(std::set_union(expiring.begin(), expiring.end(), dirty_.begin(), dirty_.end(),
+                                    list_work_.begin()),
+                     list_work_.end());
     list_work_.erase(std::unique(list_work_.begin(), list_work_.end()), list_work_.end());
   }
   expiring.clear();
