@@ -1,12 +1,14 @@
 // aoi-bench: the grid AOI core on the standard workloads (/work/shared/bench/aoi-workloads.md).
 //
 //   aoi-bench [--workload NAME|all] [--ticks N] [--cell-size X] [--repeat K]
-//             [--baseline brute] [--verify] [--list]
+//             [--baseline brute|naive-grid] [--verify] [--list]
 //
-// Prints one JSON object per line: per workload and implementation ("impl": "grid" or
-// "brute") the event counts and the per-tick latency distribution; with --baseline brute
-// also a {"speedup_vs_brute": ...} line per workload. --verify runs grid and brute in
-// lockstep and compares every tick's events exactly; it exits 1 on any mismatch.
+// Prints one JSON object per line: per workload and implementation ("impl": "grid",
+// "brute" or "naive-grid") the event counts and the per-tick latency distribution; with
+// --baseline also a {"speedup_vs_<baseline>": ...} line per workload. The AOI and the
+// baseline run in turn, repeat by repeat (grid, baseline, grid, baseline, ...), so that a
+// drift in the machine's speed hits both. --verify runs grid and brute in lockstep and
+// compares every tick's events exactly; it exits 1 on any mismatch.
 //
 // Timed per tick: GridAoi::move_batch() with the tick's positions, update(), and a consumer
 // that counts every event. Not timed: trajectory generation and filling the move buffer.
@@ -31,7 +33,9 @@
 #include <nlohmann/json.hpp>
 
 #include "aoi/grid_aoi.hpp"
+#include "aoi/simd.hpp"
 #include "brute_aoi.hpp"
+#include "naive_grid.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -41,6 +45,7 @@ using zone::aoi::EventKind;
 using zone::aoi::GridAoi;
 using zone::aoi::GridConfig;
 using zone::bench::BruteAoi;
+using zone::bench::NaiveGridAoi;
 using zone::bench::Trajectories;
 using zone::bench::Workload;
 using Json = nlohmann::ordered_json;
@@ -92,12 +97,23 @@ struct RecordingSink {
 
 // --- The two implementations behind one interface -----------------------------------------
 
+// Whether the grid is told the workload's displacement bound (speed * dt: the most any
+// entity walks in one tick; reflection at the bounds only shortens a step, and teleports,
+// which exceed it, are detected by the AOI). Set once by main() from --unbounded.
+bool g_bounded = true;
+
+GridConfig grid_config(const Workload& w, double cell_size) {
+  GridConfig c{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis};
+  if (g_bounded) c.max_step = w.speed * w.dt;
+  return c;
+}
+
 class GridEngine {
  public:
   static constexpr const char* kName = "grid";
 
   GridEngine(const Workload& w, double cell_size, const Trajectories& t)
-      : aoi_(GridConfig{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis}) {
+      : aoi_(grid_config(w, cell_size)) {
     moves_.reserve(w.entities);
     for (std::uint32_t i = 0; i < w.entities; ++i) {
       const EntityHandle h = aoi_.add({t.x()[i], t.y()[i]}, w.view_radius(i), true);
@@ -132,6 +148,7 @@ class GridEngine {
     j["grid_cells"] = s.cells;
     j["occupied_cells"] = s.occupied_cells;
     j["max_cell_population"] = s.max_cell_population;
+    j["kernels"] = zone::aoi::simd::kernel_name();
   }
 
  private:
@@ -139,11 +156,13 @@ class GridEngine {
   std::vector<GridAoi::Move> moves_;
 };
 
-class BruteEngine {
+// The two references share one shape: set_positions(x, y), update(sink), view(a).
+template <typename Impl>
+class ReferenceEngine {
  public:
-  static constexpr const char* kName = "brute";
+  static constexpr const char* kName = Impl::kName;
 
-  BruteEngine(const Workload& w, double, const Trajectories& t)
+  ReferenceEngine(const Workload& w, double, const Trajectories& t)
       : aoi_(radii(w), w.hysteresis),
         x_(t.x().begin(), t.x().end()),
         y_(t.y().begin(), t.y().end()) {}
@@ -170,10 +189,21 @@ class BruteEngine {
     for (std::uint32_t i = 0; i < w.entities; ++i) r[i] = w.view_radius(i);
     return r;
   }
-  BruteAoi aoi_;
+  Impl aoi_;
   std::vector<double> x_;
   std::vector<double> y_;
 };
+
+struct NamedBrute : BruteAoi {
+  static constexpr const char* kName = "brute";
+  using BruteAoi::BruteAoi;
+};
+struct NamedNaiveGrid : NaiveGridAoi {
+  static constexpr const char* kName = "naive-grid";
+  using NaiveGridAoi::NaiveGridAoi;
+};
+using BruteEngine = ReferenceEngine<NamedBrute>;
+using NaiveGridEngine = ReferenceEngine<NamedNaiveGrid>;
 
 // --- Timed runs -----------------------------------------------------------------------------
 
@@ -194,52 +224,50 @@ std::int64_t elapsed_ns(Clock::time_point t0, Clock::time_point t1) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
 }
 
+// One fresh run (placement, tick 0, ticks 1..T) of one engine, added to res. The peak RSS
+// is this run's own (reset first), and res keeps the largest over its runs.
 template <typename Engine>
-RunResult run(const Workload& w, std::uint32_t ticks, double cell_size, std::uint32_t repeat) {
-  RunResult res;
+void run_once(const Workload& w, std::uint32_t ticks, double cell_size, RunResult& res) {
+  const bool first = res.impl.empty();
   res.impl = Engine::kName;
-  res.tick_ns.reserve(static_cast<std::size_t>(ticks) * repeat);
   reset_peak_rss();
-  for (std::uint32_t rep = 0; rep < repeat; ++rep) {
-    Trajectories traj(w);
-    Engine engine(w, cell_size, traj);
-    CountingSink initial;
-    const auto i0 = Clock::now();
-    engine.tick(initial, false);
-    const auto i1 = Clock::now();
-    if (initial.counts[1] != 0) throw std::runtime_error("leave events at tick 0");
+  Trajectories traj(w);
+  Engine engine(w, cell_size, traj);
+  CountingSink initial;
+  const auto i0 = Clock::now();
+  engine.tick(initial, false);
+  const auto i1 = Clock::now();
+  if (initial.counts[1] != 0) throw std::runtime_error("leave events at tick 0");
 
-    CountingSink sink;
-    for (std::uint32_t t = 1; t <= ticks; ++t) {
-      traj.step();
-      engine.stage(traj);
-      const auto t0 = Clock::now();
-      engine.tick(sink, true);
-      const auto t1 = Clock::now();
-      res.tick_ns.push_back(elapsed_ns(t0, t1));
-    }
-    const std::uint64_t final_pairs = engine.visible_pairs();
-    if (rep == 0) {
-      res.initial_pairs = initial.counts[0];
-      res.enters = sink.counts[0];
-      res.leaves = sink.counts[1];
-      res.final_pairs = final_pairs;
-      res.initial_ns = elapsed_ns(i0, i1);
-      res.checksum = traj.checksum();
-      engine.describe(res.extra);
-    } else if (res.initial_pairs != initial.counts[0] || res.enters != sink.counts[0] ||
-               res.leaves != sink.counts[1] || res.final_pairs != final_pairs) {
-      throw std::runtime_error("repeats of one workload disagree: nondeterminism");
-    }
-    // Event accounting: every pair that is in view at the end entered exactly once more
-    // often than it left.
-    if (initial.counts[0] + sink.counts[0] - sink.counts[1] != final_pairs) {
-      throw std::runtime_error(std::string(Engine::kName) +
-                               ": initial_pairs + enters - leaves != final_pairs");
-    }
+  CountingSink sink;
+  for (std::uint32_t t = 1; t <= ticks; ++t) {
+    traj.step();
+    engine.stage(traj);
+    const auto t0 = Clock::now();
+    engine.tick(sink, true);
+    const auto t1 = Clock::now();
+    res.tick_ns.push_back(elapsed_ns(t0, t1));
   }
-  res.peak_rss = peak_rss_bytes();
-  return res;
+  const std::uint64_t final_pairs = engine.visible_pairs();
+  if (first) {
+    res.initial_pairs = initial.counts[0];
+    res.enters = sink.counts[0];
+    res.leaves = sink.counts[1];
+    res.final_pairs = final_pairs;
+    res.initial_ns = elapsed_ns(i0, i1);
+    res.checksum = traj.checksum();
+    engine.describe(res.extra);
+  } else if (res.initial_pairs != initial.counts[0] || res.enters != sink.counts[0] ||
+             res.leaves != sink.counts[1] || res.final_pairs != final_pairs) {
+    throw std::runtime_error("repeats of one workload disagree: nondeterminism");
+  }
+  // Event accounting: every pair that is in view at the end entered exactly once more
+  // often than it left.
+  if (initial.counts[0] + sink.counts[0] - sink.counts[1] != final_pairs) {
+    throw std::runtime_error(std::string(Engine::kName) +
+                             ": initial_pairs + enters - leaves != final_pairs");
+  }
+  res.peak_rss = std::max(res.peak_rss, peak_rss_bytes());
 }
 
 struct Summary {
@@ -284,6 +312,7 @@ Json to_json(const Workload& w, std::uint32_t ticks, double cell_size, std::uint
   j["ticks"] = ticks;
   j["repeat"] = repeat;
   j["cell_size"] = cell_size;
+  if (r.impl == "grid") j["max_step"] = g_bounded ? w.speed * w.dt : -1.0;
   j["initial_pairs"] = r.initial_pairs;
   j["enters"] = r.enters;
   j["leaves"] = r.leaves;
@@ -414,13 +443,43 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   app.add_option("--baseline", baseline,
-                 "Also run the all-pairs O(N^2) reference on the same ticks and print the "
-                 "speedup")
-      ->check(CLI::IsMember({"brute"}));
+                 "Also run a reference on the same ticks, in turn with the grid, and print the "
+                 "speedup: brute (all pairs, O(N^2)) or naive-grid (a plain double-precision "
+                 "grid that rebuilds and sorts each tick)")
+      ->check(CLI::IsMember({"brute", "naive-grid"}));
   app.add_flag("--verify", verify_mode,
                "Compare grid and brute event by event (default 5 ticks); exit 1 on mismatch");
+  bool unbounded = false;
+  app.add_flag("--unbounded", unbounded,
+               "Do not tell the grid the workload's displacement bound (speed * dt): every "
+               "candidate list is then rebuilt every tick");
+  bool cell_scaling = false;
+  app.add_flag("--cell-scaling", cell_scaling,
+               "Time 100 entities in a 2000 m world with cells from 64 m down to 0.5 m (16 Mi "
+               "cells): the update time must not depend on the number of cells");
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
   CLI11_PARSE(app, argc, argv);
+  g_bounded = !unbounded;
+
+  if (cell_scaling) {
+    // The standard generator on a small, sparse population: same speeds and radius as
+    // uniform-10k, 100 entities in the same 2000 m world.
+    constexpr Workload kSparse{"sparse-100", 100,  2000.0, 2000.0, 30.0, 0.0, 2.0, 5.0,
+                               0.5,          0.05, 0.0,    0.0,    0.0,  200, 7,   64.0};
+    try {
+      for (const double cs : {64.0, 8.0, 2.0, 1.0, 0.5}) {
+        RunResult r;
+        for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+          run_once<GridEngine>(kSparse, ticks.value_or(kSparse.ticks), cs, r);
+        }
+        emit(to_json(kSparse, ticks.value_or(kSparse.ticks), cs, repeat, r));
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "aoi-bench: " << e.what() << "\n";
+      return 1;
+    }
+    return 0;
+  }
 
   if (list) {
     for (const Workload& w : zone::bench::workloads()) {
@@ -465,25 +524,32 @@ int main(int argc, char** argv) {
         continue;
       }
       const std::uint32_t t = ticks.value_or(w->ticks);
-      const RunResult g = run<GridEngine>(*w, t, cs, repeat);
+      RunResult g;
+      RunResult b;
+      for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+        run_once<GridEngine>(*w, t, cs, g);
+        if (baseline == "brute") run_once<BruteEngine>(*w, t, cs, b);
+        if (baseline == "naive-grid") run_once<NaiveGridEngine>(*w, t, cs, b);
+      }
       emit(to_json(*w, t, cs, repeat, g));
-      if (baseline == "brute") {
-        const RunResult b = run<BruteEngine>(*w, t, cs, repeat);
+      if (!baseline.empty()) {
         emit(to_json(*w, t, cs, repeat, b));
         const bool match = g.initial_pairs == b.initial_pairs && g.enters == b.enters &&
                            g.leaves == b.leaves && g.final_pairs == b.final_pairs;
         const Summary gs = summarize(g.tick_ns);
         const Summary bs = summarize(b.tick_ns);
+        const std::string tag = baseline == "brute" ? "brute" : "naive_grid";
         Json j;
         j["workload"] = w->name;
         j["ticks"] = t;
+        j["repeat"] = repeat;
         j["cell_size"] = cs;
         j["grid_ns_per_tick_median"] = std::llround(gs.median);
-        j["brute_ns_per_tick_median"] = std::llround(bs.median);
-        j["speedup_vs_brute"] = gs.median > 0 ? bs.median / gs.median : 0.0;
-        j["speedup_vs_brute_mean"] = gs.mean > 0 ? bs.mean / gs.mean : 0.0;
+        j[tag + "_ns_per_tick_median"] = std::llround(bs.median);
+        j["speedup_vs_" + tag] = gs.median > 0 ? bs.median / gs.median : 0.0;
+        j["speedup_vs_" + tag + "_mean"] = gs.mean > 0 ? bs.mean / gs.mean : 0.0;
         // Fastest tick against fastest tick: the least disturbed by other load.
-        j["speedup_vs_brute_min"] = gs.min > 0 ? bs.min / gs.min : 0.0;
+        j["speedup_vs_" + tag + "_min"] = gs.min > 0 ? bs.min / gs.min : 0.0;
         j["counts_match"] = match;
         emit(j);
         ok = match && ok;

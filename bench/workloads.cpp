@@ -10,10 +10,11 @@ namespace {
 // clang-format off
 // The standard table, verbatim, plus our default cell size in the last column.
 //
-// Cell sizes: measured on the 2-core bench machine (Release, aoi-bench --cell-size X,
-// 5-7 interleaved runs per size; docs/benchmarks.md has the sweep). The grid walks each
-// observer's disc as one contiguous range per cell row, so smaller cells trim the corners
-// of the scanned square but add rows (a sqrt and two cell lookups each) per observer.
+// Cell sizes: measured on the 2-core bench machine for the first core (Release,
+// aoi-bench --cell-size X, 5-7 interleaved runs per size) and re-checked for the current
+// one, where they only matter to list rebuilds (docs/benchmarks.md). The grid walks each
+// disc as one contiguous range per cell row, so smaller cells trim the corners of the
+// scanned square but add rows (a sqrt and two cell lookups each) per query.
 //  - sparse workloads (~7 neighbours): 64 m, i.e. about 2 (r + h) so that a disc touches
 //    two rows of two cells; 48-96 m are within ~5%, 16 m is 27-45% slower.
 //    uniform-10k 1.58 ms at 64 (16: 2.08), uniform-100k 28.1 (16: 35.8),

@@ -1,8 +1,12 @@
 #include "aoi/grid_aoi.hpp"
 
+#include "aoi/simd.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace zone::aoi {
 namespace {
@@ -10,6 +14,19 @@ namespace {
 constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kObserver = 2;
 constexpr std::uint8_t kRemoved = 4;
+constexpr std::uint8_t kAdded = 8;     // added since the last update
+constexpr std::uint8_t kRebuild = 16;  // its candidate list must be rebuilt at the next update
+constexpr std::uint8_t kListed = 32;   // has a view or scheduled re-tests (an observer's list)
+
+constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
+constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
+
+// A list lives this many ticks when the hysteresis alone does not allow more (the skin
+// beyond r is then 2 * max_step * (kLifeTarget - 1)); and never more than kMaxLife, so that
+// the 8-bit versions in a pair test (bumped at most once per tick) cannot wrap around
+// while the test waits.
+constexpr std::uint32_t kLifeTarget = 16;
+constexpr std::uint32_t kMaxLife = 128;
 
 bool finite_coordinate(double v) {
   return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate;
@@ -21,10 +38,16 @@ bool valid_radius(double r) {
   return std::isfinite(r) && r >= 0.0 && r <= GridAoi::kMaxCoordinate;
 }
 
-// Slack added to every broad-phase radius so that float rounding in the filter can only
-// admit extra candidates, never drop one the exact double test would accept.
-double filter_margin(Vec2 c, double radius) {
-  return 1e-5 * (std::abs(c.x) + std::abs(c.y) + radius) + 1e-3;
+// Bound on the rounding error of a distance or threshold of magnitude up to `scale`
+// computed in double (the true error is below 1e-15 relative; this is a million times
+// that), used to keep the scheduling conservative.
+double sched_eps(double scale) {
+  return 1e-9 * (1.0 + scale);
+}
+
+// Spreads the expiry ticks of lists built together (at start-up, after a settings change).
+std::uint32_t stagger(std::uint32_t slot, std::uint32_t life) {
+  return ((slot * 2654435761u) >> 8) % life;
 }
 
 }  // namespace
@@ -41,6 +64,8 @@ const char* to_string(ConfigError e) {
       return "cell size too small for the world bounds (grid over 16 Mi cells)";
     case ConfigError::kBadHysteresis:
       return "hysteresis must be a finite number >= 0";
+    case ConfigError::kBadMaxStep:
+      return "max step must be a number >= 0 (infinity: unbounded)";
   }
   return "unknown";
 }
@@ -56,6 +81,7 @@ ConfigError GridAoi::validate(const GridConfig& c) {
   const double rows = std::ceil((b.max.y - b.min.y) / c.cell_size);
   if (cols * rows > static_cast<double>(kMaxCells)) return ConfigError::kTooManyCells;
   if (!std::isfinite(c.hysteresis) || c.hysteresis < 0.0) return ConfigError::kBadHysteresis;
+  if (!(c.max_step >= 0.0)) return ConfigError::kBadMaxStep;
   return ConfigError::kNone;
 }
 
@@ -64,6 +90,7 @@ GridAoi::GridAoi(const GridConfig& config) : config_(config) {
     throw std::invalid_argument(to_string(e));
   }
   resize_grid();
+  apply_settings();
 }
 
 void GridAoi::resize_grid() {
@@ -73,7 +100,45 @@ void GridAoi::resize_grid() {
   rows_ =
       std::max(1u, static_cast<std::uint32_t>(std::ceil((b.max.y - b.min.y) / config_.cell_size)));
   inv_cell_ = 1.0 / config_.cell_size;
-  cell_start_.assign(static_cast<std::size_t>(cols_) * rows_ + 1, 0);
+}
+
+// Derives the scheduling constants from the hysteresis and the displacement bound B.
+// Two entities that both move at most B per tick change their distance by at most 2B per
+// tick. A list built at tick t0 holds every target within r + skin_; one beyond that
+// cannot come within r before t0 + life_ when skin_ >= 2B (life_ - 1). The view set needs
+// r + h in any case, so the skin is at least h.
+void GridAoi::apply_settings() {
+  compute_schedule();
+  std::uint32_t buckets = 1;
+  while (buckets < life_) buckets <<= 1;
+  for (Bucket& bucket : wheel_) release_bucket(bucket);
+  wheel_.resize(buckets);
+  wheel_mask_ = buckets - 1;
+  expiring_.resize(buckets);
+}
+
+void GridAoi::compute_schedule() {
+  const double h = config_.hysteresis;
+  const double bound = config_.max_step;
+  if (!(bound < 1e300)) {  // infinite, or too large to schedule with: no bound
+    life_ = 1;
+    skin_ = h;
+    step_check2_ = INFINITY;
+    inv_two_step_ = 0.0;
+    return;
+  }
+  // The check admits B (1 + 1e-9) plus a few nanometres, so that a step of exactly B
+  // computed in rounded arithmetic anywhere within +-kMaxCoordinate (ulp 1.9e-9) passes;
+  // the schedule assumes a little more still, so that any move that passes the check (in
+  // rounded arithmetic) is within the bound the schedule uses.
+  const double step_check = bound * (1.0 + 1e-9) + 8e-9;
+  step_check2_ = step_check * step_check;
+  const double two_step = 2.0 * step_check * (1.0 + 1e-9);
+  const double wanted = std::max(h, two_step * (kLifeTarget - 1));
+  const double extra = std::floor(wanted / two_step);
+  life_ = 1 + static_cast<std::uint32_t>(std::min(extra, static_cast<double>(kMaxLife - 1)));
+  skin_ = std::max(h, two_step * (life_ - 1));
+  inv_two_step_ = 1.0 / two_step;
 }
 
 // Clamping keeps the mapping monotone, which is all the broad phase needs: if
@@ -94,92 +159,100 @@ std::uint32_t GridAoi::cell_row(double y) const {
 }
 
 template <typename Fn>
-void GridAoi::for_each_row_span(Vec2 c, double radius, double inner_radius, Fn&& fn) const {
-  const double reach = radius + filter_margin(c, radius);
+void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
+  const auto m = static_cast<std::uint32_t>(cell_key_.size());
+  if (m == 0) return;
+  const std::uint32_t* keys = cell_key_.data();
   const std::uint32_t row0 = cell_row(c.y - reach);
   const std::uint32_t row1 = cell_row(c.y + reach);
   const double cs = config_.cell_size;
   const Bounds& b = config_.bounds;
-  if (row1 - row0 < 3) {
-    // Cells about as large as the disc: narrowing each row to the chord would save few
-    // candidates and cost a square root per row, so every row takes the full width.
-    const std::uint32_t col0 = cell_col(c.x - reach - 1e-3);
-    const std::uint32_t col1 = cell_col(c.x + reach + 1e-3);
-    for (std::uint32_t row = row0; row <= row1; ++row) {
-      const std::uint32_t base = row * cols_;
-      const std::uint32_t begin = cell_start_[base + col0];
-      const std::uint32_t end = cell_start_[base + col1 + 1];
-      if (begin != end) fn(begin, end, end, end);
-    }
-    return;
-  }
-  // Cells wholly within inner_radius (less a rounding margin) need no distance test. Border
-  // rows and columns never qualify: they also hold the entities clamped into them.
-  const double r_in = inner_radius - filter_margin(c, inner_radius);
+  // Cells about as large as the disc: narrowing each row to the chord would save few
+  // candidates and cost a square root per row, so every row takes the full width.
+  const bool chords = row1 - row0 >= 3;
+  const std::uint32_t full_col0 = cell_col(c.x - reach - 1e-3);
+  const std::uint32_t full_col1 = cell_col(c.x + reach + 1e-3);
+  std::uint32_t j = 0;  // in keys: everything before j is below the current row's range
   for (std::uint32_t row = row0; row <= row1; ++row) {
-    // Narrow the column range to the disc's chord over this row. Border rows also hold
-    // every entity clamped into them, so they extend to infinity on their outer side.
-    const double lo = row == 0 ? -INFINITY : b.min.y + row * cs;
-    const double hi = row + 1 == rows_ ? INFINITY : b.min.y + (row + 1) * cs;
-    const double dy = std::max({0.0, lo - c.y, c.y - hi});
-    const double half = std::sqrt(std::max(0.0, reach * reach - dy * dy)) + 1e-3;
-    const std::uint32_t base = row * cols_;
-    const std::uint32_t col0 = cell_col(c.x - half);
-    const std::uint32_t col1 = cell_col(c.x + half);
-    const std::uint32_t begin = cell_start_[base + col0];
-    const std::uint32_t end = cell_start_[base + col1 + 1];
-    if (begin == end) continue;
-    std::uint32_t inner_begin = end, inner_end = end;
-    const double far_dy = std::max(std::abs(c.y - lo), std::abs(c.y - hi));  // inf on borders
-    if (far_dy < r_in) {
-      const double half_in = std::sqrt(r_in * r_in - far_dy * far_dy);
-      const double first = std::ceil((c.x - half_in - b.min.x) * inv_cell_);
-      const double last = std::floor((c.x + half_in - b.min.x) * inv_cell_) - 1.0;
-      const double in0 = std::max({first, 1.0, static_cast<double>(col0)});
-      const double in1 =
-          std::min({last, static_cast<double>(cols_) - 2.0, static_cast<double>(col1)});
-      if (in0 <= in1) {
-        inner_begin = cell_start_[base + static_cast<std::uint32_t>(in0)];
-        inner_end = cell_start_[base + static_cast<std::uint32_t>(in1) + 1];
-      }
+    std::uint32_t col0 = full_col0;
+    std::uint32_t col1 = full_col1;
+    if (chords) {
+      // Border rows also hold every entity clamped into them, so they extend to infinity
+      // on their outer side.
+      const double lo = row == 0 ? -INFINITY : b.min.y + row * cs;
+      const double hi = row + 1 == rows_ ? INFINITY : b.min.y + (row + 1) * cs;
+      const double dy = std::max({0.0, lo - c.y, c.y - hi});
+      const double half = std::sqrt(std::max(0.0, reach * reach - dy * dy)) + 1e-3;
+      col0 = cell_col(c.x - half);
+      col1 = cell_col(c.x + half);
     }
-    fn(begin, end, inner_begin, inner_end);
+    const std::uint32_t lo_key = row * cols_ + col0;
+    const std::uint32_t hi_key = row * cols_ + col1;
+    // Galloping lower bound from j: the ranges of successive rows ascend.
+    if (keys[j] < lo_key) {
+      std::uint32_t lo = j;
+      std::uint32_t step = 1;
+      std::uint32_t hi = j + 1;
+      while (hi < m && keys[hi] < lo_key) {
+        lo = hi;
+        step <<= 1;
+        hi = lo + step;
+      }
+      hi = std::min(hi, m);
+      j = static_cast<std::uint32_t>(std::lower_bound(keys + lo + 1, keys + hi, lo_key) - keys);
+      if (j == m) return;
+    }
+    if (keys[j] > hi_key) {
+      // Nothing in range on this row: go straight to the next occupied row.
+      const std::uint32_t next_row = keys[j] / cols_;
+      if (next_row > row) row = next_row - 1;
+      continue;
+    }
+    const std::uint32_t begin = cell_begin_[j];
+    while (j < m && keys[j] <= hi_key) ++j;
+    fn(begin, cell_begin_[j]);
+    if (j == m) return;
   }
 }
 
 bool GridAoi::usable(EntityHandle h) const {
-  return slots_.contains(h) && !(flags_[h.index] & kRemoved);
+  return slots_.contains(h) && !(hot_[h.index].flags & kRemoved);
 }
 
 EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   if (!valid_position(position) || !valid_radius(view_radius)) return {};
   const EntityHandle h = slots_.allocate();
-  if (h.index >= pos_.size()) {
+  if (h.index >= hot_.size()) {
     const std::size_t n = h.index + 1;
-    pos_.resize(n);
-    radius_.resize(n);
-    flags_.resize(n);
+    hot_.resize(n);
     view_.resize(n);
     stamp_.resize(n);
-    cell_of_.resize(n);
   }
-  pos_[h.index] = position;
-  radius_[h.index] = view_radius;
-  flags_[h.index] = static_cast<std::uint8_t>(kAlive | (observer ? kObserver : 0));
+  hot_[h.index].pos = position;
+  hot_[h.index].radius = view_radius;
+  hot_[h.index].flags =
+      static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
   stamp_[h.index] = 0;
+  added_.push_back(h.index);
+  if (observer) dirty_.push_back(h.index);
+  ++entity_count_;
+  if (observer) ++observer_count_;
   return h;
 }
 
 bool GridAoi::remove(EntityHandle h) {
   if (!usable(h)) return false;
-  flags_[h.index] |= kRemoved;
+  if (hot_[h.index].flags & kObserver) --observer_count_;
+  --entity_count_;
+  hot_[h.index].flags |= kRemoved;
   removed_.push_back(h.index);
+  dirty_.push_back(h.index);
   return true;
 }
 
 bool GridAoi::move(EntityHandle h, Vec2 position) {
   if (!usable(h) || !valid_position(position)) return false;
-  pos_[h.index] = position;
+  hot_[h.index].pos = position;
   return true;
 }
 
@@ -191,14 +264,26 @@ std::size_t GridAoi::move_batch(std::span<const Move> moves) {
 
 bool GridAoi::set_view_radius(EntityHandle h, double view_radius) {
   if (!usable(h) || !valid_radius(view_radius)) return false;
-  radius_[h.index] = view_radius;
+  if (hot_[h.index].radius != view_radius) {
+    hot_[h.index].radius = view_radius;
+    hot_[h.index].flags |= kRebuild;
+    dirty_.push_back(h.index);
+  }
   return true;
 }
 
 bool GridAoi::set_observer(EntityHandle h, bool observer) {
   if (!usable(h)) return false;
-  flags_[h.index] = static_cast<std::uint8_t>(observer ? (flags_[h.index] | kObserver)
-                                                       : (flags_[h.index] & ~kObserver));
+  std::uint8_t& f = hot_[h.index].flags;
+  if (((f & kObserver) != 0) == observer) return true;
+  dirty_.push_back(h.index);
+  if (observer) {
+    f |= kObserver | kRebuild;
+    ++observer_count_;
+  } else {
+    f &= static_cast<std::uint8_t>(~kObserver);
+    --observer_count_;
+  }
   return true;
 }
 
@@ -214,47 +299,176 @@ ConfigError GridAoi::set_hysteresis(double hysteresis) {
   GridConfig next = config_;
   next.hysteresis = hysteresis;
   if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (next.hysteresis != config_.hysteresis) lists_stale_ = true;
   config_ = next;
   return ConfigError::kNone;
 }
 
-void GridAoi::rebuild_cells() {
-  const std::uint32_t capacity = slots_.capacity();
-  const std::size_t cells = static_cast<std::size_t>(cols_) * rows_;
-  std::fill(cell_start_.begin(), cell_start_.end(), 0u);
-  std::uint32_t count = 0;
-  for (std::uint32_t s = 0; s < capacity; ++s) {
-    if ((flags_[s] & (kAlive | kRemoved)) != kAlive) continue;
-    const std::uint32_t c = cell_row(pos_[s].y) * cols_ + cell_col(pos_[s].x);
-    cell_of_[s] = c;
-    ++cell_start_[c];
-    ++count;
+ConfigError GridAoi::set_max_step(double max_step) {
+  GridConfig next = config_;
+  next.max_step = max_step;
+  if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (next.max_step != config_.max_step) lists_stale_ = true;
+  config_ = next;
+  return ConfigError::kNone;
+}
+
+// One pass over the entities in cell order (the order arrays hold their positions of the
+// last update). It finds those that left their position: removed ones, and those that
+// moved further than the bound (teleports: every test naming them goes stale). And it keeps
+// the entities sorted by (cell, slot): refreshes the positions of those that stayed in
+// their cell, and when some changed cells, were removed or added, rewrites the order by
+// copying the runs that stay in order and merging in (sorted) those that changed. Linear
+// in the number of entities plus m log n for the m that changed; nothing is proportional
+// to the number of cells.
+void GridAoi::maintain_cells() {
+  const bool regrid = pending_cell_size_ > 0.0;
+  if (regrid) {
+    config_.cell_size = pending_cell_size_;
+    pending_cell_size_ = 0.0;
+    resize_grid();
   }
-  // Inclusive prefix sums give each cell's end; filling backwards turns them into starts
-  // and keeps entities of one cell in ascending slot order (a stable sort).
-  std::uint32_t running = 0;
-  for (std::size_t c = 0; c < cells; ++c) {
-    running += cell_start_[c];
-    cell_start_[c] = running;
+  departures_.clear();
+  arrivals_.clear();
+  moved_cells_.clear();
+  leaving_.clear();
+  double max_radius = 0.0;
+  const auto n = static_cast<std::uint32_t>(ord_slot_.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    // The slots come in cell order, not memory order: fetch a few iterations ahead.
+    if (i + 16 < n) __builtin_prefetch(&hot_[ord_slot_[i + 16]]);
+    const std::uint32_t s = ord_slot_[i];
+    Hot& h = hot_[s];
+    const Vec2 before{ord_x_[i], ord_y_[i]};
+    if (h.flags & kRemoved) {
+      ++h.target_version;
+      departures_.push_back({s, before});
+      leaving_.push_back(i);
+      continue;
+    }
+    if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
+    const double dx = h.pos.x - before.x;
+    const double dy = h.pos.y - before.y;
+    if (dx * dx + dy * dy > step_check2_) {
+      ++h.target_version;  // every test naming it is stale
+      departures_.push_back({s, before});
+      arrivals_.push_back(s);
+      if (h.flags & kObserver) {
+        h.flags = static_cast<std::uint8_t>(h.flags | kRebuild);
+        dirty_.push_back(s);
+      }
+    }
+    const bool still = dx == 0.0 && dy == 0.0 && !regrid;
+    const std::uint32_t key = still ? ord_key_[i] : cell_key(h.pos);
+    if (key != ord_key_[i] || regrid) {
+      leaving_.push_back(i);
+      moved_cells_.push_back({key, s});
+      continue;
+    }
+    ord_x_[i] = h.pos.x;
+    ord_y_[i] = h.pos.y;
+    ord_version_[i] = h.target_version;
   }
-  cell_start_[cells] = count;
-  if (sorted_slot_.size() < count) {
-    sorted_xf_.resize(count);
-    sorted_yf_.resize(count);
-    sorted_x_.resize(count);
-    sorted_y_.resize(count);
-    sorted_slot_.resize(count);
-    hits_.resize(count);
+  for (const std::uint32_t s : added_) {
+    Hot& h = hot_[s];
+    if (h.flags & kRemoved) {  // added and removed before any update: never seen
+      ++h.target_version;
+      continue;
+    }
+    if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
+    arrivals_.push_back(s);
+    moved_cells_.push_back({cell_key(h.pos), s});
   }
-  for (std::uint32_t s = capacity; s-- > 0;) {
-    if ((flags_[s] & (kAlive | kRemoved)) != kAlive) continue;
-    const std::uint32_t i = --cell_start_[cell_of_[s]];
-    sorted_x_[i] = pos_[s].x;
-    sorted_y_[i] = pos_[s].y;
-    sorted_xf_[i] = static_cast<float>(pos_[s].x);
-    sorted_yf_[i] = static_cast<float>(pos_[s].y);
-    sorted_slot_[i] = s;
+  max_radius_ = max_radius;
+  // Distances near a threshold are at most about max_radius + h + skin: the rounding of
+  // every distance and threshold the schedule compares is far below this allowance.
+  eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
+  if (leaving_.empty() && moved_cells_.empty()) return;  // same order, same cells
+  std::sort(moved_cells_.begin(), moved_cells_.end());
+
+  // Merge into the spare arrays: runs of the old order between the leaving entries are
+  // copied whole, each cut where the next moved entry sorts in.
+  const auto total = static_cast<std::uint32_t>(n - leaving_.size() + moved_cells_.size());
+  next_key_.resize(total);
+  next_slot_.resize(total);
+  next_x_.resize(total);
+  next_y_.resize(total);
+  next_version_.resize(total);
+  std::uint32_t out = 0;
+  auto copy_run = [&](std::uint32_t from, std::uint32_t to) {
+    const std::uint32_t len = to - from;
+    std::copy_n(ord_key_.begin() + from, len, next_key_.begin() + out);
+    std::copy_n(ord_slot_.begin() + from, len, next_slot_.begin() + out);
+    std::copy_n(ord_x_.begin() + from, len, next_x_.begin() + out);
+    std::copy_n(ord_y_.begin() + from, len, next_y_.begin() + out);
+    std::copy_n(ord_version_.begin() + from, len, next_version_.begin() + out);
+    out += len;
+  };
+  auto insert = [&](const CellEntry& e) {
+    const Hot& h = hot_[e.slot];
+    next_key_[out] = e.key;
+    next_slot_[out] = e.slot;
+    next_x_[out] = h.pos.x;
+    next_y_[out] = h.pos.y;
+    next_version_[out] = h.target_version;
+    ++out;
+  };
+  std::size_t k = 0;  // next moved entry
+  std::uint32_t i = 0;
+  leaving_.push_back(n);  // sentinel: the last run ends at n
+  for (const std::uint32_t stop : leaving_) {
+    // Old entries [i, stop) stay; the moved ones that sort before ord[stop - 1] go in
+    // between, each where it belongs.
+    while (i < stop) {
+      if (k == moved_cells_.size() ||
+          !(moved_cells_[k] < CellEntry{ord_key_[stop - 1], ord_slot_[stop - 1]})) {
+        copy_run(i, stop);
+        i = stop;
+        break;
+      }
+      const CellEntry e = moved_cells_[k++];
+      // First old entry in [i, stop) that sorts after e.
+      std::uint32_t lo = i;
+      std::uint32_t hi = stop;
+      while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        if (CellEntry{ord_key_[mid], ord_slot_[mid]} < e) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      copy_run(i, lo);
+      i = lo;
+      insert(e);
+    }
+    i = stop + 1;  // skip the leaving entry
   }
+  while (k < moved_cells_.size()) insert(moved_cells_[k++]);
+  ord_key_.swap(next_key_);
+  ord_slot_.swap(next_slot_);
+  ord_x_.swap(next_x_);
+  ord_y_.swap(next_y_);
+  ord_version_.swap(next_version_);
+  if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
+  index_cells();
+}
+
+// Lists the occupied cells and their first entity; the largest population on the way.
+void GridAoi::index_cells() {
+  cell_key_.clear();
+  cell_begin_.clear();
+  max_cell_population_ = 0;
+  const auto n = static_cast<std::uint32_t>(ord_key_.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i == 0 || ord_key_[i] != ord_key_[i - 1]) {
+      if (i > 0) max_cell_population_ = std::max(max_cell_population_, i - cell_begin_.back());
+      cell_key_.push_back(ord_key_[i]);
+      cell_begin_.push_back(i);
+    }
+  }
+  if (n > 0) max_cell_population_ = std::max(max_cell_population_, n - cell_begin_.back());
+  cell_begin_.push_back(n);
 }
 
 std::uint32_t GridAoi::next_epoch() {
@@ -266,137 +480,390 @@ std::uint32_t GridAoi::next_epoch() {
   return epoch_;
 }
 
-// One observer's view diff. Old members are marked `old`; each broad-phase hit inside
-// r + h that carries the mark is re-marked `kept`; a hit inside r without the mark
-// enters. Old members still marked `old` afterwards are out of r + h (or gone): they leave.
-void GridAoi::update_observer(std::uint32_t a) {
-  std::vector<std::uint32_t>& view = view_[a];
-  const EntityHandle observer = slots_.handle_at(a);
-  if ((flags_[a] & (kObserver | kRemoved)) != kObserver) {
-    for (const std::uint32_t t : view) {
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kLeave});
-    }
-    view.clear();
-    return;
-  }
+void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
+  events_.push_back({slots_.handle_at(a), slots_.handle_at(b), kind});
+}
 
+// Ticks (beyond the next) during which a visible pair at distance d cannot have moved
+// beyond `outer`, capped at life_.
+std::uint32_t GridAoi::ticks_visible(double d, double outer, double eps) const {
+  const double q = std::max(outer - d - 2.0 * eps, 0.0) * inv_two_step_;
+  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
+}
+
+// Same for a hidden pair coming within r.
+std::uint32_t GridAoi::ticks_hidden(double d, double r, double eps) const {
+  const double q = std::max(d - r - 3.0 * eps, 0.0) * inv_two_step_;
+  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
+}
+
+bool GridAoi::list_is_current(std::uint32_t a) const {
+  const std::uint8_t f = hot_[a].flags;
+  return (f & (kAlive | kObserver | kRemoved | kRebuild)) == (kAlive | kObserver) &&
+         now_ - hot_[a].base_tick < life_;
+}
+
+void GridAoi::add_chunk(Bucket& bucket) {
+  if (free_chunks_.empty()) {
+    chunk_store_.push_back(std::make_unique<TestChunk>());
+    free_chunks_.push_back(chunk_store_.back().get());
+  }
+  TestChunk* chunk = free_chunks_.back();
+  free_chunks_.pop_back();
+  bucket.chunks.push_back(chunk);
+  bucket.next = chunk->tests;
+  bucket.end = chunk->tests + kChunkTests;
+}
+
+void GridAoi::release_bucket(Bucket& bucket) {
+  free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
+  bucket.chunks.clear();
+  bucket.next = nullptr;
+  bucket.end = nullptr;
+}
+
+namespace {
+// Index of slot in v, or kNotVisible.
+std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_t slot) {
+  const auto n = static_cast<std::uint32_t>(v.size());
+  const std::uint32_t i = simd::find_u32(v.data(), n, slot);
+  return i < n ? i : kNotVisible;
+}
+}  // namespace
+
+// Removes b from a's view; `hint` is where it was last seen (kept exact unless another
+// member was moved into its place since).
+void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint) {
+  std::vector<std::uint32_t>& v = view_[a];
+  const std::uint32_t i = hint < v.size() && v[hint] == b ? hint : find_slot(v, b);
+  v[i] = v.back();
+  v.pop_back();
+}
+
+// Entity b left its position of the last update (removed or teleported); its version has
+// been bumped, so every scheduled test naming it is stale. The observers that see it lie
+// within reach of that position (within r + h at the last update, and they moved at most
+// the bound since): each gets a test of the pair this tick. Hidden pairs need nothing here:
+// if b arrived near an observer, notify_arrival() finds it.
+void GridAoi::notify_departure(const Departure& d) {
+  const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : 0.0;
+  const double reach = max_radius_ + config_.hysteresis + two_step;
+  const double r = reach + sched_eps(reach);
+  const double r2 = r * r;
+  for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const double dx = ord_x_[j] - d.from.x;
+      const double dy = ord_y_[j] - d.from.y;
+      if (dx * dx + dy * dy > r2) continue;
+      const std::uint32_t a = ord_slot_[j];
+      if (a == d.slot || !list_is_current(a)) continue;
+      const std::uint32_t i = find_slot(view_[a], d.slot);
+      if (i != kNotVisible) schedule(now_, a, d.slot, i);
+    }
+  });
+}
+
+// Entity b is new or arrived from afar. Every current list that could need it before it
+// expires (the observer is within r + skin) gets a test of the pair this tick.
+void GridAoi::notify_arrival(std::uint32_t b) {
+  const Vec2 p = hot_[b].pos;
+  const double reach = max_radius_ + skin_;
+  const double r = reach + sched_eps(reach);
+  const double r2 = r * r;
+  for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const double fx = ord_x_[j] - p.x;
+      const double fy = ord_y_[j] - p.y;
+      if (fx * fx + fy * fy > r2) continue;
+      const std::uint32_t a = ord_slot_[j];
+      if (a == b || !list_is_current(a)) continue;
+      const double dx = p.x - ord_x_[j];
+      const double dy = p.y - ord_y_[j];
+      const double need = hot_[a].radius + skin_;
+      const double need_r = need + sched_eps(need);
+      if (dx * dx + dy * dy > need_r * need_r) continue;
+      // A visible pair already has its test from notify_departure().
+      if (find_slot(view_[a], b) == kNotVisible) schedule(now_, a, b, kNotVisible);
+    }
+  });
+}
+
+// Rebuilds a's view and schedule from the grid: the view diff (enters, then leaves) and,
+// for every pair that could change before the list expires, a test at the first tick it
+// could. The list's life starts at base_tick (now, or earlier to stagger expiries).
+void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
+  std::vector<std::uint32_t>& view = view_[a];
+  hot_[a].base_tick = base_tick;
+  // (At most life_ ticks ahead, so possibly this tick's slot, which has been emptied.)
+  expiring_[(base_tick + life_) & wheel_mask_].push_back(a);
+  ++hot_[a].observer_version;  // every test scheduled by the old list is stale
+  const std::uint32_t expiry = base_tick + life_;
   const std::uint32_t old_mark = next_epoch();
   const std::uint32_t kept_mark = old_mark + 1;
   for (const std::uint32_t t : view) stamp_[t] = old_mark;
 
-  const Vec2 c = pos_[a];
-  const double r = radius_[a];
+  const Vec2 c = hot_[a].pos;
+  const double r = hot_[a].radius;
   const double outer = r + config_.hysteresis;
-  const double outer2 = outer * outer;
   const double r2 = r * r;
-  const double reach = outer + filter_margin(c, outer);
-  const float reach2 = static_cast<float>(reach * reach);
-  const float cxf = static_cast<float>(c.x);
-  const float cyf = static_cast<float>(c.y);
+  const double outer2 = outer * outer;
+  const double list_radius = r + skin_;
+  const double eps = eps_;
+  const double reach = list_radius + 4.0 * eps;
 
-  // Branch-free float filter over each contiguous row span; survivors are compacted into
-  // hits_. (The compaction keeps the compiler from vectorising it; an explicit SSE2
-  // version with movemask was measured slower here: see docs/benchmarks.md.)
+  // Filter over each contiguous span (the same double arithmetic as the decision below);
+  // survivors are compacted into hits_.
   std::uint32_t n = 0;
   std::uint32_t* hits = hits_.data();
-  const float* xs = sorted_xf_.data();
-  const float* ys = sorted_yf_.data();
-  const auto filter = [&](std::uint32_t begin, std::uint32_t end) {
-    for (std::uint32_t j = begin; j < end; ++j) {
-      const float dx = xs[j] - cxf;
-      const float dy = ys[j] - cyf;
-      hits[n] = j;
-      n += (dx * dx + dy * dy <= reach2) ? 1u : 0u;
-    }
-  };
-  const std::size_t old_size = view.size();
-  std::size_t kept = 0;
-  // Entities of cells wholly inside r are in view whatever their exact distance: only
-  // whether they were before decides between kept and enter.
-  const auto take_all = [&](std::uint32_t begin, std::uint32_t end) {
-    for (std::uint32_t j = begin; j < end; ++j) {
-      const std::uint32_t t = sorted_slot_[j];
-      if (t == a) continue;
-      if (stamp_[t] == old_mark) {
-        stamp_[t] = kept_mark;
-        ++kept;
-      } else {
-        view.push_back(t);
-        events_.push_back({observer, slots_.handle_at(t), EventKind::kEnter});
-      }
-    }
-  };
-  for_each_row_span(c, outer, r,
-                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t inner_begin,
-                        std::uint32_t inner_end) {
-                      filter(begin, inner_begin);
-                      take_all(inner_begin, inner_end);
-                      filter(inner_end, end);
-                    });
+  for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
+    n += simd::filter_disc(ord_x_.data(), ord_y_.data(), begin, end, c.x, c.y, reach * reach,
+                           hits + n);
+  });
 
+  new_view_.clear();
+  const std::uint32_t first = now_ + 1;
+  const std::uint8_t version = hot_[a].observer_version;
+  // Pairs that cannot change before the list expires need no test (and no square root):
+  // visible ones within deep_r of the observer, hidden ones beyond far_r.
+  const double span =  // how far the pair may move apart or together until the expiry
+      inv_two_step_ > 0.0 ? static_cast<double>(expiry - first) / inv_two_step_ : 0.0;
+  const double deep_r = outer - 2.0 * eps - span;
+  const double deep_r2 = deep_r > 0.0 ? deep_r * deep_r : -1.0;
+  const double far_r = r + 3.0 * eps + span;
+  const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
-    const std::uint32_t t = sorted_slot_[j];
-    const double dx = sorted_x_[j] - c.x;
-    const double dy = sorted_y_[j] - c.y;
+    const std::uint32_t t = ord_slot_[j];
+    if (t == a) continue;
+    const double dx = ord_x_[j] - c.x;
+    const double dy = ord_y_[j] - c.y;
     const double d2 = dx * dx + dy * dy;
-    if (d2 > outer2 || t == a) continue;
+    bool visible = false;
     if (stamp_[t] == old_mark) {
-      stamp_[t] = kept_mark;
-      ++kept;
+      if (d2 <= outer2) {
+        stamp_[t] = kept_mark;
+        visible = true;
+      }
     } else if (d2 <= r2) {
-      view.push_back(t);
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kEnter});
+      emit(a, t, EventKind::kEnter);
+      visible = true;
+    }
+    std::uint32_t index = kNotVisible;
+    if (visible) {
+      index = static_cast<std::uint32_t>(new_view_.size());
+      new_view_.push_back(t);
+      if (d2 < deep_r2) continue;
+    } else if (d2 > far_r2) {
+      continue;
+    }
+    const double d = std::sqrt(d2);
+    const std::uint32_t wake =
+        first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+    if (static_cast<std::int32_t>(wake - expiry) < 0) {
+      schedule(wake, {a, t, version, ord_version_[j], 0}, index);
     }
   }
-  if (kept == old_size) return;
+  // Old members still carrying the old mark are beyond r + h, or gone: they leave.
+  for (const std::uint32_t t : view) {
+    if (stamp_[t] == old_mark) emit(a, t, EventKind::kLeave);
+  }
+  visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
+  // Headroom for the enters to come: a view that must grow mid-tick costs an allocation and
+  // a copy (at start-up that is every view at once).
+  if (view.capacity() < new_view_.size()) view.reserve(new_view_.size() + new_view_.size() / 4 + 4);
+  view.assign(new_view_.begin(), new_view_.end());
+}
 
-  std::size_t w = 0;
-  for (std::size_t i = 0; i < view.size(); ++i) {
-    const std::uint32_t t = view[i];
-    if (i < old_size && stamp_[t] == old_mark) {
-      events_.push_back({observer, slots_.handle_at(t), EventKind::kLeave});
-    } else {
-      view[w++] = t;
+// Runs this tick's scheduled pair tests, in the order they were filed. Leaves are taken
+// out of the views afterwards (apply_leaves), where their cache misses can overlap.
+void GridAoi::run_due_tests() {
+  Bucket& bucket = wheel_[now_ & wheel_mask_];
+  const double h = config_.hysteresis;
+  const std::uint32_t first = now_ + 1;
+  leaves_.clear();
+  // The bucket does not grow while it runs: every new test is due later.
+  const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
+  for (std::uint32_t c = 0; c < chunks; ++c) {
+    const PairTest* tests = bucket.chunks[c]->tests;
+    const auto count =
+        c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - tests) : kChunkTests;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const PairTest test = tests[k];
+      const std::uint32_t a = test.observer;
+      const std::uint32_t b = test.target & ~kVisibleBit;
+      const Hot& ha = hot_[a];
+      const Hot& hb = hot_[b];
+      if (test.observer_version != ha.observer_version ||
+          test.target_version != hb.target_version) {
+        continue;
+      }
+      const bool visible = (test.target & kVisibleBit) != 0;
+      if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
+        emit(a, b, EventKind::kLeave);
+        leaves_.push_back({a, b, test.view_index});
+        continue;
+      }
+      const double r = ha.radius;
+      const double outer = r + h;
+      const double dx = hb.pos.x - ha.pos.x;
+      const double dy = hb.pos.y - ha.pos.y;
+      const double d2 = dx * dx + dy * dy;
+      const double d = std::sqrt(d2);
+      const double eps = eps_;
+      std::uint32_t index = visible ? test.view_index : kNotVisible;
+      if (visible) {
+        if (d2 > outer * outer) {
+          emit(a, b, EventKind::kLeave);
+          leaves_.push_back({a, b, test.view_index});
+          index = kNotVisible;
+        }
+      } else if (d2 <= r * r) {
+        emit(a, b, EventKind::kEnter);
+        index = static_cast<std::uint32_t>(view_[a].size());
+        view_[a].push_back(b);
+        ++visible_pairs_;
+      }
+      const std::uint32_t wake =
+          first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+      if (static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0) {
+        schedule(wake, {a, b, test.observer_version, test.target_version, 0}, index);
+      }
     }
+    // Done with this chunk: the tests filed from here on may reuse it.
+    free_chunks_.push_back(bucket.chunks[c]);
   }
-  view.resize(w);
+  bucket.chunks.clear();
+  bucket.next = nullptr;
+  bucket.end = nullptr;
+  apply_leaves();
+}
+
+// Takes this tick's leaves out of the views. Each removal touches a random view: fetch the
+// view headers and then the entries a few removals ahead.
+void GridAoi::apply_leaves() {
+  const std::size_t n = leaves_.size();
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 2 * kAhead < n) __builtin_prefetch(&view_[leaves_[k + 2 * kAhead].observer]);
+    if (k + kAhead < n) {
+      const Leave& l = leaves_[k + kAhead];
+      const std::vector<std::uint32_t>& v = view_[l.observer];
+      if (l.hint < v.size()) __builtin_prefetch(v.data() + l.hint);
+      __builtin_prefetch(v.data() + v.size() - 1);
+    }
+    remove_from_view(leaves_[k].observer, leaves_[k].target, leaves_[k].hint);
+  }
+  visible_pairs_ -= n;
+}
+
+void GridAoi::clear_view(std::uint32_t a) {
+  std::vector<std::uint32_t>& view = view_[a];
+  for (const std::uint32_t t : view) emit(a, t, EventKind::kLeave);
+  visible_pairs_ -= view.size();
+  view.clear();
+  ++hot_[a].observer_version;
 }
 
 void GridAoi::release_removed() {
   for (const std::uint32_t s : removed_) {
-    flags_[s] = 0;
-    view_[s].clear();
+    hot_[s].flags = 0;
     slots_.free(slots_.handle_at(s));
   }
   removed_.clear();
+  for (const std::uint32_t s : added_) {
+    hot_[s].flags = static_cast<std::uint8_t>(hot_[s].flags & ~kAdded);
+  }
+  added_.clear();
 }
 
 std::span<const VisibilityEvent> GridAoi::update() {
   events_.clear();
-  if (pending_cell_size_ > 0.0) {
-    config_.cell_size = pending_cell_size_;
-    pending_cell_size_ = 0.0;
-    resize_grid();
+  ++now_;
+  const bool stale = lists_stale_;
+  if (stale) apply_settings();
+  maintain_cells();
+
+  // Every list is rebuilt when the settings changed, when lists live a single tick
+  // (no bound), or when so many entities jumped that rebuilding is cheaper than
+  // following each one.
+  const std::size_t movers = departures_.size() + arrivals_.size();
+  const bool rebuild_all = stale || life_ == 1 || movers * 8 > entity_count_ + 64;
+  if (rebuild_all) {
+    for (Bucket& bucket : wheel_) release_bucket(bucket);
+  } else {
+    for (const Departure& d : departures_) notify_departure(d);
+    for (const std::uint32_t b : arrivals_) notify_arrival(b);
   }
-  rebuild_cells();
-  const std::uint32_t capacity = slots_.capacity();
-  for (std::uint32_t s = 0; s < capacity; ++s) {
-    if (!(flags_[s] & kAlive)) continue;
-    if ((flags_[s] & kObserver) || !view_[s].empty()) update_observer(s);
+
+  // Lists that must be rebuilt (or dropped), by ascending slot; then the pair tests due
+  // this tick. The candidates are the lists expiring now and those marked by a mutation or a
+  // teleport (every observer after a settings change); they are collected first so that
+  // each one's view can be fetched from memory while the one before is rebuilt.
+  list_work_.clear();
+  std::vector<std::uint32_t>& expiring = expiring_[now_ & wheel_mask_];
+  if (rebuild_all) {
+    for (std::vector<std::uint32_t>& e : expiring_) e.clear();
+    const std::uint32_t capacity = slots_.capacity();
+    for (std::uint32_t a = 0; a < capacity; ++a) {
+      if (hot_[a].flags & kAlive) list_work_.push_back(a);
+    }
+  } else {
+    // A bucket is filled in ascending slot order by the rebuilds of one tick (only staggered
+    // starts mix ticks), and the dirty list is short: sort only what is out of order.
+    if (!std::is_sorted(expiring.begin(), expiring.end())) {
+      std::sort(expiring.begin(), expiring.end());
+    }
+    std::sort(dirty_.begin(), dirty_.end());
+    list_work_.resize(expiring.size() + dirty_.size());
+    list_work_.erase(std::set_union(expiring.begin(), expiring.end(), dirty_.begin(), dirty_.end(),
+                                    list_work_.begin()),
+                     list_work_.end());
+    list_work_.erase(std::unique(list_work_.begin(), list_work_.end()), list_work_.end());
   }
+  expiring.clear();
+  dirty_.clear();
+  std::size_t kept = 0;
+  for (const std::uint32_t a : list_work_) {
+    const std::uint8_t f = hot_[a].flags;
+    if (!(f & kAlive)) continue;
+    const bool needed = (f & (kObserver | kRemoved)) != kObserver
+                            ? (f & kListed) != 0
+                            : rebuild_all || (f & kRebuild) || now_ - hot_[a].base_tick >= life_;
+    if (needed) list_work_[kept++] = a;
+  }
+  list_work_.resize(kept);
+  const std::size_t work = list_work_.size();
+  for (std::size_t k = 0; k < work; ++k) {
+    if (k + 2 < work) __builtin_prefetch(&view_[list_work_[k + 2]]);
+    if (k + 1 < work) {
+      const std::vector<std::uint32_t>& next = view_[list_work_[k + 1]];
+      if (!next.empty()) __builtin_prefetch(next.data());
+    }
+    const std::uint32_t a = list_work_[k];
+    const std::uint8_t f = hot_[a].flags;
+    if ((f & (kObserver | kRemoved)) != kObserver) {
+      clear_view(a);
+      hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
+    } else {
+      const bool spread = stale || (f & kAdded);
+      rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
+      hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);
+    }
+  }
+  run_due_tests();
+  lists_stale_ = false;
   release_removed();
   return events_;
 }
 
 Vec2 GridAoi::position(EntityHandle h) const {
-  return pos_[h.index];
+  return hot_[h.index].pos;
 }
 double GridAoi::view_radius(EntityHandle h) const {
-  return radius_[h.index];
+  return hot_[h.index].radius;
 }
 bool GridAoi::is_observer(EntityHandle h) const {
-  return (flags_[h.index] & kObserver) != 0;
+  return (hot_[h.index].flags & kObserver) != 0;
 }
 
 std::span<const std::uint32_t> GridAoi::view_slots(EntityHandle observer) const {
@@ -417,34 +884,134 @@ bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
 void GridAoi::query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const {
   if (!valid_position(center) || !valid_radius(radius)) return;
   const double r2 = radius * radius;
-  for_each_row_span(center, radius, 0.0,
-                    [&](std::uint32_t begin, std::uint32_t end, std::uint32_t, std::uint32_t) {
-                      for (std::uint32_t j = begin; j < end; ++j) {
-                        const double dx = sorted_x_[j] - center.x;
-                        const double dy = sorted_y_[j] - center.y;
-                        if (dx * dx + dy * dy <= r2)
-                          out.push_back(slots_.handle_at(sorted_slot_[j]));
-                      }
-                    });
+  for_each_span(center, radius, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const double dx = ord_x_[j] - center.x;
+      const double dy = ord_y_[j] - center.y;
+      if (dx * dx + dy * dy <= r2) out.push_back(slots_.handle_at(ord_slot_[j]));
+    }
+  });
 }
 
 GridStats GridAoi::stats() const {
   GridStats s;
-  const std::size_t cells = static_cast<std::size_t>(cols_) * rows_;
-  s.cells = static_cast<std::uint32_t>(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    const std::uint32_t pop = cell_start_[c + 1] - cell_start_[c];
-    if (pop) ++s.occupied_cells;
-    s.max_cell_population = std::max(s.max_cell_population, pop);
-  }
-  const std::uint32_t capacity = slots_.capacity();
-  for (std::uint32_t i = 0; i < capacity; ++i) {
-    if ((flags_[i] & (kAlive | kRemoved)) != kAlive) continue;
-    ++s.entities;
-    if (flags_[i] & kObserver) ++s.observers;
-    s.visible_pairs += view_[i].size();
-  }
+  s.entities = entity_count_;
+  s.observers = observer_count_;
+  s.cells = cols_ * rows_;
+  s.occupied_cells = static_cast<std::uint32_t>(cell_key_.size());
+  s.max_cell_population = max_cell_population_;
+  s.visible_pairs = visible_pairs_;
   return s;
+}
+
+std::string GridAoi::check_invariants() const {
+  std::ostringstream out;
+  const std::uint32_t capacity = slots_.capacity();
+  auto present = [&](std::uint32_t s) {
+    return (hot_[s].flags & kAlive) && !(hot_[s].flags & kAdded);
+  };
+  // Positions at the last update are those in the cell order.
+  std::vector<Vec2> last_pos(capacity);
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i)
+    last_pos[ord_slot_[i]] = {ord_x_[i], ord_y_[i]};
+  // The grid holds every entity present at the last update, sorted, at its position.
+  std::uint32_t count = 0;
+  for (std::uint32_t s = 0; s < capacity; ++s) count += present(s) ? 1 : 0;
+  if (ord_slot_.size() != count) {
+    out << "grid holds " << ord_slot_.size() << " entities, " << count << " present\n";
+  }
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i) {
+    const std::uint32_t s = ord_slot_[i];
+    if (i > 0 && !(CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < CellEntry{ord_key_[i], s})) {
+      out << "grid order broken at " << i << "\n";
+    }
+    if (ord_key_[i] != cell_key(last_pos[s])) out << "grid cell of slot " << s << " is stale\n";
+    if (ord_version_[i] != hot_[s].target_version) {
+      out << "grid version of slot " << s << " is stale\n";
+    }
+  }
+  // Live scheduled tests, per observer: (target, tick, visible).
+  struct Test {
+    std::uint32_t target;
+    std::uint32_t tick;
+    bool visible;
+  };
+  std::vector<std::vector<Test>> tests(capacity);
+  for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
+    const Bucket& bucket = wheel_[k];
+    for (std::size_t c = 0; c < bucket.chunks.size(); ++c) {
+      const auto fill = c + 1 == bucket.chunks.size()
+                            ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
+                            : kChunkTests;
+      for (std::uint32_t i = 0; i < fill; ++i) {
+        const PairTest& t = bucket.chunks[c]->tests[i];
+        const std::uint32_t b = t.target & ~kVisibleBit;
+        if (t.observer_version != hot_[t.observer].observer_version ||
+            t.target_version != hot_[b].target_version) {
+          continue;
+        }
+        // The tick this bucket stands for: the first after now_ with these low bits.
+        const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
+        tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
+      }
+    }
+  }
+  const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
+  std::uint64_t pairs = 0;
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!present(a)) continue;
+    const std::vector<std::uint32_t>& view = view_[a];
+    pairs += view.size();
+    if (!(hot_[a].flags & kObserver)) {
+      if (!view.empty()) out << "non-observer " << a << " has a view\n";
+      if (!tests[a].empty()) out << "non-observer " << a << " has tests\n";
+      continue;
+    }
+    const std::uint32_t expiry = hot_[a].base_tick + life_;
+    if (static_cast<std::int32_t>(now_ - expiry) >= 0) out << "list of " << a << " expired\n";
+    // Ticks after now_ during which the pairs are only re-tested through the schedule.
+    const double left = static_cast<double>(expiry - now_ - 1);
+    const double r = hot_[a].radius;
+    const double outer = r + config_.hysteresis;
+    std::vector<std::uint32_t> seen(view.begin(), view.end());
+    std::sort(seen.begin(), seen.end());
+    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+      out << "duplicate targets in the view of " << a << "\n";
+    }
+    std::vector<std::uint32_t> tested;
+    for (const Test& t : tests[a]) {
+      tested.push_back(t.target);
+      if (static_cast<std::int32_t>(t.tick - expiry) >= 0) {
+        out << "test " << a << "->" << t.target << " after the list expires\n";
+      }
+      if (t.visible != std::binary_search(seen.begin(), seen.end(), t.target)) {
+        out << "test " << a << "->" << t.target << " has the wrong side\n";
+      }
+    }
+    std::sort(tested.begin(), tested.end());
+    if (std::adjacent_find(tested.begin(), tested.end()) != tested.end()) {
+      out << "two live tests of one pair for observer " << a << "\n";
+    }
+    for (std::uint32_t t = 0; t < capacity; ++t) {
+      if (t == a || !present(t)) continue;
+      const double dx = last_pos[t].x - last_pos[a].x;
+      const double dy = last_pos[t].y - last_pos[a].y;
+      const double d2 = dx * dx + dy * dy;
+      const double d = std::sqrt(d2);
+      const bool visible = std::binary_search(seen.begin(), seen.end(), t);
+      const bool has_test = std::binary_search(tested.begin(), tested.end(), t);
+      if (visible && d2 > outer * outer) out << a << " sees " << t << " beyond r + h\n";
+      if (!visible && d2 <= r * r) out << a << " misses " << t << " within r\n";
+      // A pair that could change before the list expires must have a test scheduled.
+      const double reach = two_step * left;
+      const bool could_change = visible ? d + reach > outer - 1e-6 : d - reach < r + 1e-6;
+      if (left > 0.0 && could_change && !has_test) {
+        out << "pair " << a << "->" << t << " at " << d << " has no test\n";
+      }
+    }
+  }
+  if (pairs != visible_pairs_) out << "visible pair count " << visible_pairs_ << " != " << pairs;
+  return out.str();
 }
 
 }  // namespace zone::aoi

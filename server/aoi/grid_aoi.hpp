@@ -1,4 +1,4 @@
-// Grid area-of-interest core: who sees whom, recomputed exactly once per tick.
+// Grid area-of-interest core: who sees whom, brought up to date exactly once per tick.
 //
 // A pure spatial library: no networking, no configuration parsing, nothing beyond the
 // standard library. The zone loop feeds it the tick's adds, moves and removes, calls
@@ -9,11 +9,23 @@
 //   target b LEAVES observer a's view when it is in view and dist(a, b) >  r_a + h.
 // An entity never observes itself. Entities that are not observers have no view set
 // but are still seen by observers.
+//
+// Given a per-tick displacement bound (GridConfig::max_step), a pair is only re-tested
+// when it could have crossed a threshold. Each observer's candidate list (the targets
+// within r + skin of it) is rebuilt from the grid every few ticks; in between, every pair
+// that could change before the rebuild has a re-test filed in a timing wheel under the
+// first tick at which it could have crossed, and pairs deep inside or far outside are not
+// looked at. Entities that move further than the bound in one tick are handled as
+// teleports, so the result is exact whatever the callers do: the bound only decides how
+// much work is skipped. docs/architecture.md describes the scheme.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "aoi/slot_map.hpp"
@@ -21,7 +33,7 @@
 namespace zone::aoi {
 
 // World position in metres. Double precision so that the enter/leave decisions are exact
-// far from the origin; the broad phase keeps a float copy for its vectorised filter.
+// far from the origin.
 struct Vec2 {
   double x = 0.0;
   double y = 0.0;
@@ -38,6 +50,11 @@ struct GridConfig {
   Bounds bounds{{0.0, 0.0}, {1000.0, 1000.0}};
   double cell_size = 32.0;  // metres; the broad-phase bucket size
   double hysteresis = 2.0;  // metres; h in the visibility rule
+  // Metres: the furthest any entity is expected to move between two update() calls.
+  // Only a performance hint: a move beyond it is handled as a teleport (exactly, at a
+  // higher cost). Infinity (the default) means "no bound": every list is rebuilt every
+  // tick. 0 is allowed (a static world where every move is a teleport).
+  double max_step = std::numeric_limits<double>::infinity();
 };
 
 enum class EventKind : std::uint8_t { kEnter = 0, kLeave = 1 };
@@ -64,12 +81,15 @@ enum class ConfigError : std::uint8_t {
   kBadCellSize,    // not finite or <= 0
   kTooManyCells,   // the grid would exceed kMaxCells
   kBadHysteresis,  // negative or not finite
+  kBadMaxStep,     // negative or NaN
 };
 const char* to_string(ConfigError e);
 
 class GridAoi {
  public:
-  // Upper bound on the dense grid: 16 Mi cells (64 MiB of cell offsets).
+  // Upper bound on the grid's extent: 16 Mi cells. The grid is sparse (memory and
+  // per-tick work follow the entities, not the cells); the cap keeps cell indices in 32 bits
+  // and bounds the rows a query may have to walk.
   static constexpr std::uint32_t kMaxCells = 1u << 24;
 
   // Checks a configuration without building anything.
@@ -90,8 +110,8 @@ class GridAoi {
   // directions. Returns false for a stale handle.
   bool remove(EntityHandle h);
   // Moves an entity. A move of any length (several cells, across the world) is handled
-  // exactly. Returns false (and changes nothing) for a stale handle or a non-finite
-  // position.
+  // exactly; one longer than max_step since the last update() is a teleport. Returns
+  // false (and changes nothing) for a stale handle or a non-finite position.
   bool move(EntityHandle h, Vec2 position);
   bool set_view_radius(EntityHandle h, double view_radius);
   bool set_observer(EntityHandle h, bool observer);
@@ -104,12 +124,14 @@ class GridAoi {
   std::size_t move_batch(std::span<const Move> moves);
 
   // --- The tick. ----------------------------------------------------------------------------
-  // Rebuilds the broad phase from the current positions and recomputes every observer's
-  // view set. Returns the tick's events, valid until the next update(). Order is
-  // deterministic: observers by ascending slot index; for each observer its enters (in
-  // broad-phase order) and then its leaves (in view-set order). Despawned entities'
-  // handles appear in the events of the tick they are removed in, and their slots are
-  // reused only afterwards.
+  // Brings every observer's view set up to date with the current positions. Returns the
+  // tick's events, valid until the next update(); at most one per (observer, target) pair.
+  // The order is deterministic (a function of the sequence of calls alone): first the
+  // observers whose candidate lists are rebuilt (or dropped: switched off, removed) this
+  // tick, by ascending slot, each with its enters and then its leaves; then the pairs
+  // re-tested individually, in the order their re-tests were scheduled. Without a bound
+  // every list is rebuilt every tick. Despawned entities' handles appear in the events of
+  // the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
 
   // --- Queries. The broad-phase queries (query_radius, view sets, stats) answer as of
@@ -127,6 +149,7 @@ class GridAoi {
   bool sees(EntityHandle observer, EntityHandle target) const;
   // Entities with dist(center, e) <= radius, appended to out in broad-phase order.
   void query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const;
+  // O(1): kept up to date by update() and the mutations.
   GridStats stats() const;
   const GridConfig& config() const { return config_; }
   std::uint32_t grid_width() const { return cols_; }
@@ -139,52 +162,177 @@ class GridAoi {
   ConfigError set_cell_size(double cell_size);
   // Replaces the hysteresis; takes effect at the next update().
   ConfigError set_hysteresis(double hysteresis);
+  // Replaces the displacement bound; it applies to the moves made before the next update().
+  ConfigError set_max_step(double max_step);
+
+  // Internal consistency check for tests (O(N^2 + scheduled tests)): view sets, scheduled
+  // re-tests and the broad phase agree with the positions of the last update(). Returns an
+  // empty string when all is well.
+  std::string check_invariants() const;
 
  private:
-  // Candidate rows for a disc: for each grid row the disc touches, the contiguous range
-  // [begin, end) of cell-ordered entities in the columns the disc can reach on that row.
-  // Also marks, per row, the sub-range [inner_begin, inner_end) of cells lying wholly
-  // within inner_radius (empty when there are none): fn(begin, end, inner_begin, inner_end).
+  // A scheduled re-test of one (observer, target) pair, filed in the timing wheel under the
+  // tick at which the pair could first change. It is stale (and skipped) when either
+  // version no longer matches: the observer's list was rebuilt or cleared since, or the
+  // target teleported or was removed.
+  struct PairTest {
+    std::uint32_t observer;
+    std::uint32_t target;  // kVisibleBit set: the target is in the observer's view
+    std::uint8_t observer_version;
+    std::uint8_t target_version;
+    std::uint16_t view_index;  // where the target probably is in the view (visible only)
+  };
+  struct Leave {  // a view removal, applied after the tick's tests
+    std::uint32_t observer;
+    std::uint32_t target;
+    std::uint32_t hint;
+  };
+  static constexpr std::uint32_t kChunkTests = 2048;
+  struct TestChunk {
+    PairTest tests[kChunkTests];
+  };
+  struct Bucket {
+    std::vector<TestChunk*> chunks;
+    PairTest* next = nullptr;  // where the next test goes, in the last chunk
+    PairTest* end = nullptr;   // the end of the last chunk
+  };
+  struct CellEntry {  // an entity waiting to be merged into the cell order
+    std::uint32_t key;
+    std::uint32_t slot;
+    friend bool operator<(CellEntry a, CellEntry b) {
+      return a.key != b.key ? a.key < b.key : a.slot < b.slot;
+    }
+  };
+  struct Departure {  // an entity that left its position of the last update
+    std::uint32_t slot;
+    Vec2 from;
+  };
+
+  // Contiguous ranges [begin, end) of the cell-ordered arrays that hold every entity
+  // within `reach` of c (and others): one range per occupied grid row the disc touches.
   template <typename Fn>
-  void for_each_row_span(Vec2 center, double radius, double inner_radius, Fn&& fn) const;
+  void for_each_span(Vec2 c, double reach, Fn&& fn) const;
   std::uint32_t cell_col(double x) const;
   std::uint32_t cell_row(double y) const;
+  std::uint32_t cell_key(Vec2 p) const { return cell_row(p.y) * cols_ + cell_col(p.x); }
   void resize_grid();
-  void rebuild_cells();
-  void update_observer(std::uint32_t slot);
+  void apply_settings();
+  void compute_schedule();
+  void maintain_cells();
+  void index_cells();
+  void notify_departure(const Departure& d);
+  void notify_arrival(std::uint32_t b);
+  bool list_is_current(std::uint32_t a) const;
+  // view_index: where b is in a's view, or kNotVisible (0xFFFFFFFF) for a hidden pair.
+  void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index) {
+    schedule(tick, {a, b, hot_[a].observer_version, hot_[b].target_version, 0}, view_index);
+  }
+  // Same, with the versions already in `test` (its target field without the visible bit).
+  void schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index) {
+    Bucket& bucket = wheel_[tick & wheel_mask_];
+    if (bucket.next == bucket.end) add_chunk(bucket);
+    test.target |= view_index != 0xFFFFFFFFu ? 0x80000000u : 0u;
+    test.view_index = static_cast<std::uint16_t>(view_index);
+    *bucket.next++ = test;
+  }
+  void add_chunk(Bucket& bucket);
+  void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
+  void run_due_tests();
+  void apply_leaves();
+  void release_bucket(Bucket& bucket);
+  void clear_view(std::uint32_t a);
+  void remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint);
+  std::uint32_t ticks_visible(double d, double outer, double eps) const;
+  std::uint32_t ticks_hidden(double d, double r, double eps) const;
   void release_removed();
   std::uint32_t next_epoch();
   bool usable(EntityHandle h) const;
+  void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
   std::uint32_t cols_ = 0;
   std::uint32_t rows_ = 0;
   double inv_cell_ = 0.0;
 
+  // Scheduling: the tick counter, each list's lifetime in ticks and the margin (beyond
+  // r) that a list must cover to stay valid for that long.
+  std::uint32_t now_ = 0;
+  std::uint32_t life_ = 1;
+  double skin_ = 0.0;          // list radius is r + skin_
+  double step_check2_ = 0.0;   // a move longer than this (squared) is a teleport
+  double inv_two_step_ = 0.0;  // 1 / (2 * bound), 0 when unbounded
+  double max_radius_ = 0.0;    // the largest observer radius at this update
+  double eps_ = 0.0;           // rounding allowance of this update's schedule (sched_eps)
+
   SlotMap slots_;
   // Per slot (structure of arrays, indexed by slot index).
-  std::vector<Vec2> pos_;
-  std::vector<double> radius_;
-  std::vector<std::uint8_t> flags_;               // kAlive / kObserver / kRemoved bits
+  // What a pair test reads of both entities, in one 32-byte record per slot.
+  struct Hot {
+    Vec2 pos;  // latest position set
+    double radius = 0.0;
+    std::uint32_t base_tick = 0;  // the list's base tick; it expires at base_tick + life_
+    std::uint8_t flags = 0;
+    std::uint8_t observer_version = 0;  // bumped when the list is rebuilt or cleared
+    std::uint8_t target_version = 0;    // bumped when the entity teleports or is removed
+  };
+  std::vector<Hot> hot_;
   std::vector<std::vector<std::uint32_t>> view_;  // observer -> target slots
-  std::vector<std::uint32_t> stamp_;              // scratch marks for the view diff
+  std::vector<std::uint32_t> stamp_;              // scratch marks for the rebuild's view diff
 
-  // Broad phase, rebuilt every tick by a stable counting sort over cell indices: the
-  // entities of cell c sit at [cell_start_[c], cell_start_[c + 1]) of the cell-ordered
-  // arrays, and a run of cells along one grid row is one contiguous range.
-  std::vector<std::uint32_t> cell_of_;     // per slot, this tick's cell
-  std::vector<std::uint32_t> cell_start_;  // cols_ * rows_ + 1 offsets
-  std::vector<float> sorted_xf_;           // float copy for the vectorised filter
-  std::vector<float> sorted_yf_;
-  std::vector<double> sorted_x_;  // exact positions for the decision
-  std::vector<double> sorted_y_;
-  std::vector<std::uint32_t> sorted_slot_;
+  // The timing wheel: wheel_[t & wheel_mask_] holds the pair tests due at tick t (every
+  // test is due less than life_ ticks ahead, and the wheel has at least life_ buckets).
+  // A bucket is a list of fixed-size chunks taken from a shared free list, so buckets grow
+  // without copying and the memory follows the number of tests in flight.
+  std::vector<Bucket> wheel_;
+  std::vector<std::unique_ptr<TestChunk>> chunk_store_;
+  std::vector<TestChunk*> free_chunks_;
+  std::vector<Leave> leaves_;
+  std::uint32_t wheel_mask_ = 0;
 
-  std::vector<std::uint32_t> hits_;     // scratch: candidate positions of one observer
-  std::vector<std::uint32_t> removed_;  // slots removed since the last update
+  // Broad phase: live entities sorted by (cell, slot), kept sorted from tick to tick by
+  // re-inserting only those that changed cells. Cells are row-major, so the cells of one
+  // grid row that a disc reaches are one contiguous range of these arrays. The occupied
+  // cells are listed (sorted) with their first entity, so nothing costs per empty cell.
+  std::vector<std::uint32_t> ord_key_;
+  std::vector<std::uint32_t> ord_slot_;
+  std::vector<double> ord_x_;
+  std::vector<double> ord_y_;
+  std::vector<std::uint8_t> ord_version_;  // target versions, for the tests a rebuild files
+  // The same, being rewritten (kept to reuse their memory).
+  std::vector<std::uint32_t> next_key_;
+  std::vector<std::uint32_t> next_slot_;
+  std::vector<double> next_x_;
+  std::vector<double> next_y_;
+  std::vector<std::uint8_t> next_version_;
+  std::vector<std::uint32_t> leaving_;     // order positions that changed cells or were removed
+  std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
+  std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
+  std::uint32_t max_cell_population_ = 0;
+
+  // Per-tick work lists and scratch (members so that their capacity is kept).
+  std::vector<std::uint32_t> added_;
+  std::vector<std::uint32_t> removed_;
+  std::vector<Departure> departures_;
+  std::vector<std::uint32_t> arrivals_;
+  std::vector<CellEntry> moved_cells_;
+  std::vector<std::uint32_t> list_work_;  // this tick's lists to rebuild or drop
+  // Per wheel bucket, the observers whose lists expire at that tick (entries of lists
+  // rebuilt since are skipped); and the observers marked since the last update.
+  std::vector<std::vector<std::uint32_t>> expiring_;
+  std::vector<std::uint32_t> dirty_;
+  std::vector<std::uint32_t> hits_;
+  std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
   std::uint32_t epoch_ = 0;
+
+  // Incremental statistics.
+  std::uint32_t entity_count_ = 0;
+  std::uint32_t observer_count_ = 0;
+  std::uint64_t visible_pairs_ = 0;
+
+  // Settings changes waiting for the next update().
   double pending_cell_size_ = 0.0;  // > 0: applied at the start of the next update()
+  bool lists_stale_ = true;         // every list must be rebuilt at the next update()
 };
 
 }  // namespace zone::aoi

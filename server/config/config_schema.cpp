@@ -24,8 +24,8 @@ namespace {
 // World coordinates: +-1000 km. The AOI grid refuses anything beyond +-1e7 m; a zone is
 // a few km across, so this is generous while keeping float precision sane.
 constexpr double kMaxCoordinate = 1.0e6;
-// The AOI grid is dense: ceil(W / cell) * ceil(H / cell) cells, 4 bytes each plus
-// bookkeeping. Same cap as aoi::GridAoi::kMaxCells (16 Mi cells, 64 MiB of offsets).
+// The AOI grid has ceil(W / cell) * ceil(H / cell) cells. It is sparse (no memory or work
+// per empty cell), but cell indices are 32-bit: same cap as aoi::GridAoi::kMaxCells (16 Mi).
 constexpr double kMaxGridCells = 16777216.0;
 constexpr std::size_t kMaxZoneNameBytes = 64;
 constexpr std::string_view kMaxPacketWhy =

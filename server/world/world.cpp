@@ -121,6 +121,10 @@ void World::keep_inside(Entity& e, bool reflect) {
 }
 
 void World::step(double dt) {
+  // Nothing moves further than the fastest speed for one tick (keep_inside only shortens a
+  // step): the AOI uses that bound to skip pair tests that cannot have changed, and still
+  // handles any longer move exactly, as a teleport. Unchanged values cost nothing.
+  aoi_.set_max_step(std::max(params_.player_max_speed, params_.npcs.speed) * dt);
   for (NpcBrain& brain : npcs_) {
     think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
   }

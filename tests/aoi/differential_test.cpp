@@ -3,9 +3,12 @@
 // Both are driven by the same seeded random operations: spawns, despawns, ordinary
 // moves, teleports anywhere (including outside the world bounds and out to
 // +-kMaxCoordinate), mixed radii, radius changes, observer toggling, refused input,
-// runtime cell size / hysteresis changes, and pairs parked exactly at distance r and
-// r + h (and just inside / just beyond) of an observer. After every update() the tick's
-// enter and leave events, every view set and the stats are compared.
+// runtime cell size / hysteresis / displacement bound changes, and pairs parked exactly at
+// distance r and r + h (and just inside / just beyond) of an observer. With a displacement
+// bound (max_step), ordinary moves walk up to exactly the bound, some overstep it (slightly
+// or by far) and are handled as teleports. After every update() the tick's enter and leave
+// events, every view set and the stats are compared, and the AOI's own invariants
+// (GridAoi::check_invariants: candidate lists, scheduled re-tests, broad phase) checked.
 //
 // Seeds are fixed so a failure reproduces; the failure message names the configuration,
 // seed and tick. Environment overrides for soak runs:
@@ -71,6 +74,10 @@ struct DiffConfig {
   int parked_pairs;                        // persistent pairs parked on the r / r+h boundary
   std::vector<double> cell_size_choices;   // runtime set_cell_size (empty: never)
   std::vector<double> hysteresis_choices;  // runtime set_hysteresis (empty: never)
+  std::vector<double> max_step_choices;    // runtime set_max_step (empty: never)
+  // Share of ordinary moves that overstep the displacement bound (when there is one):
+  // half of them by a hair, half by up to three times the bound.
+  double overstep_fraction = 0.0;
 };
 
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
@@ -114,6 +121,10 @@ class Harness {
       const Oracle::StepResult expected = oracle_.step();
       compare(events, expected);
       if (failed_) return;
+      if (const std::string broken = aoi_.check_invariants(); !broken.empty()) {
+        fail() << "AOI invariants: " << broken.substr(0, 2000);
+        FAIL(report_.str());
+      }
       forget_despawned();
       if (failed_) FAIL(report_.str());
     }
@@ -189,6 +200,31 @@ class Harness {
       pick -= b.weight;
     }
     return 0.0;
+  }
+
+  // A displacement for one tick under the bound b: often exactly b along an axis or in a
+  // random direction (the worst case for the schedule), otherwise shorter; a few overstep.
+  Vec2 bounded_step(double b) {
+    const double angle = uniform(0.0, 6.283185307179586);
+    if (chance(cfg_.overstep_fraction)) {
+      const double len = chance(0.5) ? b * (1.0 + 1e-6) + 1e-9 : b * uniform(1.0, 3.0) + 1e-6;
+      return {len * std::cos(angle), len * std::sin(angle)};
+    }
+    const double roll = u01();
+    if (roll < 0.3) {
+      switch (below(4)) {
+        case 0:
+          return {b, 0.0};
+        case 1:
+          return {-b, 0.0};
+        case 2:
+          return {0.0, b};
+        default:
+          return {0.0, -b};
+      }
+    }
+    const double len = roll < 0.6 ? b : uniform(0.0, b);
+    return {len * std::cos(angle), len * std::sin(angle)};
   }
 
   // ---- operations on both models ---------------------------------------------------------
@@ -268,9 +304,18 @@ class Harness {
     for (const Id id : live_) {
       if (!chance(cfg_.move_fraction)) continue;
       const Oracle::Entity& e = oracle_.entity(id);
-      const double reach = chance(cfg_.jump_fraction) ? 10.0 * cs : cfg_.step;
-      const Vec2 p{clamp_coordinate(e.x + uniform(-reach, reach)),
-                   clamp_coordinate(e.y + uniform(-reach, reach))};
+      Vec2 p;
+      if (chance(cfg_.jump_fraction)) {
+        const double reach = 10.0 * cs;
+        p = {clamp_coordinate(e.x + uniform(-reach, reach)),
+             clamp_coordinate(e.y + uniform(-reach, reach))};
+      } else if (std::isfinite(aoi_.config().max_step)) {
+        const Vec2 d = bounded_step(aoi_.config().max_step);
+        p = {clamp_coordinate(e.x + d.x), clamp_coordinate(e.y + d.y)};
+      } else {
+        p = {clamp_coordinate(e.x + uniform(-cfg_.step, cfg_.step)),
+             clamp_coordinate(e.y + uniform(-cfg_.step, cfg_.step))};
+      }
       if (batch) {
         moves.push_back({handles_[id], p});
         applied.emplace_back(id, p);
@@ -354,6 +399,10 @@ class Harness {
       const double h = cfg_.hysteresis_choices[below(cfg_.hysteresis_choices.size())];
       REQUIRE(aoi_.set_hysteresis(h) == ConfigError::kNone);
       oracle_.set_hysteresis(h);
+    }
+    if (!cfg_.max_step_choices.empty() && chance(0.03)) {
+      const double b = cfg_.max_step_choices[below(cfg_.max_step_choices.size())];
+      REQUIRE(aoi_.set_max_step(b) == ConfigError::kNone);
     }
   }
 
@@ -507,17 +556,20 @@ class Harness {
   void compare(std::span<const VisibilityEvent> events, const Oracle::StepResult& expected) {
     std::vector<Pair> enters;
     std::vector<Pair> leaves;
-    // Documented order: observers by ascending slot, each observer's enters before its leaves.
+    // Documented order: observers whose lists are rebuilt, by ascending slot, each with its
+    // enters before its leaves; then the pairs re-tested one by one. Without a displacement
+    // bound every list is rebuilt every tick, so the whole tick follows the first rule.
+    const bool all_rebuilt = !std::isfinite(aoi_.config().max_step);
     std::uint32_t last_observer = 0;
     bool in_leaves = false;
     for (std::size_t i = 0; i < events.size(); ++i) {
       const VisibilityEvent& e = events[i];
-      if (i > 0 && e.observer.index < last_observer) {
+      if (all_rebuilt && i > 0 && e.observer.index < last_observer) {
         fail() << "event " << i << " breaks the ascending observer order";
       }
       if (i == 0 || e.observer.index != last_observer) in_leaves = false;
       if (e.kind == EventKind::kLeave) in_leaves = true;
-      if (e.kind == EventKind::kEnter && in_leaves) {
+      if (all_rebuilt && e.kind == EventKind::kEnter && in_leaves) {
         fail() << "event " << i << ": an enter after a leave of the same observer";
       }
       last_observer = e.observer.index;
@@ -755,5 +807,89 @@ TEST_CASE("differential: cell size and hysteresis retuned while running") {
   DiffConfig c = base_config("retune", 0x5eed0007, grid({{-500, -500}, {500, 500}}, 25.0, 1.0));
   c.cell_size_choices = {3.0, 7.5, 25.0, 64.0, 250.0, 5000.0};
   c.hysteresis_choices = {0.0, 0.5, 1.0, 2.0, 8.0, 0.0, 0.5, 2.0, 1e6, 1e300};
+  run(c);
+}
+
+// ---- With a displacement bound: candidate lists, scheduled re-tests, teleports -----------
+
+namespace {
+
+// Many entities walking at up to the bound, few teleports: mostly the incremental path
+// (re-tests from the schedule, lists rebuilt when they expire).
+DiffConfig bounded_config(const char* name, std::uint64_t seed, GridConfig g, double max_step) {
+  g.max_step = max_step;
+  DiffConfig c = base_config(name, seed, g);
+  c.target_entities = 300;
+  c.move_fraction = 0.9;
+  c.jump_fraction = 0.002;
+  c.teleports_per_tick = 1;
+  c.far_teleport_chance = 0.1;
+  c.churn_per_tick = 2;
+  c.radius_changes_per_tick = 1;
+  c.toggles_per_tick = 1;
+  c.parked_pairs = 3;
+  c.overstep_fraction = 0.002;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("bounded: walkers at up to max_step in a crowd (scheduled re-tests)") {
+  DiffConfig c =
+      bounded_config("bounded-crowd", 0x5eed0101, grid({{0, 0}, {300, 300}}, 16.0, 2.0), 0.5);
+  c.radii = {{0.1, 0.0, 4.0}, {0.6, 10.0, 30.0}, {0.3, 30.0, 60.0}};
+  c.ticks = 700;
+  run(c);
+}
+
+TEST_CASE("bounded: dense tiny world with hysteresis 0 and a bound larger than some radii") {
+  DiffConfig c =
+      bounded_config("bounded-dense", 0x5eed0102, grid({{0, 0}, {64, 64}}, 8.0, 0.0), 1.0);
+  c.radii = {{0.2, 0.0, 2.0}, {0.5, 2.0, 10.0}, {0.3, 10.0, 24.0}};
+  c.ticks = 500;
+  run(c);
+}
+
+TEST_CASE("bounded: bound violations - teleports - far jumps") {
+  DiffConfig c =
+      bounded_config("bounded-violations", 0x5eed0103, grid({{0, 0}, {500, 500}}, 32.0, 2.0), 0.75);
+  c.overstep_fraction = 0.02;
+  c.teleports_per_tick = 3;
+  c.far_teleport_chance = 0.3;
+  c.jump_fraction = 0.01;
+  c.parked_pairs = 6;
+  run(c);
+}
+
+TEST_CASE("bounded: radius changes and observer toggles while pairs are asleep") {
+  DiffConfig c = bounded_config("bounded-radius", 0x5eed0104,
+                                grid({{-400, -400}, {400, 400}}, 24.0, 3.0), 0.4);
+  c.radius_changes_per_tick = 12;
+  c.toggles_per_tick = 6;
+  c.radii = {{0.3, 0.0, 10.0}, {0.4, 10.0, 60.0}, {0.3, 60.0, 150.0}};
+  run(c);
+}
+
+TEST_CASE("bounded: cell size - hysteresis - max_step retuned while pairs are asleep") {
+  DiffConfig c =
+      bounded_config("bounded-retune", 0x5eed0105, grid({{0, 0}, {600, 600}}, 25.0, 1.0), 0.5);
+  c.cell_size_choices = {2.0, 7.5, 25.0, 64.0, 250.0, 5000.0};
+  c.hysteresis_choices = {0.0, 0.5, 1.0, 2.0, 8.0, 1e6};
+  c.max_step_choices = {0.0, 0.05, 0.5, 2.0, 40.0, std::numeric_limits<double>::infinity()};
+  c.ticks = 900;
+  run(c);
+}
+
+TEST_CASE("bounded: max_step 0 (every move is a teleport)") {
+  DiffConfig c =
+      bounded_config("bounded-zero", 0x5eed0106, grid({{0, 0}, {400, 400}}, 20.0, 2.0), 0.0);
+  c.move_fraction = 0.05;
+  run(c);
+}
+
+TEST_CASE("bounded: world far from the origin") {
+  DiffConfig c = bounded_config("bounded-far-origin", 0x5eed0107,
+                                grid({{9.999e6, -1.0e7}, {1.0e7, -9.999e6}}, 16.0, 2.0), 0.3);
+  c.far_teleport_chance = 0.02;
   run(c);
 }

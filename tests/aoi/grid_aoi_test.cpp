@@ -1143,3 +1143,179 @@ TEST_CASE("view_set - view_slots - sees agree") {
   CHECK(aoi.stats().visible_pairs == pairs);
   CHECK(pairs > 0);
 }
+
+// ---- displacement bound (max_step) -----------------------------------------------------------
+
+namespace {
+
+std::set<std::tuple<Key, Key, EventKind>> event_set(const std::vector<Event>& ev) {
+  std::set<std::tuple<Key, Key, EventKind>> out;
+  for (const Event& e : ev) out.insert({key(e.observer), key(e.target), e.kind});
+  return out;
+}
+
+GridConfig bounded_config(double max_step, double cell_size = 32.0, double hysteresis = 2.0) {
+  GridConfig c = make_config(cell_size, hysteresis);
+  c.max_step = max_step;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("max_step: validation and set_max_step") {
+  GridConfig c = make_config();
+  CHECK(c.max_step == kInf);  // no bound by default
+  c.max_step = 0.0;
+  CHECK(GridAoi::validate(c) == ConfigError::kNone);
+  c.max_step = -0.5;
+  CHECK(GridAoi::validate(c) == ConfigError::kBadMaxStep);
+  c.max_step = kNaN;
+  CHECK(GridAoi::validate(c) == ConfigError::kBadMaxStep);
+  GridAoi aoi(make_config());
+  CHECK(aoi.set_max_step(-1.0) == ConfigError::kBadMaxStep);
+  CHECK(aoi.set_max_step(0.25) == ConfigError::kNone);
+  CHECK(aoi.config().max_step == 0.25);
+  CHECK(aoi.set_max_step(kInf) == ConfigError::kNone);
+}
+
+TEST_CASE("max_step: a pair asleep deep inside the view leaves when its target teleports") {
+  GridAoi aoi(bounded_config(0.5));
+  const auto a = aoi.add({500, 500}, 30, true);
+  const auto b = aoi.add({505, 500}, 30, true);  // 25 m inside the leave threshold
+  CHECK(entered(tick(aoi), a, b));
+  for (int t = 0; t < 5; ++t) CHECK(tick(aoi).empty());  // nothing can change: no tests
+  REQUIRE(aoi.move(b, {900, 900}));                      // far beyond the bound: a teleport
+  const auto ev = tick(aoi);
+  CHECK(left(ev, a, b));
+  CHECK(left(ev, b, a));
+  CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("max_step: a teleport into an observer's view enters at once") {
+  GridAoi aoi(bounded_config(0.5));
+  const auto a = aoi.add({500, 500}, 30, true);
+  const auto b = aoi.add({100, 100}, 30, false);
+  CHECK(tick(aoi).empty());
+  REQUIRE(aoi.move(b, {510, 500}));
+  CHECK(entered(tick(aoi), a, b));
+  CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("max_step: steps of exactly the bound reach both thresholds on time") {
+  // b walks away from a at exactly max_step per tick, then back: it must leave on the first
+  // tick beyond r + h and enter on the first tick within r, whatever was scheduled.
+  GridAoi aoi(bounded_config(0.5));
+  const auto a = aoi.add({500, 500}, 10, true);
+  const auto b = aoi.add({500, 500}, 0, false);
+  CHECK(entered(tick(aoi), a, b));
+  int tick_left = -1;
+  for (int t = 1; t <= 40; ++t) {
+    REQUIRE(aoi.move(b, {500 + 0.5 * t, 500}));
+    if (left(tick(aoi), a, b)) tick_left = t;
+  }
+  CHECK(tick_left == 25);  // 12.5 > r + h = 12, 12.0 is not
+  int tick_entered = -1;
+  for (int t = 39; t >= 0; --t) {
+    REQUIRE(aoi.move(b, {500 + 0.5 * t, 500}));
+    if (entered(tick(aoi), a, b)) tick_entered = t;
+    if (tick_entered >= 0) break;
+  }
+  CHECK(tick_entered == 20);  // 10.0 <= r
+  CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("max_step: a move beyond the bound by a hair is handled as a teleport") {
+  GridAoi aoi(bounded_config(1.0));
+  const auto a = aoi.add({500, 500}, 10, true);
+  const auto b = aoi.add({520, 500}, 0, false);
+  CHECK(tick(aoi).empty());
+  for (int t = 0; t < 3; ++t) CHECK(tick(aoi).empty());
+  // 9.75 m in one tick with a bound of 1 m: the schedule did not expect b for a while.
+  REQUIRE(aoi.move(b, {510.25, 500}));
+  CHECK(tick(aoi).empty());
+  REQUIRE(aoi.move(b, {509.9999, 500}));  // 0.25 mm: within the bound
+  CHECK(entered(tick(aoi), a, b));
+  CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("max_step: radius changes while pairs are asleep") {
+  GridAoi aoi(bounded_config(0.25));
+  const auto a = aoi.add({500, 500}, 30, true);
+  const auto near = aoi.add({510, 500}, 0, false);  // deep inside: asleep
+  const auto far = aoi.add({560, 500}, 0, false);   // far outside: not even a candidate
+  CHECK(entered(tick(aoi), a, near));
+  for (int t = 0; t < 3; ++t) CHECK(tick(aoi).empty());
+  REQUIRE(aoi.set_view_radius(a, 5));  // near is now beyond 5 + 2
+  auto ev = tick(aoi);
+  CHECK(left(ev, a, near));
+  CHECK(ev.size() == 1);
+  REQUIRE(aoi.set_view_radius(a, 70));
+  ev = tick(aoi);
+  CHECK(entered(ev, a, near));
+  CHECK(entered(ev, a, far));
+  CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("max_step: changing the bound - the hysteresis - the cell size keeps views exact") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> coord(0.0, 400.0);
+  std::uniform_real_distribution<double> step(-0.3, 0.3);
+  GridAoi bounded(bounded_config(0.5, 16.0));
+  GridAoi plain(make_config(16.0));  // no bound: everything re-tested every tick
+  std::vector<std::pair<EntityHandle, EntityHandle>> hs;
+  for (int i = 0; i < 300; ++i) {
+    const Vec2 p{coord(rng), coord(rng)};
+    hs.push_back({bounded.add(p, 25, i % 2 == 0), plain.add(p, 25, i % 2 == 0)});
+  }
+  for (int t = 0; t < 120; ++t) {
+    for (const auto& [h1, h2] : hs) {
+      const Vec2 p{bounded.position(h1).x + step(rng), bounded.position(h1).y + step(rng)};
+      bounded.move(h1, p);
+      plain.move(h2, p);
+    }
+    if (t == 30) REQUIRE(bounded.set_max_step(0.3) == ConfigError::kNone);
+    if (t == 50) {
+      REQUIRE(bounded.set_hysteresis(4.0) == ConfigError::kNone);
+      REQUIRE(plain.set_hysteresis(4.0) == ConfigError::kNone);
+    }
+    if (t == 70) REQUIRE(bounded.set_cell_size(3.0) == ConfigError::kNone);
+    if (t == 90) REQUIRE(bounded.set_max_step(kInf) == ConfigError::kNone);
+    if (t == 100) REQUIRE(bounded.set_max_step(0.3) == ConfigError::kNone);
+    INFO("tick " << t);
+    CHECK(event_set(tick(bounded)) == event_set(tick(plain)));
+    CHECK(bounded.stats().visible_pairs == plain.stats().visible_pairs);
+  }
+  CHECK(bounded.check_invariants().empty());
+}
+
+TEST_CASE("cells: a 16 Mi cell grid with few entities gives the same events as a coarse one") {
+  // The grid is sparse: nothing is stored or visited per empty cell. (aoi-bench
+  // --cell-scaling times this case: the update time does not grow with the cell count.)
+  GridConfig fine = bounded_config(0.25, 0.5);
+  fine.bounds = {{0.0, 0.0}, {2000.0, 2000.0}};
+  GridConfig coarse = fine;
+  coarse.cell_size = 64.0;
+  REQUIRE(GridAoi::validate(fine) == ConfigError::kNone);
+  GridAoi a(fine);
+  GridAoi b(coarse);
+  CHECK(a.stats().cells == 4000u * 4000u);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> coord(900.0, 1100.0);
+  std::uniform_real_distribution<double> step(-0.17, 0.17);
+  std::vector<std::pair<EntityHandle, EntityHandle>> hs;
+  for (int i = 0; i < 100; ++i) {
+    const Vec2 p{coord(rng), coord(rng)};
+    hs.push_back({a.add(p, 30, true), b.add(p, 30, true)});
+  }
+  for (int t = 0; t < 100; ++t) {
+    for (const auto& [h1, h2] : hs) {
+      const Vec2 p{a.position(h1).x + step(rng), a.position(h1).y + step(rng)};
+      a.move(h1, p);
+      b.move(h2, p);
+    }
+    CHECK(event_set(tick(a)) == event_set(tick(b)));
+  }
+  CHECK(a.stats().occupied_cells == 100);
+  CHECK(a.stats().visible_pairs == b.stats().visible_pairs);
+  CHECK(a.stats().visible_pairs > 0);
+}

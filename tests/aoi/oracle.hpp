@@ -10,9 +10,13 @@
 //   have views, non-observers are still targets. A despawned entity loses every pair it
 //   is part of (both directions) at the next step; an observer switched off loses its
 //   whole view at the next step. Mutations only take effect at step().
+//
+// Its own consistency checks are doctest assertions, so they also run in optimised
+// (NDEBUG) builds.
 #pragma once
 
-#include <cassert>
+#include <doctest/doctest.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -49,7 +53,7 @@ class Oracle {
     return id;
   }
   void despawn(Id id) {
-    assert(entities_.at(id).alive);
+    REQUIRE(entities_.at(id).alive);
     entities_[id].alive = false;
   }
   void move(Id id, double x, double y) {
@@ -101,7 +105,7 @@ class Oracle {
         const bool was_visible = vis != visible_.end() && vis->first == a && vis->second == b;
         if (was_visible) ++vis;
         if (a == b) {
-          assert(!was_visible);
+          if (was_visible) FAIL_CHECK("oracle: entity " << a << " sees itself");
           continue;
         }
         const Entity& eb = entities_[b];
@@ -112,7 +116,10 @@ class Oracle {
         }
       }
     }
-    assert(vis == visible_.end());
+    if (vis != visible_.end()) {
+      FAIL_CHECK("oracle: visible pair (" << vis->first << ", " << vis->second
+                                          << ") not visited: the present list is broken");
+    }
     for (const Pair& p : result.leaves) visible_.erase(p);
     for (const Pair& p : result.enters) visible_.insert(p);
     // Despawned entities are gone for good once their pairs have left.
