@@ -66,7 +66,7 @@ struct LimitsConfig {
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
   std::uint32_t max_bad_packets = 20;              // per client, before it is disconnected
   std::uint32_t hello_timeout_ms = 10000;          // a connection must say hello within this
-  std::uint32_t max_awaiting_hello = 64;           // connections not yet said hello, in all
+  std::uint32_t max_awaiting_hello = 1024;         // connections not yet said hello, in all
   std::uint32_t max_connections_per_address = 16;  // per network host; 0: no limit
   std::uint32_t max_handshakes = 256;              // unfinished ENet handshakes per host
   std::uint32_t max_handshakes_per_address = 4;    // per network host
