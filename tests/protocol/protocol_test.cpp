@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
+#include <fmt/format.h>
 
 #include "../replication/wire.hpp"
 #include "protocol/byte_io.hpp"
@@ -900,7 +901,7 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
     for (std::uint32_t id = 2; id < 40; id += 3) {
       full.spawns.push_back(test::spawn(
           test::make_state(id, static_cast<std::int32_t>(id) * 10, -static_cast<std::int32_t>(id)),
-          "e" + std::to_string(id)));
+          fmt::format("e{}", id)));
     }
     bases.push_back(test::encode(full));
     test::PartSpec delta = test::part_on(2, 1);

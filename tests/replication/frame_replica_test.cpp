@@ -3,6 +3,7 @@
 // check. Changes and despawns name entities by their position in the baseline frame
 // (sorted by id), spawns by id.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -668,7 +669,7 @@ TEST_CASE("replica: entity info is kept for held entities and forgotten for long
   FrameReplica r = make_replica();
   PartSpec s = frame(1, 0);
   for (std::uint32_t id = 100; id < 400; ++id) {
-    s.spawns.push_back(spawn(make_state(id, 0, 0), "n" + std::to_string(id)));
+    s.spawns.push_back(spawn(make_state(id, 0, 0), fmt::format("n{}", id)));
   }
   REQUIRE(feed(r, s));
   // From tick 2 on, only entity 100 stays in view.

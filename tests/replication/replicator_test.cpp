@@ -2,6 +2,7 @@
 // bytes the replicator sends go through the parser into a FrameReplica, and the replica
 // is compared with the world's ground truth every tick.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -1011,7 +1012,7 @@ RunLog scripted_run(std::size_t workers) {
   std::vector<LoopClient*> cs;
   std::vector<Tour> tours;
   for (int k = 0; k < 7; ++k) {
-    cs.push_back(&lb.connect("p" + std::to_string(k)));
+    cs.push_back(&lb.connect(fmt::format("p{}", k)));
     cs.back()->keep_bytes = true;
     const double lo = 20.0 + 10.0 * k;
     tours.push_back(square_tour(lo, 200.0 - lo));
