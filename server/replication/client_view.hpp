@@ -56,6 +56,11 @@ struct InterestEntry {
   std::uint32_t slot;          // the entity's world slot
   std::uint32_t entered_tick;  // when it entered the view (bounds a deferred spawn's wait)
   float priority = 0.0f;       // grows every tick a pending change is deferred
+  // Whether a due record is being held back for budget, and since which snapshot tick:
+  // what oldest_deferral_ticks reports is the wait the budget caused, not the snapshot
+  // interval or the acknowledgement lag.
+  bool deferred = false;
+  std::uint32_t deferred_since = 0;
 };
 
 struct ClientView {

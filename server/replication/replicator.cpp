@@ -204,7 +204,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       // Left the view: a despawn, always sent. Kept in the frame only if it cannot be.
       frame.entities.push_back(base[i]);
       w.candidates.push_back({Candidate::kDespawn, true, false, 0, static_cast<std::uint32_t>(i),
-                              frame_index, 0, index_bytes + 1, 0, 0.0f});
+                              frame_index, 0, index_bytes + 1, 0.0f});
       ++i;
       continue;
     }
@@ -215,12 +215,11 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     if (i == base.size() || entry.id < base[i].id) {
       // Entering the client's frame. A spawn the client may already hold (it was in the
       // last frame sent, encoded against an older baseline) is not optional.
-      const std::uint32_t waited = tick - entry.entered_tick;
-      const bool mandatory = waited >= max_wait || holds(last, entry.id);
+      const bool mandatory = tick - entry.entered_tick >= max_wait || holds(last, entry.id);
       const world::Entity& e = world_.entity(entry.slot);
       frame.entities.push_back({entry.id, now, tick});
       w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index, 0,
-                              protocol::spawn_cost(entry.id, e.name, e.max_health, now), waited,
+                              protocol::spawn_cost(entry.id, e.name, e.max_health, now),
                               entry.priority + 2.0f * weight});  // appearing beats refreshing
     } else {
       const FrameEntry& was = base[i];
@@ -228,16 +227,17 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       if (mask == 0) {
         frame.entities.push_back({was.id, was.values, tick});  // still true now
         entry.priority = 0.0f;
+        entry.deferred = false;
       } else {
         // Stays at the baseline values unless sent; how long those have been out of date
         // bounds the wait.
         frame.entities.push_back(was);
-        const std::uint32_t waited = tick - was.sent_tick;
+        const bool stale_too_long = tick - was.sent_tick >= max_wait;
         const std::uint32_t cost =
             index_bytes +
             protocol::fields::encoded_size(protocol::kEntityFields, mask, was.values, now);
-        w.candidates.push_back({Candidate::kUpdate, waited >= max_wait, false, j,
-                                static_cast<std::uint32_t>(i), frame_index, mask, cost, waited,
+        w.candidates.push_back({Candidate::kUpdate, stale_too_long, false, j,
+                                static_cast<std::uint32_t>(i), frame_index, mask, cost,
                                 entry.priority + weight});
       }
       ++i;
@@ -352,7 +352,11 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     InterestEntry& interest = v.interest[cand.interest_index];
     if (sent) {
       interest.priority = 0.0f;
-      stats.oldest_deferral_ticks = std::max(stats.oldest_deferral_ticks, cand.waited);
+      if (interest.deferred) {
+        stats.oldest_deferral_ticks =
+            std::max(stats.oldest_deferral_ticks, tick - interest.deferred_since);
+        interest.deferred = false;
+      }
       if (cand.kind == Candidate::kSpawn) {
         ++stats.spawns;
       } else {
@@ -362,6 +366,10 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       }
     } else {
       interest.priority = cand.priority;  // the accumulator: waits longer, ranks higher
+      if (!interest.deferred) {
+        interest.deferred = true;
+        interest.deferred_since = tick;
+      }
       ++stats.deferred;
       if (cand.kind == Candidate::kSpawn) {
         frame.deferred_spawns.push_back(entry.id);

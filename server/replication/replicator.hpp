@@ -110,7 +110,6 @@ struct ReplicationWorker {
     std::uint32_t frame_index;     // spawns and updates: position in the new frame
     std::uint32_t mask;            // updates
     std::uint32_t cost;            // upper bound of the record's bytes in a part
-    std::uint32_t waited;          // ticks this record has been due
     float priority;
   };
   std::vector<Candidate> candidates;

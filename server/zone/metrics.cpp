@@ -109,7 +109,8 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "longest allowed (network.max_deferral_ms).",
             m.forced);
   w.gauge("zone_replication_oldest_deferral_ticks",
-          "Longest a record sent recently had waited for budget, in ticks.",
+          "Longest a record sent since the last scrape was held back by the budget, in ticks "
+          "(from the first snapshot that held it to the one that sent it).",
           static_cast<double>(m.oldest_deferral_ticks));
   w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
             m.snapshots_sent);
