@@ -181,6 +181,9 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   frame.tick = tick;
   frame.entities.clear();
   frame.deferred_spawns.clear();
+  // Frames circulate between the worker and every client's history, so this one may
+  // come from a client with a smaller view: grow it once, to the most it can hold.
+  frame.entities.reserve(base.size() + v.interest.size());
   frame.self = current_[v.player_slot];
   const FieldValues& base_self = baseline ? baseline->self : protocol::kZeroFields;
   const std::uint32_t self_mask = protocol::fields::change_mask(base_self, frame.self);
