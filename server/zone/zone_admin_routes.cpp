@@ -25,11 +25,10 @@ constexpr const char* kJsonUncompressed = "application/json; charset=utf-8";
 
 }  // namespace
 
-void ZoneServer::start_admin(AdminSetup setup) {
+void ZoneServer::start_admin(std::string token) {
   using admin::Access;
-  const bool generated = setup.token.empty();
-  admin_token_ = generated ? admin::generate_token() : std::move(setup.token);
-  config_source_ = std::move(setup.config_source);
+  const bool generated = token.empty();
+  admin_token_ = generated ? admin::generate_token() : std::move(token);
   admin_ = std::make_unique<admin::AdminServer>(
       config_.admin.bind_address, config_.admin.port,
       admin::Security{admin_token_, admin::parse_host_list(config_.admin.allowed_hosts)});
@@ -55,7 +54,8 @@ void ZoneServer::start_admin(AdminSetup setup) {
   });
   admin_->get("/metrics", Access::kOpen,
               [this, zone_name](const httplib::Request&, httplib::Response& res) {
-                res.set_content(render_prometheus(metrics_board_.latest(), zone_name),
+                const ZoneMetrics latest = observability_.metrics_board().latest();
+                res.set_content(render_prometheus(latest, zone_name),
                                 "text/plain; version=0.0.4; charset=utf-8");
               });
   // The page holds no data: it asks for the token and sends it with every request.
@@ -64,6 +64,7 @@ void ZoneServer::start_admin(AdminSetup setup) {
   });
   admin_->get(
       "/api/map", Access::kToken, [this](const httplib::Request& req, httplib::Response& res) {
+        MapPublisher& map = observability_.map();
         MapWindow w;
         auto number = [&](const char* key, double& out) {
           if (!req.has_param(key)) return true;
@@ -85,7 +86,7 @@ void ZoneServer::start_admin(AdminSetup setup) {
         w.max_entities = static_cast<std::size_t>(std::min(max, 1e6));
         if (req.has_param("select")) {
           try {
-            map_.select(static_cast<std::uint32_t>(std::stoul(req.get_param_value("select"))));
+            map.select(static_cast<std::uint32_t>(std::stoul(req.get_param_value("select"))));
           } catch (const std::exception&) {
             res.status = 400;
             res.set_content("select must be an entity id\n", "text/plain");
@@ -94,18 +95,18 @@ void ZoneServer::start_admin(AdminSetup setup) {
         }
         // Not exactly "application/json": cpp-httplib compresses that type with brotli at
         // its top quality, ~0.8 s for a 450 KB whole-world answer; plain it takes ~10 ms.
-        res.set_content(map_.frame_json(w), kJsonUncompressed);
+        res.set_content(map.frame_json(w), kJsonUncompressed);
       });
   // Loads here, on an admin thread; the tick applies the result at its next start.
   admin_->post("/admin/reload", [this](const httplib::Request&, httplib::Response& res) {
-    if (!config_source_) {
+    if (!reloads_.has_source()) {
       res.status = 501;
       res.set_content("this server has no config file to reload\n", "text/plain");
       return;
     }
-    config::LoadResult loaded = config_source_();
+    config::LoadResult loaded = reloads_.load();
     const bool ok = loaded.ok();
-    auto done = request_reload(std::move(loaded));
+    auto done = reloads_.request(std::move(loaded));
     if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
       res.status = 504;
       res.set_content("reload scheduled, but the tick loop did not apply it within 5 s\n",

@@ -1,5 +1,6 @@
-// ZoneServer: metrics, the live map's data and the status log line.
-#include "zone/zone_server.hpp"
+#include "zone/zone_observability.hpp"
+
+#include <algorithm>
 
 namespace zone {
 
@@ -34,9 +35,35 @@ const char* metric_label(DisconnectReason r) {
 
 }  // namespace
 
-void ZoneServer::init_metrics() {
-  // Publish metrics about 5 times a second: fresh enough for any scrape interval.
-  metrics_publish_ticks_ = std::max(1u, config_.tick.rate_hz / 5);
+net::TrafficStats total_traffic(HostThreads hosts) {
+  net::TrafficStats sum;
+  for (const auto& h : hosts) {
+    const net::TrafficStats t = h->stats();
+    sum.packets_in += t.packets_in;
+    sum.packets_out += t.packets_out;
+    sum.payload_bytes_in += t.payload_bytes_in;
+    sum.payload_bytes_out += t.payload_bytes_out;
+    sum.wire_bytes_in += t.wire_bytes_in;
+    sum.wire_bytes_out += t.wire_bytes_out;
+    sum.send_refused += t.send_refused;
+    sum.datagrams_in += t.datagrams_in;
+    sum.connects_refused_address += t.connects_refused_address;
+    sum.connects_refused_half_open += t.connects_refused_half_open;
+    sum.half_open_expired += t.half_open_expired;
+    sum.half_open += t.half_open;
+  }
+  return sum;
+}
+
+Observability::Observability(const config::ZoneConfig& config, Logger& log)
+    : config_(config),
+      log_(log),
+      // About 5 times a second: fresh enough for any scrape interval and for the map.
+      metrics_publish_ticks_(std::max(1u, config.tick.rate_hz / 5)),
+      map_(metrics_publish_ticks_),
+      last_status_(std::chrono::steady_clock::now()) {}
+
+void Observability::start(HostThreads hosts, std::size_t replication_workers) {
   metrics_.start_time_seconds =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (std::size_t i = 0; i < kDropReasons; ++i) {
@@ -45,12 +72,12 @@ void ZoneServer::init_metrics() {
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
     metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
   }
-  metrics_.network_hosts = hosts_.size();
-  metrics_.replication_workers = pool_.size();
+  metrics_.network_hosts = hosts.size();
+  metrics_.replication_workers = replication_workers;
   // What the kernel granted, which may be less than asked (net.core.rmem_max/wmem_max):
   // a receive buffer too small for a tick's inputs loses them at the socket.
   int receive = 0, send = 0, requested = 0;
-  for (const auto& h : hosts_) {
+  for (const auto& h : hosts) {
     const net::SocketBuffers b = h->socket_buffers();
     receive = receive == 0 ? b.receive : std::min(receive, b.receive);
     send = send == 0 ? b.send : std::min(send, b.send);
@@ -65,21 +92,21 @@ void ZoneServer::init_metrics() {
         requested, receive, send);
   } else {
     log_.info("socket buffers: {} bytes receive, {} bytes send, on each of {} host(s)", receive,
-              send, hosts_.size());
+              send, hosts.size());
   }
   last_rate_sample_ = std::chrono::steady_clock::now();
   metrics_board_.publish(metrics_);
 }
 
-void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
+void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds tick) {
   // Smoothed tick time for the map's side panel.
   const double ms = std::chrono::duration<double, std::milli>(tick).count();
   map_stats_.tick_ms = map_stats_.tick_ms == 0.0 ? ms : 0.9 * map_stats_.tick_ms + 0.1 * ms;
-  if (!map_.due(ticks_)) return;
+  if (!map_.due(zone.ticks)) return;
   const auto now = std::chrono::steady_clock::now();
   const double secs = std::chrono::duration<double>(now - last_map_publish_).count();
-  const std::uint64_t out = traffic().wire_bytes_out;
-  const replication::ReplicationStats& r = replicator_.stats();
+  const std::uint64_t out = total_traffic(zone.hosts).wire_bytes_out;
+  const replication::ReplicationStats& r = zone.replicator.stats();
   if (secs > 0.0 && last_map_publish_.time_since_epoch().count() != 0) {
     map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
     map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
@@ -89,24 +116,25 @@ void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
   map_enters_ = r.enter_events;
   map_leaves_ = r.leave_events;
   last_map_publish_ = now;
-  map_stats_.players = world_.player_count();
-  map_stats_.npcs = world_.npc_count();
-  map_.publish(tick_, world_, map_stats_);
+  map_stats_.players = zone.world.player_count();
+  map_stats_.npcs = zone.world.npc_count();
+  map_.publish(zone.tick, zone.world, map_stats_);
 }
 
-void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
-                                std::chrono::nanoseconds replication) {
+void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
+                                std::uint64_t oldest_deferral_ticks) {
+  tick_stats_.add(took.tick);
   ZoneMetrics& m = metrics_;
-  m.tick_seconds.observe(std::chrono::duration<double>(tick).count());
-  m.aoi_seconds.observe(std::chrono::duration<double>(aoi).count());
-  m.replication_seconds.observe(std::chrono::duration<double>(replication).count());
-  const SessionCounters& sc = sessions_.counters();
-  m.ticks = ticks_;
-  m.overruns = overruns_;
-  m.players = world_.player_count();
-  m.npcs = world_.npc_count();
+  m.tick_seconds.observe(std::chrono::duration<double>(took.tick).count());
+  m.aoi_seconds.observe(std::chrono::duration<double>(took.aoi).count());
+  m.replication_seconds.observe(std::chrono::duration<double>(took.replication).count());
+  const SessionCounters& sc = zone.sessions;
+  m.ticks = zone.ticks;
+  m.overruns = zone.overruns;
+  m.players = zone.world.player_count();
+  m.npcs = zone.world.npc_count();
   m.entities = m.players + m.npcs;
-  const replication::ReplicationStats& r = replicator_.stats();
+  const replication::ReplicationStats& r = zone.replicator.stats();
   m.enter_events = r.enter_events;
   m.leave_events = r.leave_events;
   m.spawns_sent = r.spawns;
@@ -117,13 +145,12 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.snapshots_sent = r.snapshots;
   m.snapshot_parts_sent = r.packets;
   m.snapshot_bytes_sent = r.bytes;
-  m.oldest_deferral_ticks =
-      std::max<std::uint64_t>(m.oldest_deferral_ticks, replicator_.take_oldest_deferral());
+  m.oldest_deferral_ticks = std::max(m.oldest_deferral_ticks, oldest_deferral_ticks);
   std::uint64_t full_drains = 0;
-  for (const auto& h : hosts_) full_drains += h->full_drains();
+  for (const auto& h : zone.hosts) full_drains += h->full_drains();
   m.full_drains = full_drains;
-  m.send_wait_seconds = std::chrono::duration<double>(send_wait_).count();
-  const net::TrafficStats t = traffic();
+  m.send_wait_seconds = std::chrono::duration<double>(zone.send_wait).count();
+  const net::TrafficStats t = total_traffic(zone.hosts);
   m.bytes_out = t.wire_bytes_out;
   m.connects_refused_address = t.connects_refused_address;
   m.connects_refused_handshakes = t.connects_refused_half_open;
@@ -143,13 +170,14 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   const auto now = std::chrono::steady_clock::now();
   const double since = std::chrono::duration<double>(now - last_rate_sample_).count();
   if (since >= 1.0) {
-    const aoi::GridStats g = world_.aoi().stats();
+    const aoi::GridStats g = zone.world.aoi().stats();
     m.occupied_cells = g.occupied_cells;
     m.max_cell_entities = g.max_cell_population;
     m.visible_pairs = g.visible_pairs;
-    client_bytes_at_sample_.resize(replicator_.client_slots(), 0);
-    for (replication::ClientId c = 0; c < replicator_.client_slots(); ++c) {
-      const replication::ClientView& v = replicator_.client(c);
+    const replication::Replicator& rep = zone.replicator;
+    client_bytes_at_sample_.resize(rep.client_slots(), 0);
+    for (replication::ClientId c = 0; c < rep.client_slots(); ++c) {
+      const replication::ClientView& v = rep.client(c);
       if (!v.active) continue;
       // A slot reused by a new client starts again from its own count.
       const std::uint64_t before = std::min(client_bytes_at_sample_[c], v.bytes_sent);
@@ -158,22 +186,32 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
     }
     last_rate_sample_ = now;
   }
-  if (ticks_ % metrics_publish_ticks_ == 0) {
+  if (zone.ticks % metrics_publish_ticks_ == 0) {
     metrics_board_.publish(m);
     m.oldest_deferral_ticks = 0;  // a fresh maximum for the next period
   }
 }
 
-void ZoneServer::log_status() {
+void Observability::count_reload_refused() {
+  ++metrics_.reloads_failed;
+  metrics_.last_reload_ok = false;
+}
+
+void Observability::count_reload_applied(bool every_value_taken) {
+  ++metrics_.reloads_ok;
+  metrics_.last_reload_ok = every_value_taken;
+}
+
+void Observability::log_status(const ZoneView& zone) {
   const auto now = std::chrono::steady_clock::now();
   const auto elapsed = now - last_status_;
   if (elapsed < std::chrono::seconds(config_.log.status_interval_s)) return;
   const double secs = std::chrono::duration<double>(elapsed).count();
-  const net::TrafficStats t = traffic();
+  const net::TrafficStats t = total_traffic(zone.hosts);
   const std::uint64_t out = t.wire_bytes_out;
   // Refused connection attempts: one line per status interval at most, however many.
-  const std::uint64_t refused = t.connects_refused_address + t.connects_refused_half_open +
-                                sessions_.counters().evicted_silent;
+  const std::uint64_t refused =
+      t.connects_refused_address + t.connects_refused_half_open + zone.sessions.evicted_silent;
   const std::uint64_t expired = t.half_open_expired;
   if (refused != status_refused_ || expired != status_expired_) {
     log_.warn(
@@ -181,15 +219,15 @@ void ZoneServer::log_status() {
         "{:.0f} s (totals: {} for one address's share, {} for too many handshakes, {} silent "
         "connections closed for newcomers; {} expired)",
         refused - status_refused_, expired - status_expired_, secs, t.connects_refused_address,
-        t.connects_refused_half_open, sessions_.counters().evicted_silent, expired);
+        t.connects_refused_half_open, zone.sessions.evicted_silent, expired);
     status_refused_ = refused;
     status_expired_ = expired;
   }
   log_.info(
       "status: tick {} players {} npcs {} tick p50 {:.2f} ms p99 {:.2f} ms max {:.2f} ms "
       "overruns {} out {:.1f} kB/s",
-      tick_, world_.player_count(), world_.npc_count(), tick_stats_.percentile_ms(0.5),
-      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), overruns_,
+      zone.tick, zone.world.player_count(), zone.world.npc_count(), tick_stats_.percentile_ms(0.5),
+      tick_stats_.percentile_ms(0.99), tick_stats_.max_ms(), zone.overruns,
       static_cast<double>(out - status_bytes_out_) / secs / 1000.0);
   tick_stats_.reset();
   status_bytes_out_ = out;

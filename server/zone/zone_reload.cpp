@@ -1,4 +1,5 @@
-// ZoneServer: config reload at the tick boundary.
+// ZoneServer: applying reloaded configs to the zone's parts, on the tick thread at the
+// start of a tick (ReloadController brings them there from the threads that asked).
 #include "zone/zone_server.hpp"
 
 #include "protocol/codec.hpp"
@@ -6,28 +7,6 @@
 #include "zone/zone_params.hpp"
 
 namespace zone {
-
-using protocol::DisconnectReason;
-
-namespace {
-
-constexpr const char* kShuttingDown = "the zone is shutting down; nothing was reloaded";
-
-}  // namespace
-
-std::future<std::string> ZoneServer::request_reload(config::LoadResult result) {
-  std::lock_guard lock(reload_mutex_);
-  if (reloads_closed_) {
-    // No tick will ever apply it: answer now rather than leave the caller waiting.
-    std::promise<std::string> refused;
-    refused.set_value(kShuttingDown);
-    return refused.get_future();
-  }
-  pending_reloads_.push_back({std::move(result), {}});
-  auto future = pending_reloads_.back().done.get_future();
-  reload_pending_ = true;
-  return future;
-}
 
 void ZoneServer::announce_params() {
   fbb_.Clear();
@@ -39,21 +18,8 @@ void ZoneServer::announce_params() {
   sessions_.broadcast(protocol::bytes_of(fbb_), batches_);
 }
 
-void ZoneServer::close_reloads() {
-  std::lock_guard lock(reload_mutex_);
-  reloads_closed_ = true;
-  for (PendingReload& r : pending_reloads_) r.done.set_value(kShuttingDown);
-  pending_reloads_.clear();
-  reload_pending_ = false;
-}
-
-void ZoneServer::apply_pending_reload() {
-  std::vector<PendingReload> batch;
-  {
-    std::lock_guard lock(reload_mutex_);
-    batch.swap(pending_reloads_);
-    reload_pending_ = false;
-  }
+void ZoneServer::apply_pending_reloads() {
+  std::vector<PendingReload> batch = reloads_.take();
   std::vector<std::string> reports;
   for (PendingReload& r : batch) reports.push_back(apply_config(r.result));
   if (announce_params_) {
@@ -61,7 +27,7 @@ void ZoneServer::apply_pending_reload() {
     announce_params_ = false;
   }
   // Publish before answering, so whoever asked sees the outcome in /metrics at once.
-  metrics_board_.publish(metrics_);
+  observability_.publish_metrics();
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(std::move(reports[i]));
 }
 
@@ -71,8 +37,7 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
   // A file that lost keys the running zone has set (cut short?) changes nothing either.
   const config::LoadResult result = config::refuse_dropped_keys(config_, loaded);
   if (!result.ok()) {
-    ++metrics_.reloads_failed;
-    metrics_.last_reload_ok = false;
+    observability_.count_reload_refused();
     log_.error("config reload from {} failed; nothing changed:\n{}", result.source,
                result.error_report());
     return "reload failed, nothing changed:\n" + result.error_report();
@@ -104,8 +69,7 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
   replicator_.set_params(make_replication_params(merged));
   log_.set_level(merged.log.level);
   config_ = merged;
-  ++metrics_.reloads_ok;
-  metrics_.last_reload_ok = ok;
+  observability_.count_reload_applied(ok);
   std::string report = fmt::format("config reloaded from {}: {} applied{}{}", result.source,
                                    applied.size(), applied.empty() ? "" : " (", "");
   for (std::size_t i = 0; i < applied.size(); ++i) report += (i ? ", " : "") + applied[i];

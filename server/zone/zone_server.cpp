@@ -32,8 +32,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
       sessions_(config_, log_, world_, replicator_),
-      map_(std::max(1u, config.tick.rate_hz / 5)),
-      last_status_(std::chrono::steady_clock::now()) {
+      reloads_(std::move(admin.config_source)),
+      observability_(config_, log_) {
   // The first host binds the port (an ephemeral one if 0 was asked); the others join it.
   const std::uint32_t hosts = config::network_hosts(config);
   for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -49,8 +49,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   world_.spawn_npcs();
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
-  init_metrics();
-  if (config.admin.enabled) start_admin(std::move(admin));
+  observability_.start(hosts_, pool_.size());
+  if (config.admin.enabled) start_admin(std::move(admin.token));
 }
 
 ZoneServer::~ZoneServer() = default;
@@ -64,30 +64,25 @@ ZoneCounters ZoneServer::counters() const {
 }
 
 net::TrafficStats ZoneServer::traffic() const {
-  net::TrafficStats sum;
-  for (const auto& h : hosts_) {
-    const net::TrafficStats t = h->stats();
-    sum.packets_in += t.packets_in;
-    sum.packets_out += t.packets_out;
-    sum.payload_bytes_in += t.payload_bytes_in;
-    sum.payload_bytes_out += t.payload_bytes_out;
-    sum.wire_bytes_in += t.wire_bytes_in;
-    sum.wire_bytes_out += t.wire_bytes_out;
-    sum.send_refused += t.send_refused;
-    sum.datagrams_in += t.datagrams_in;
-    sum.connects_refused_address += t.connects_refused_address;
-    sum.connects_refused_half_open += t.connects_refused_half_open;
-    sum.half_open_expired += t.half_open_expired;
-    sum.half_open += t.half_open;
-  }
-  return sum;
+  return total_traffic(hosts_);
+}
+
+ZoneView ZoneServer::view() const {
+  return {.tick = tick_,
+          .ticks = ticks_,
+          .overruns = overruns_,
+          .send_wait = send_wait_,
+          .world = world_,
+          .replicator = replicator_,
+          .sessions = sessions_.counters(),
+          .hosts = hosts_};
 }
 
 void ZoneServer::tick() {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   ++tick_;
-  if (reload_pending_.load()) apply_pending_reload();
+  if (reloads_.pending()) apply_pending_reloads();
   ingest();
   sessions_.apply_inputs();
   world_.step(dt_);
@@ -102,13 +97,14 @@ void ZoneServer::tick() {
   const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
   ++ticks_;
   if (took > period_) ++overruns_;
-  tick_stats_.add(took);
-  update_metrics(took, aoi_end - aoi_start, replication_end - aoi_end);
-  if (admin_) publish_map(took);
+  const ZoneView zone = view();
+  observability_.record_tick(zone, {took, aoi_end - aoi_start, replication_end - aoi_end},
+                             replicator_.take_oldest_deferral());
+  if (admin_) observability_.publish_map(zone, took);
   last_tick_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count();
-  log_status();
+  observability_.log_status(zone);
 }
 
 void ZoneServer::ingest() {
@@ -149,7 +145,7 @@ void ZoneServer::post() {
 
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
-  close_reloads();
+  reloads_.close();
   for (auto& h : hosts_) h->wait_sent();
   const std::size_t told = sessions_.close_all(DisconnectReason::ServerShutdown, batches_);
   for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);

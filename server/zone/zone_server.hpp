@@ -1,19 +1,22 @@
-// The zone: one authoritative fixed-tick loop that owns the network hosts, the world and
-// the replicator and wires them together.
+// The zone: one authoritative fixed-tick loop. ZoneServer owns the parts and sequences
+// the tick; each part does one job: the world and its AOI (World), building each client's
+// snapshots (Replicator, in parallel on a WorkerPool), the network (HostThread, with an
+// Ingest queue each), the session layer (Sessions), config reloads (ReloadController),
+// metrics, the live map and the status line (Observability), and the admin endpoint.
 //
-// Threads (docs/architecture.md, "Threads"):
-// - the simulation thread runs tick(): it owns the world, the sessions and every
-//   client's replication state;
-// - each ENet host (threads.network of them, sharing one UDP port) has a network thread
-//   that reads its socket, decodes what clients send (Ingest) and sends what the tick
-//   posts;
-// - replication is built in parallel over clients by a worker pool (threads.workers,
-//   the simulation thread among them), each worker writing its clients' packets into its
-//   own arena.
+// Tick order: apply a pending reload, take the decoded client events, apply sessions and
+// inputs, run NPC behaviour and integrate movement, update the AOI, replicate (in
+// parallel), post the packets to the network threads, then record what the tick did.
 //
-// Tick order: take the decoded client events, apply sessions and inputs, run NPC
-// behaviour and integrate movement, update the AOI, replicate (in parallel), post the
-// packets to the network threads.
+// Threads (docs/architecture.md, "Threads") and what each touches:
+//   tick thread      run() and tick(), then shutdown(): every member not marked otherwise.
+//   network threads  one per host: its HostThread and Ingest queue; they read the
+//                    workers' arenas until the host reports the tick's batch sent.
+//   workers          pool_, inside replicate() only: disjoint clients, an arena each.
+//   admin threads    admin_: published copies only (the metrics board and map frame in
+//                    observability_, the truth_ ring), the atomics, what was set before
+//                    they started; they queue reloads in reloads_.
+//   any thread       request_reload() (the SIGHUP reloader, tests).
 #pragma once
 
 #include <array>
@@ -23,7 +26,6 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,11 +39,10 @@
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
 #include "zone/logger.hpp"
-#include "zone/map_publisher.hpp"
-#include "zone/metrics.hpp"
+#include "zone/reload_controller.hpp"
 #include "zone/sessions.hpp"
-#include "zone/tick_stats.hpp"
 #include "zone/truth_recorder.hpp"
+#include "zone/zone_observability.hpp"
 
 namespace zone {
 
@@ -99,7 +100,9 @@ class ZoneServer {
   // Config reload. `result` is a freshly loaded and validated config (or its errors); it
   // is applied at the start of the next tick. Thread-safe. The returned future yields a
   // one-line report of what happened.
-  std::future<std::string> request_reload(config::LoadResult result);
+  std::future<std::string> request_reload(config::LoadResult result) {
+    return reloads_.request(std::move(result));
+  }
   const config::ZoneConfig& config() const { return config_; }
 
   ZoneCounters counters() const;
@@ -117,67 +120,53 @@ class ZoneServer {
   void ingest();
   void replicate();
   void post();
-  void log_status();
-  void init_metrics();
-  void publish_map(std::chrono::nanoseconds tick);
-  void apply_pending_reload();
+  // The zone's parts as Observability reads them.
+  ZoneView view() const;
+  // Applies the reloads queued since the last tick, in order, and answers each.
+  void apply_pending_reloads();
+  std::string apply_config(const config::LoadResult& result);
   // Tells every player the current view parameters (after a reload changed them).
   void announce_params();
-  std::string apply_config(const config::LoadResult& result);
-  void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
-                      std::chrono::nanoseconds replication);
-  void start_admin(AdminSetup setup);
-  void close_reloads();
+  void start_admin(std::string token);
 
-  config::ZoneConfig config_;
-  Logger& log_;
+  // The simulation.
+  config::ZoneConfig config_;  // the live config: reloads change it
+  Logger& log_;                // thread-safe: lines are queued for a writer thread
   std::chrono::nanoseconds period_;
   double dt_;
   world::World world_;
   replication::Replicator replicator_;
-  util::WorkerPool pool_;
-  // Each worker's scratch and packet arena. The network threads read the arenas until
-  // they report the tick's batch sent, so these outlive the hosts.
-  std::vector<replication::ReplicationWorker> workers_;
-  std::vector<std::unique_ptr<Ingest>> ingest_;          // per host; outlives the hosts
-  std::vector<std::unique_ptr<net::HostThread>> hosts_;  // one thread each
-  std::vector<net::SendBatch> batches_;                  // per host, this tick's
-  Inbox inbox_;
-  Sessions sessions_;
-  std::atomic<bool> accepting_{true};
-  // Steady-clock time of the last completed tick, for /healthz on the admin thread.
-  std::atomic<std::int64_t> last_tick_ns_{0};
-  std::unique_ptr<TruthRecorder> truth_;
-  std::string admin_token_;                            // set before the admin threads start
-  std::function<config::LoadResult()> config_source_;  // likewise
-  struct PendingReload {
-    config::LoadResult result;
-    std::promise<std::string> done;
-  };
-  std::mutex reload_mutex_;
-  std::vector<PendingReload> pending_reloads_;
-  bool reloads_closed_ = false;  // under reload_mutex_: shutting down
-  std::atomic<bool> reload_pending_{false};
-  bool announce_params_ = false;
-  MapPublisher map_;
-  MapStats map_stats_;
-  std::chrono::steady_clock::time_point last_map_publish_;
-  std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
-  ZoneMetrics metrics_;         // the tick thread's live copy
-  MetricsBoard metrics_board_;  // what /metrics reads
-  std::uint32_t metrics_publish_ticks_ = 1;
-  std::chrono::steady_clock::time_point last_rate_sample_;
-  std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot
-  std::unique_ptr<admin::AdminServer> admin_;          // last: stopped first, before what it reads
   std::uint32_t tick_ = 0;
   std::uint64_t ticks_ = 0;
   std::uint64_t overruns_ = 0;
   std::chrono::nanoseconds send_wait_{0};  // the tick waiting for the hosts' previous batch
-  TickStats tick_stats_;
+
+  // Replication in parallel: each worker's scratch and packet arena. The network threads
+  // read the arenas until they report the tick's batch sent, so these outlive the hosts.
+  util::WorkerPool pool_;
+  std::vector<replication::ReplicationWorker> workers_;
+
+  // The network: one host and one decoding queue per network thread.
+  std::vector<std::unique_ptr<Ingest>> ingest_;          // per host; outlives the hosts
+  std::vector<std::unique_ptr<net::HostThread>> hosts_;  // one thread each
+  std::vector<net::SendBatch> batches_;                  // per host, this tick's
+  Inbox inbox_;                                          // the events taken from one host's queue
+
+  Sessions sessions_;  // who is connected, and the session layer's rules
+
+  // Reloads: queued from any thread, applied here at the start of a tick.
+  ReloadController reloads_;
+  bool announce_params_ = false;  // a reload changed the view parameters
   flatbuffers::FlatBufferBuilder fbb_{256};
-  std::chrono::steady_clock::time_point last_status_;
-  std::uint64_t status_bytes_out_ = 0;
-  std::uint64_t status_refused_ = 0, status_expired_ = 0;
+
+  // What the admin threads see.
+  Observability observability_;
+  std::atomic<bool> accepting_{true};
+  // Steady-clock time of the last completed tick, for /healthz.
+  std::atomic<std::int64_t> last_tick_ns_{0};
+  std::unique_ptr<TruthRecorder> truth_;
+  std::string admin_token_;                    // set before the admin threads start
+  std::unique_ptr<admin::AdminServer> admin_;  // last: stopped first, before what it reads
 };
 
 }  // namespace zone
