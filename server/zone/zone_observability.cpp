@@ -106,6 +106,10 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.players = world_.player_count();
   m.npcs = world_.npc_count();
   m.entities = m.players + m.npcs;
+  if (cluster_) {
+    m.in_world = true;
+    m.cluster = cluster_->stats();
+  }
   const replication::ReplicationStats& r = replicator_.stats();
   m.enter_events = r.enter_events;
   m.leave_events = r.leave_events;
