@@ -36,6 +36,11 @@ zone_require(nlohmann_json_FOUND nlohmann-json3-dev)
 pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)
 zone_require(HTTPLIB_FOUND libcpp-httplib-dev)
 
+# NATS C client (3.4 in Debian 12): the message bus between the zones of a world
+# (server/bus). Its pkg-config file names it libnats.
+pkg_check_modules(NATS QUIET IMPORTED_TARGET libnats)
+zone_require(NATS_FOUND libnats-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)

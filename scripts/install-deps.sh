@@ -14,11 +14,13 @@ packages=(
   nlohmann-json3-dev
   libcpp-httplib-dev
   libbenchmark-dev
+  libnats-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
-# prometheus package, for the /metrics check (tests/metrics). `make test` asks for them.
-test_packages=(chromium prometheus)
+# prometheus package, for the /metrics check (tests/metrics), and nats-server for the
+# tests of a world of several zones (tests/cluster). `make test` asks for them.
+test_packages=(chromium prometheus nats-server)
 # Extra packages for optional tooling, requested with --with NAME.
 while [[ $# -gt 0 ]]; do
   case "$1" in

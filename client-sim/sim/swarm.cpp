@@ -135,7 +135,12 @@ void Swarm::truth_check(std::uint32_t newest) {
   };
   const std::uint32_t top = newest - 1;
   if (!fetch(top)) return;
-  const std::uint32_t depth = window->by_tick.begin()->second.max_deferral_ticks + 4;
+  // `newest` is the most advanced bot's; a bot on a busy machine may be some ticks behind
+  // it. The window reaches kLagAllowance ticks further back, so such a bot still finds a
+  // tick it holds with its whole deferral bound inside the window, and is checked.
+  constexpr std::uint32_t kLagAllowance = 16;
+  const std::uint32_t depth =
+      window->by_tick.begin()->second.max_deferral_ticks + 4 + kLagAllowance;
   for (std::uint32_t t = top - 1; t + depth > top && t > 0; --t) fetch(t);
   ++truth_rounds_;
   for (auto& g : groups_) g->check(window);

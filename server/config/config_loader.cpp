@@ -1,33 +1,21 @@
 #include "config/config_loader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <map>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_schema.hpp"
+#include "config/config_text.hpp"
 #include "config/key_suggest.hpp"
 
 namespace zone::config {
 namespace {
-
-int line_of(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() ? 0 : mark.line + 1;
-}
 
 RawValue to_raw(const YAML::Node& node) {
   RawValue raw;
@@ -199,41 +187,6 @@ class Loader {
   std::set<std::string, std::less<>> bad_keys_;        // keys with an error of their own
 };
 
-// yaml-cpp 0.7 (Debian 12) never gets past some malformed text: a ',' where a document
-// or its root node should start (a file holding only "," is enough). Each call to
-// Parser::HandleNextDocument() then reports another empty document at the same place,
-// and YAML::LoadAll() collects them until memory runs out (found by fuzz_config). So the
-// documents are walked first, and the first one that does not move forward is an error.
-class DocumentStarts : public YAML::EventHandler {
- public:
-  YAML::Mark start;
-  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-// Where the parser stops making progress, if it does. Throws what the parser throws.
-std::optional<YAML::Mark> stalled_document(const std::string& yaml) {
-  std::istringstream in(yaml);
-  YAML::Parser parser(in);
-  DocumentStarts starts;
-  int previous = -1;
-  while (parser.HandleNextDocument(starts)) {
-    if (starts.start.pos <= previous) return starts.start;
-    previous = starts.start.pos;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string format_error(const ConfigError& error, std::string_view source) {
@@ -262,104 +215,23 @@ LoadResult load_config_string(std::string_view yaml, std::string source_name) {
   result.keys_set.emplace();
   result.lines = static_cast<int>(std::count(yaml.begin(), yaml.end(), '\n')) +
                  (yaml.empty() || yaml.back() == '\n' ? 0 : 1);
-  std::vector<YAML::Node> documents;
-  try {
-    const std::string text(yaml);
-    if (const auto stall = stalled_document(text)) {
-      const auto at = static_cast<std::size_t>(stall->pos);
-      result.errors.push_back(
-          {"", stall->line + 1,
-           fmt::format("YAML syntax error: unexpected {} (column {})",
-                       at < text.size() ? describe_found({RawValue::Kind::kScalar,
-                                                          std::string(1, text[at]), false})
-                                        : std::string("end of text"),
-                       stall->column + 1)});
-      return result;
-    }
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    const std::string column =
-        e.mark.is_null() ? "" : fmt::format(" (column {})", e.mark.column + 1);
-    result.errors.push_back({"", line, fmt::format("YAML syntax error: {}{}", e.msg, column)});
+  YAML::Node root;
+  if (auto error = parse_one_document(yaml, root)) {
+    result.errors.push_back(std::move(*error));
     return result;
   }
-  if (documents.size() > 1) {
-    result.errors.push_back({"", line_of(documents[1]),
-                             fmt::format("expected one YAML document, found {} (remove the "
-                                         "'---' separators)",
-                                         documents.size())});
-    return result;
-  }
-  if (!documents.empty()) Loader(result).load(documents.front());
+  Loader(result).load(root);
   return result;
 }
 
-namespace {
-
-// What a path names, for "it is ..." in errors about files that are not regular files.
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
-struct FdCloser {
-  int fd;
-  ~FdCloser() { ::close(fd); }
-};
-
-}  // namespace
-
 LoadResult load_config_file(const std::string& path) {
-  const auto fail = [&path](std::string message) {
+  std::string text;
+  if (auto message = read_config_text(path, text)) {
     LoadResult result;
     result.source = path;
-    result.errors.push_back({"", 0, std::move(message)});
+    result.errors.push_back({"", 0, std::move(*message)});
     return result;
-  };
-  // O_NONBLOCK: opening a FIFO must not wait for a writer. Everything is checked on the
-  // descriptor itself (fstat), so the path cannot be swapped between check and read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    return fail(fmt::format("cannot open config file: {}", std::strerror(errno)));
   }
-  const FdCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    return fail(fmt::format("cannot read config file: {}", std::strerror(errno)));
-  }
-  if (S_ISDIR(st.st_mode)) return fail("cannot read config file: it is a directory");
-  if (!S_ISREG(st.st_mode)) {
-    return fail(fmt::format("cannot read config file: it is {}; expected a regular file",
-                            file_kind(st.st_mode)));
-  }
-  const auto too_large = [&fail](std::uint64_t size) {
-    return fail(
-        fmt::format("cannot read config file: it is {} bytes; expected at most {} bytes (1 MiB)",
-                    size, kMaxConfigFileBytes));
-  };
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigFileBytes) {
-    return too_large(static_cast<std::uint64_t>(st.st_size));
-  }
-  // Read at most one byte past the cap: a file that grows while it is read is refused too.
-  std::string text;
-  text.resize(kMaxConfigFileBytes + 1);
-  std::size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(fmt::format("cannot read config file: {}", std::strerror(errno)));
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  if (got > kMaxConfigFileBytes) return too_large(got);
-  text.resize(got);
   return load_config_string(text, path);
 }
 

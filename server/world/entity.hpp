@@ -9,10 +9,26 @@
 
 namespace zone::world {
 
-// Zone-unique and never reused while the process runs, so a client can never confuse
-// a new entity with an old one that had the same id.
+// Unique across a world of zones and never reused while the process runs, so a client
+// can never confuse a new entity with an old one that had the same id, nor one zone's
+// entity with another's (docs/world.md, "Entity ids").
 using EntityId = std::uint32_t;
 inline constexpr EntityId kNoEntity = 0;
+
+// The top kZoneIdBits of an id hold the index (in the world map) of the zone that created
+// the entity, the rest a per-zone counter from 1. A zone on its own is index 0: its ids
+// are 1, 2, 3... as before. Ids stay compact on the wire: within one zone's block they
+// are small gaps apart, and a frame pays a few bytes more only where one zone's block
+// ends and the next begins (spawns carry varint id gaps, docs/protocol.md).
+inline constexpr unsigned kZoneIdBits = 6;  // 64 zones (config::kMaxWorldZones)
+inline constexpr unsigned kLocalIdBits = 32 - kZoneIdBits;
+inline constexpr EntityId kLocalIdMask = (EntityId{1} << kLocalIdBits) - 1;
+constexpr EntityId first_entity_id(std::uint32_t zone_index) {
+  return (zone_index << kLocalIdBits) | 1;
+}
+constexpr std::uint32_t zone_of(EntityId id) {
+  return id >> kLocalIdBits;
+}
 
 enum class EntityKind : std::uint8_t { kPlayer = 0, kNpc = 1 };
 
@@ -28,6 +44,9 @@ struct Entity {
   std::uint16_t health = 0;
   std::uint16_t max_health = 0;
   std::string name;
+  // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
+  // and moved only by world::Ghosts from that zone's reports, never by step().
+  bool ghost = false;
   // Set by World::despawn. The record stays readable until its slot is reused, so the
   // AOI leave events of the despawn tick can still name the entity.
   bool despawned = false;

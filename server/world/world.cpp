@@ -7,9 +7,24 @@
 
 namespace zone::world {
 
+namespace {
+
+// The AOI covers the zone and the ghost margin around it.
+aoi::GridConfig grid_with_margin(const WorldParams& p) {
+  aoi::GridConfig g = p.grid;
+  g.bounds.min.x -= p.ghost_margin;
+  g.bounds.min.y -= p.ghost_margin;
+  g.bounds.max.x += p.ghost_margin;
+  g.bounds.max.y += p.ghost_margin;
+  return g;
+}
+
+}  // namespace
+
 World::World(const WorldParams& params)
     : params_(params),
-      aoi_(params.grid),
+      aoi_(grid_with_margin(params)),
+      next_id_(first_entity_id(params.zone_index)),
       spawn_rng_(params.spawn_seed),
       npc_rng_(params.npcs.seed) {}
 
@@ -21,6 +36,7 @@ double World::effective_player_radius() const {
 
 std::uint32_t World::place(EntityKind kind, std::string name, double x, double y, double heading,
                            double radius, bool observer, std::uint16_t max_health) {
+  if (!can_spawn()) throw std::logic_error("world: spawn with every entity id used");
   const aoi::EntityHandle h = aoi_.add({x, y}, radius, observer);
   if (!h.valid()) throw std::logic_error("world: AOI refused a spawn inside the world bounds");
   if (h.index >= entities_.size()) entities_.resize(h.index + 1);
@@ -74,13 +90,51 @@ void World::despawn(std::uint32_t slot) {
   if (!e.live()) return;
   aoi_.remove(e.aoi);
   slot_of_id_.erase(e.id);
-  if (e.kind == EntityKind::kPlayer) {
+  if (e.ghost) {
+    --ghosts_;
+  } else if (e.kind == EntityKind::kPlayer) {
     --players_;
   } else {
     std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
   }
   e.despawned = true;
   e.vx = e.vy = 0.0;
+}
+
+std::uint32_t World::spawn_ghost(EntityId id, EntityKind kind, std::string name,
+                                 std::uint16_t max_health) {
+  // Placed at the zone's corner until its state is set, in the same tick, before the
+  // AOI runs: nobody sees it there.
+  const aoi::Bounds& b = params_.grid.bounds;
+  const aoi::EntityHandle h = aoi_.add(b.min, 0.0, false);
+  if (!h.valid()) throw std::logic_error("world: AOI refused a ghost at the world's corner");
+  if (h.index >= entities_.size()) entities_.resize(h.index + 1);
+  Entity& e = entities_[h.index];
+  e = Entity{};
+  e.id = id;
+  e.kind = kind;
+  e.aoi = h;
+  e.x = b.min.x;
+  e.y = b.min.y;
+  e.max_health = max_health;
+  e.name = std::move(name);
+  e.ghost = true;
+  slot_of_id_[id] = h.index;
+  ++ghosts_;
+  return h.index;
+}
+
+void World::set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx,
+                            double vy, std::uint16_t health) {
+  Entity& e = entities_[slot];
+  if (!e.live() || !e.ghost) return;
+  if (!aoi_.move(e.aoi, {x, y})) return;  // non-finite: keep the last good state
+  e.x = x;
+  e.y = y;
+  e.heading = heading;
+  e.vx = vx;
+  e.vy = vy;
+  e.health = health;
 }
 
 const Entity* World::find(EntityId id) const {
@@ -129,7 +183,7 @@ void World::step(double dt) {
     think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
   }
   for (Entity& e : entities_) {
-    if (!e.live() || !e.moving()) continue;
+    if (!e.live() || !e.moving() || e.ghost) continue;
     e.x += e.vx * dt;
     e.y += e.vy * dt;
     keep_inside(e, e.kind == EntityKind::kNpc);
@@ -142,7 +196,9 @@ bool World::set_player_view_radius(double radius) {
   const double r = effective_player_radius();
   bool ok = true;
   for (const Entity& e : entities_) {
-    if (e.live() && e.kind == EntityKind::kPlayer) ok &= aoi_.set_view_radius(e.aoi, r);
+    if (e.live() && !e.ghost && e.kind == EntityKind::kPlayer) {
+      ok &= aoi_.set_view_radius(e.aoi, r);
+    }
   }
   return ok;
 }

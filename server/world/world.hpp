@@ -26,6 +26,11 @@ struct WorldParams {
   double player_max_speed = 7.0;  // m/s
   std::uint16_t player_max_health = 100;
   std::uint64_t spawn_seed = 1;  // player spawn points
+  // Index of this zone in the world map (0 alone): the top bits of its entity ids.
+  std::uint32_t zone_index = 0;
+  // Metres beyond grid.bounds that the AOI also covers, for the ghosts of neighbouring
+  // zones (the world map's ghost distance; 0 alone). Owned entities stay inside bounds.
+  double ghost_margin = 0.0;
   NpcParams npcs;
 };
 
@@ -36,9 +41,21 @@ class World {
   // Places a player at a random point of the world; returns its slot. The record stays
   // at that slot until the entity is despawned and its slot reused.
   std::uint32_t spawn_player(std::string name);
+  // False once the zone has used all 2^26 - 1 ids of its block (67 million spawns): the
+  // caller refuses further spawns rather than reuse an id or take another zone's.
+  bool can_spawn() const { return (next_id_ & kLocalIdMask) != 0; }
   // Places the configured NPCs (seeded, reproducible).
   void spawn_npcs();
   void despawn(std::uint32_t slot);
+
+  // Ghosts: read-only copies of other zones' entities (world/ghosts.hpp keeps them).
+  // Places one with the given id, which must not be in use; returns its slot.
+  std::uint32_t spawn_ghost(EntityId id, EntityKind kind, std::string name,
+                            std::uint16_t max_health);
+  // Sets a ghost's state as its owner reported it (position within the AOI's limits).
+  void set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx, double vy,
+                       std::uint16_t health);
+  std::uint32_t ghost_count() const { return ghosts_; }
 
   // Movement intent for a player: (mx, my) with length <= 1, scaled by max speed.
   // Longer vectors are shortened; non-finite ones stop the player.
@@ -87,8 +104,9 @@ class World {
   std::vector<Entity> entities_;  // by AOI slot; see Entity::live()
   std::vector<NpcBrain> npcs_;
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
-  EntityId next_id_ = 1;
-  std::uint32_t players_ = 0;
+  EntityId next_id_;           // first_entity_id(zone_index), then counting up
+  std::uint32_t players_ = 0;  // owned players (not ghosts)
+  std::uint32_t ghosts_ = 0;
   util::SplitMix64 spawn_rng_;
   util::SplitMix64 npc_rng_;
 };

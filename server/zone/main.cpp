@@ -1,6 +1,7 @@
 // zone-server: runs one zone until SIGINT or SIGTERM; SIGHUP reloads the config.
 //
 //   zone-server [--config configs/zone.yaml] [--port N] [--check-config] ...
+//   zone-server --world configs/world.yaml --zone NAME ...   (one zone of a world)
 //
 // Exit codes (zone::ExitCode in zone/run_zone.hpp):
 //   0  clean shutdown (SIGINT or SIGTERM; clients were told)
@@ -19,6 +20,7 @@
 
 #include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
+#include "config/world_map.hpp"
 #include "net/enet_host.hpp"
 #include "zone/logger.hpp"
 #include "zone/run_zone.hpp"
@@ -73,6 +75,12 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", o.log_level, "log.level: trace|debug|info|warn|error");
   app.add_option("--set", o.sets, "override any key: --set aoi.hysteresis=3 (repeatable)");
   app.add_flag("--check-config", check_only, "validate, print the effective config, exit");
+  std::string world_path, zone_name;
+  auto* world_opt =
+      app.add_option("--world", world_path, "world map (configs/world.yaml): run one of its zones");
+  auto* zone_opt = app.add_option("--zone", zone_name, "the world map's zone this process runs");
+  world_opt->needs(zone_opt);
+  zone_opt->needs(world_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -97,12 +105,34 @@ int main(int argc, char** argv) {
     }
     kv.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
-  // The file, then the command line's overrides, then the checks across keys: at start-up
+  // A world map is read once: a zone's place in the world does not change while it runs.
+  std::optional<zone::config::WorldMap> world;
+  std::size_t zone_index = 0;
+  if (!world_path.empty()) {
+    zone::config::WorldMapResult map = zone::config::load_world_map_file(world_path);
+    if (!map.ok()) {
+      std::fputs(map.error_report().c_str(), stderr);
+      return 2;
+    }
+    const auto index = map.map.find(zone_name);
+    if (!index) {
+      std::string names;
+      for (const auto& z : map.map.zones) names += (names.empty() ? "" : ", ") + z.name;
+      std::fprintf(stderr, "--zone %s: no such zone in %s (expected one of: %s)\n",
+                   zone_name.c_str(), world_path.c_str(), names.c_str());
+      return 2;
+    }
+    world = std::move(map.map);
+    zone_index = *index;
+  }
+  // The file, then the zone's entry in the world map, then the command line's overrides,
+  // then the checks across keys (and against the world map): at start-up
   // and again on every reload, so a reload never silently drops an override. It captures
   // copies: reloads run it on other threads, which may outlive this scope at exit.
-  const auto load = [config_path, kv]() {
+  const auto load = [config_path, kv, world, zone_index, world_path]() {
     zone::config::LoadResult r = zone::config::load_config_file(config_path);
     if (!r.ok()) return r;
+    if (world) zone::config::apply_world_zone(*world, zone_index, r.config);
     for (const auto& [key, value] : kv) {
       if (auto err = zone::config::set_value(r.config, key, value)) {
         err->line = 0;
@@ -110,6 +140,12 @@ int main(int argc, char** argv) {
       }
     }
     for (auto& err : zone::config::validate(r.config)) r.errors.push_back(std::move(err));
+    if (world && r.ok()) {
+      for (auto& err : zone::config::check_zone_in_world(*world, zone_index, r.config)) {
+        err.message += " (world map " + world_path + ")";
+        r.errors.push_back(std::move(err));
+      }
+    }
     return r;
   };
   const zone::config::LoadResult loaded = load();
@@ -138,7 +174,8 @@ int main(int argc, char** argv) {
   zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
-    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load});
+    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load},
+                            {.map = world, .zone_index = zone_index});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",

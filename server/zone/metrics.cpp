@@ -62,6 +62,46 @@ class Writer {
   std::string out_;
 };
 
+// A world of zones: ghosts in (held here) and out (sent to neighbours), and the bus.
+void render_cluster(Writer& w, const cluster::ClusterStats& c) {
+  w.gauge("zone_ghosts", "Other zones' entities held here as ghosts.",
+          static_cast<double>(c.ghosts_in));
+  w.gauge("zone_ghost_sources", "Neighbouring zones this zone holds ghosts of.",
+          static_cast<double>(c.ghost_sources));
+  w.labelled("zone_ghost_changes_total", "counter",
+             "Ghosts created and removed, by what happened: spawned, removed (no longer listed "
+             "by their owner), expired (their owner went silent), rejected (an id in use here).",
+             "change",
+             {{"spawned", c.ghosts_spawned},
+              {"removed", c.ghosts_removed},
+              {"expired", c.ghosts_expired},
+              {"rejected", c.ghosts_rejected}});
+  w.counter("zone_ghosts_out_total", "Entity states sent to neighbouring zones as ghosts.",
+            c.ghosts_out);
+  w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
+             {{"out", c.messages_out}, {"in", c.messages_in}});
+  w.labelled("zone_bus_bytes_total", "counter", "Bus payload bytes.", "direction",
+             {{"out", c.bytes_out}, {"in", c.bytes_in}});
+  w.labelled("zone_bus_dropped_messages_total", "counter",
+             "Bus messages dropped, by reason (publish_failed: refused while disconnected).",
+             "reason",
+             {{"not_ghost", c.dropped_not_ghost},
+              {"version", c.dropped_version},
+              {"truncated", c.dropped_truncated},
+              {"bad_value", c.dropped_bad_value},
+              {"trailing", c.dropped_trailing},
+              {"unknown_source", c.dropped_unknown_source},
+              {"queue_full", c.dropped_queue_full},
+              {"publish_failed", c.publish_failed}});
+  w.gauge("zone_bus_connected", "1 while the NATS connection is up.", c.connected ? 1.0 : 0.0);
+  w.labelled("zone_bus_connection_events_total", "counter", "NATS disconnects and reconnects.",
+             "event", {{"disconnect", c.disconnects}, {"reconnect", c.reconnects}});
+  w.header("zone_bus_lag_seconds", "summary",
+           "Receive time minus the sender's send time of each ghost message applied.");
+  w.raw() += fmt::format("zone_bus_lag_seconds_sum {}\nzone_bus_lag_seconds_count {}\n",
+                         c.lag_seconds_sum, c.lag_count);
+}
+
 }  // namespace
 
 std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name) {
@@ -149,6 +189,7 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
   w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",
           m.last_reload_ok ? 1.0 : 0.0);
+  if (m.in_world) render_cluster(w, m.cluster);
   return w.take();
 }
 

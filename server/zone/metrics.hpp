@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_stats.hpp"
+
 namespace zone {
 
 // A fixed-bucket histogram (cumulative on output, as Prometheus expects).
@@ -94,6 +96,9 @@ struct ZoneMetrics {
   std::uint64_t reloads_failed = 0;
   bool last_reload_ok = true;
   double start_time_seconds = 0.0;  // Unix time the process started
+  // In a world of zones only (rendered only then): ghosts and the bus.
+  bool in_world = false;
+  cluster::ClusterStats cluster;
 };
 
 std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name);

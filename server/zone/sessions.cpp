@@ -226,7 +226,8 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
   if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
   }
-  if (world_.player_count() >= config_.players.max_players) {
+  // Out of entity ids (67 million spawns in one run) counts as full, too.
+  if (world_.player_count() >= config_.players.max_players || !world_.can_spawn()) {
     return kick(s, DisconnectReason::ServerFull, out);
   }
   s.name = std::string(name);

@@ -134,6 +134,10 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.players = zone.world.player_count();
   m.npcs = zone.world.npc_count();
   m.entities = m.players + m.npcs;
+  if (zone.cluster != nullptr) {
+    m.in_world = true;
+    m.cluster = zone.cluster->stats();
+  }
   const replication::ReplicationStats& r = zone.replicator.stats();
   m.enter_events = r.enter_events;
   m.leave_events = r.leave_events;

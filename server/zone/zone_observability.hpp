@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "cluster/ghost_exchange.hpp"
 #include "config/zone_config.hpp"
 #include "net/host_thread.hpp"
 #include "replication/replicator.hpp"
@@ -42,6 +43,7 @@ struct ZoneView {
   const replication::Replicator& replicator;
   const SessionCounters& sessions;
   HostThreads hosts;
+  const cluster::GhostExchange* cluster;  // in a world of zones only, else null
 };
 
 // How long one tick and its phases took.

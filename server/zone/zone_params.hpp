@@ -36,7 +36,12 @@ inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
   return p;
 }
 
-inline world::WorldParams make_world_params(const config::ZoneConfig& c) {
+// `zone_index`: the zone's index in the world map (0 alone), the top bits of its ids;
+// `ghost_margin`: the world map's ghost distance (0 alone), what the AOI covers beyond
+// the zone's bounds for its neighbours' ghosts.
+inline world::WorldParams make_world_params(const config::ZoneConfig& c,
+                                            std::uint32_t zone_index = 0,
+                                            double ghost_margin = 0.0) {
   world::WorldParams p;
   p.grid.bounds = {{c.world.min_x, c.world.min_y}, {c.world.max_x, c.world.max_y}};
   p.grid.cell_size = c.aoi.cell_size;
@@ -47,6 +52,8 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c) {
   p.player_max_health = c.players.max_health;
   p.spawn_seed = c.npcs.seed ^ 0x5A17E5EEDull;
   p.npcs = make_npc_params(c.npcs);
+  p.zone_index = zone_index;
+  p.ghost_margin = ghost_margin;
   return p;
 }
 

@@ -2,6 +2,7 @@
 
 #include "config/capacity.hpp"
 #include "protocol/codec.hpp"
+#include "zone/cluster_params.hpp"
 #include "zone/zone_params.hpp"
 
 namespace zone {
@@ -22,12 +23,14 @@ std::vector<std::size_t> peers_of(const std::vector<std::unique_ptr<net::HostThr
 
 }  // namespace
 
-ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin)
+ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin,
+                       WorldSetup world_setup)
     : config_(config),
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
       dt_(1.0 / config.tick.rate_hz),
-      world_(make_world_params(config)),
+      world_(make_world_params(config, static_cast<std::uint32_t>(world_setup.zone_index),
+                               world_setup.map ? world_setup.map->ghost_distance : 0.0)),
       replicator_(make_replication_params(config), world_),
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
@@ -47,6 +50,10 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   batches_.resize(hosts_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
+  if (world_setup.map) {
+    cluster_ = std::make_unique<cluster::GhostExchange>(
+        make_exchange_params(*world_setup.map, world_setup.zone_index), world_);
+  }
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   observability_.start(hosts_, pool_.size());
@@ -75,7 +82,8 @@ ZoneView ZoneServer::view() const {
           .world = world_,
           .replicator = replicator_,
           .sessions = sessions_.counters(),
-          .hosts = hosts_};
+          .hosts = hosts_,
+          .cluster = cluster_.get()};
 }
 
 void ZoneServer::tick() {
@@ -86,6 +94,9 @@ void ZoneServer::tick() {
   ingest();
   sessions_.apply_inputs();
   world_.step(dt_);
+  // Ghosts move by the same per-tick bound as the zone's own entities.
+  if (cluster_)
+    cluster_->tick(tick_, std::max(config_.players.max_speed, config_.npcs.speed) * dt_);
   const auto aoi_start = clock::now();
   const auto events = world_.update_aoi();
   const auto aoi_end = clock::now();

@@ -26,12 +26,15 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "admin/admin_server.hpp"
+#include "cluster/ghost_exchange.hpp"
 #include "config/config_loader.hpp"
+#include "config/world_map.hpp"
 #include "config/zone_config.hpp"
 #include "net/host_thread.hpp"
 #include "replication/replicator.hpp"
@@ -61,11 +64,19 @@ struct AdminSetup {
   std::function<config::LoadResult()> config_source;
 };
 
+// The zone's place in a world of zones (main: --world and --zone). Without a map the
+// zone runs alone, as zone 0, and never touches NATS.
+struct WorldSetup {
+  std::optional<config::WorldMap> map;
+  std::size_t zone_index = 0;
+};
+
 class ZoneServer {
  public:
   // Binds the port (every host), places the NPCs and starts the threads. Throws
   // net::NetError if the port is unusable.
-  ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin = {});
+  ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin = {},
+             WorldSetup world_setup = {});
   ~ZoneServer();
 
   std::uint16_t port() const { return hosts_.front()->port(); }
@@ -153,6 +164,7 @@ class ZoneServer {
   Inbox inbox_;                                          // the events taken from one host's queue
 
   Sessions sessions_;  // who is connected, and the session layer's rules
+  std::unique_ptr<cluster::GhostExchange> cluster_;  // in a world of zones only
 
   // Reloads: queued from any thread, applied here at the start of a tick.
   ReloadController reloads_;

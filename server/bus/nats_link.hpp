@@ -1,0 +1,86 @@
+// A connection to a NATS server: publish bytes to subjects, and receive what arrives on
+// the subscribed subjects through a queue that the tick thread empties.
+//
+// NATS runs its own threads: message callbacks run on its delivery thread, connection
+// events on another. They only touch this link's queue and counters (under a mutex or
+// atomically), never game state: the simulation thread owns the world, and takes the
+// queued messages once per tick (take()).
+//
+// The link survives the server going away: the client reconnects by itself (every
+// reconnect_wait, forever), subscriptions are restored, and publishing while
+// disconnected fails fast once a small buffer is full (ghost states are stale a tick
+// later, so there is nothing worth keeping). It also starts without a server: the first
+// connection is retried in the background, so a zone does not depend on the bus to run.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zone::bus {
+
+class BusError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct BusMessage {
+  std::string subject;
+  std::vector<std::uint8_t> data;
+};
+
+struct LinkStats {
+  bool connected = false;
+  std::uint64_t published = 0;       // messages handed to the client library
+  std::uint64_t publish_failed = 0;  // refused (disconnected and the buffer full, ...)
+  std::uint64_t bytes_out = 0;
+  std::uint64_t received = 0;  // messages queued for the tick
+  std::uint64_t bytes_in = 0;
+  std::uint64_t dropped = 0;  // arrived while the queue was full (a stalled tick)
+  std::uint64_t disconnects = 0;
+  std::uint64_t reconnects = 0;
+};
+
+struct LinkOptions {
+  std::string url;                // nats://host:port
+  std::string name;               // shown by the server (e.g. the zone's name)
+  std::size_t max_queued = 4096;  // messages waiting for take(); more are dropped
+  std::chrono::milliseconds reconnect_wait{250};
+  int reconnect_buffer_bytes = 64 * 1024;  // published while disconnected, then refused
+};
+
+class NatsLink {
+ public:
+  // Starts connecting; returns at once whether or not the server is reachable. Throws
+  // BusError for options the client library refuses (e.g. a malformed URL).
+  explicit NatsLink(const LinkOptions& options);
+  ~NatsLink();
+  NatsLink(const NatsLink&) = delete;
+  NatsLink& operator=(const NatsLink&) = delete;
+
+  // Queues what arrives on `subject` (wildcards allowed) for take(). Throws BusError.
+  void subscribe(const std::string& subject);
+  // Sends `data` on `subject`; false (and counted) when the library refuses it.
+  bool publish(const std::string& subject, std::span<const std::uint8_t> data);
+  // Moves every queued message into `out` (cleared first), oldest first.
+  void take(std::vector<BusMessage>& out);
+  LinkStats stats() const;
+  bool connected() const;
+
+  // What the library's callbacks share with the link (an implementation detail, public
+  // only so that the C callbacks in nats_link.cpp can name it).
+  struct Shared;
+
+ private:
+  struct Handles;
+  Shared* shared_;  // owned; see the destructor for why it is not a unique_ptr
+  std::unique_ptr<Handles> handles_;
+};
+
+}  // namespace zone::bus

@@ -1,0 +1,40 @@
+// What a zone's part in a world of zones has done: plain counters for /metrics.
+#pragma once
+
+#include <cstdint>
+
+namespace zone::cluster {
+
+struct ClusterStats {
+  // Ghosts held now (other zones' entities in this zone's world), and their sources.
+  std::uint64_t ghosts_in = 0;
+  std::uint64_t ghost_sources = 0;
+  std::uint64_t ghosts_spawned = 0;   // ghosts created
+  std::uint64_t ghosts_removed = 0;   // no longer listed by their owner
+  std::uint64_t ghosts_expired = 0;   // their owner went silent
+  std::uint64_t ghosts_rejected = 0;  // listed with an id already in use here
+  std::uint64_t ghosts_out = 0;       // entity states sent to neighbours, in all
+  std::uint64_t messages_out = 0;
+  std::uint64_t messages_in = 0;  // ghost messages applied
+  // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone
+  // that is not a neighbour.
+  std::uint64_t dropped_not_ghost = 0;
+  std::uint64_t dropped_version = 0;
+  std::uint64_t dropped_truncated = 0;
+  std::uint64_t dropped_bad_value = 0;
+  std::uint64_t dropped_trailing = 0;
+  std::uint64_t dropped_unknown_source = 0;
+  std::uint64_t dropped_queue_full = 0;  // arrived while the tick's queue was full
+  std::uint64_t publish_failed = 0;      // refused by the client library (disconnected)
+  std::uint64_t bytes_out = 0;
+  std::uint64_t bytes_in = 0;
+  bool connected = false;
+  std::uint64_t disconnects = 0;
+  std::uint64_t reconnects = 0;
+  // Bus lag: receive time minus the sender's send time, over the applied messages.
+  double lag_seconds_sum = 0.0;
+  std::uint64_t lag_count = 0;
+  double last_lag_seconds = 0.0;
+};
+
+}  // namespace zone::cluster

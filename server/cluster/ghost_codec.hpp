@@ -1,0 +1,48 @@
+// The ghost message: one zone's entities near a neighbour, sent to that neighbour over
+// the bus every tick (docs/world.md, "Ghost messages", has the byte layout).
+//
+// Compact little-endian binary with a magic byte and a version, so that a zone can tell
+// a message of another version (or none of ours) from a damaged one. decode() checks
+// every field and never reads past the buffer: a bad message is refused whole, with a
+// reason to count, and changes nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "world/ghosts.hpp"
+
+namespace zone::cluster {
+
+inline constexpr std::uint8_t kGhostMagic = 0x47;  // 'G'
+inline constexpr std::uint8_t kGhostVersion = 1;
+inline constexpr std::size_t kMaxGhostsPerMessage = 65535;
+inline constexpr std::size_t kMaxGhostNameBytes = 255;
+
+struct GhostMessage {
+  std::uint32_t source = 0;  // the sender's index in the world map
+  std::uint32_t tick = 0;    // the sender's tick
+  // The sender's wall clock when it sent the message (microseconds since the Unix
+  // epoch): bus lag is the receiver's clock minus this, meaningful when the zones' clocks
+  // are synchronised (NTP), exact on one machine.
+  std::int64_t sent_us = 0;
+  std::vector<world::GhostState> ghosts;
+};
+
+enum class GhostDecodeError : std::uint8_t {
+  kNone,
+  kNotGhost,   // no magic byte: not a ghost message
+  kVersion,    // a version this zone does not know
+  kTruncated,  // ends inside a field
+  kBadValue,   // a field out of range (kind, coordinates, count)
+  kTrailing,   // bytes after the last ghost
+};
+const char* to_string(GhostDecodeError e);
+
+// Appends the message's bytes to `out` (cleared first). Names longer than
+// kMaxGhostNameBytes are cut; at most kMaxGhostsPerMessage ghosts are written.
+void encode(const GhostMessage& message, std::vector<std::uint8_t>& out);
+GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out);
+
+}  // namespace zone::cluster

@@ -1,0 +1,102 @@
+#include "world/ghosts.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zone::world {
+
+void collect_near(const World& world, const aoi::Bounds& area, double distance,
+                  std::vector<GhostState>& out) {
+  const double d2 = distance * distance;
+  world.for_each_entity([&](std::uint32_t, const Entity& e) {
+    if (e.ghost) return;  // only what this zone owns: never a ghost of a ghost
+    const double dx = std::max({0.0, area.min.x - e.x, e.x - area.max.x});
+    const double dy = std::max({0.0, area.min.y - e.y, e.y - area.max.y});
+    if (dx * dx + dy * dy > d2) return;
+    GhostState g;
+    g.id = e.id;
+    g.kind = e.kind;
+    g.x = e.x;
+    g.y = e.y;
+    g.heading = static_cast<float>(e.heading);
+    g.vx = static_cast<float>(e.vx);
+    g.vy = static_cast<float>(e.vy);
+    g.health = e.health;
+    g.max_health = e.max_health;
+    g.name = e.name;
+    out.push_back(std::move(g));
+  });
+}
+
+void Ghosts::apply(std::uint32_t source, std::span<const GhostState> list, Clock::time_point now) {
+  Source& src = sources_[source];
+  src.heard = now;
+  const std::uint64_t list_number = ++src.lists;
+  for (const GhostState& g : list) {
+    auto it = src.ghosts.find(g.id);
+    if (it == src.ghosts.end()) {
+      // An id this zone already holds (its own entity, or another source's ghost) is
+      // refused: two entities must never share an id in one world.
+      if (world_.find(g.id) != nullptr) {
+        ++stats_.rejected;
+        continue;
+      }
+      Ghost ghost;
+      ghost.slot = world_.spawn_ghost(g.id, g.kind, g.name, g.max_health);
+      // A new ghost starts where its owner is: no client has seen it anywhere else.
+      world_.set_ghost_state(ghost.slot, g.x, g.y, g.heading, g.vx, g.vy, g.health);
+      it = src.ghosts.emplace(g.id, std::move(ghost)).first;
+      ++stats_.spawned;
+    }
+    it->second.target = g;
+    it->second.seen = list_number;
+  }
+  // What the source no longer lists has left its border area (or its world).
+  for (auto it = src.ghosts.begin(); it != src.ghosts.end();) {
+    if (it->second.seen == list_number) {
+      ++it;
+      continue;
+    }
+    world_.despawn(it->second.slot);
+    ++stats_.removed;
+    it = src.ghosts.erase(it);
+  }
+}
+
+void Ghosts::remove_all(Source& source) {
+  for (auto& [id, ghost] : source.ghosts) {
+    world_.despawn(ghost.slot);
+    ++stats_.expired;
+  }
+  source.ghosts.clear();
+}
+
+void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
+  for (auto it = sources_.begin(); it != sources_.end();) {
+    if (now - it->second.heard <= timeout) {
+      ++it;
+      continue;
+    }
+    remove_all(it->second);
+    it = sources_.erase(it);
+  }
+}
+
+void Ghosts::follow(double max_step) {
+  for (auto& [source, src] : sources_) {
+    for (auto& [id, ghost] : src.ghosts) {
+      const Entity& e = world_.entity(ghost.slot);
+      const GhostState& t = ghost.target;
+      double x = t.x, y = t.y;
+      const double dx = t.x - e.x, dy = t.y - e.y;
+      const double dist = std::hypot(dx, dy);
+      if (dist > max_step) {
+        x = e.x + dx * (max_step / dist);
+        y = e.y + dy * (max_step / dist);
+      }
+      world_.set_ghost_state(ghost.slot, x, y, t.heading, t.vx, t.vy, t.health);
+    }
+  }
+}
+
+}  // namespace zone::world

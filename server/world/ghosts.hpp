@@ -1,0 +1,89 @@
+// Ghosts: the read-only copies, in this zone's world, of the entities that neighbouring
+// zones own near the border (docs/world.md, "Ghosts").
+//
+// Each neighbour reports, every tick, the complete list of its entities within the ghost
+// distance of this zone (GhostState). apply() turns each list into spawns, moves and
+// despawns of ghost entities, so this zone's AOI and replication treat them like any
+// other entity: its clients see them enter, move and leave by the usual rules. A source
+// that stops listing an entity removes its ghost; a source that goes silent for the
+// timeout (a crashed zone) loses all its ghosts (expire()).
+//
+// Reports can arrive bunched (two in one tick, none in the next), and a client refuses
+// an entity that moves faster than the maximum speed. So a ghost does not jump to its
+// owner's latest position: follow() moves it there at no more than max_step per tick
+// (the zone's own per-tick bound); it may trail its owner by a tick's movement or two.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "world/world.hpp"
+
+namespace zone::world {
+
+// One entity as its owner reports it to a neighbour.
+struct GhostState {
+  EntityId id = kNoEntity;
+  EntityKind kind = EntityKind::kNpc;
+  double x = 0.0;
+  double y = 0.0;
+  float heading = 0.0f;
+  float vx = 0.0f;
+  float vy = 0.0f;
+  std::uint16_t health = 0;
+  std::uint16_t max_health = 0;
+  std::string name;
+};
+
+// Appends the live entities this world owns (no ghosts) within `distance` metres of the
+// rectangle `area` (a neighbour's), in slot order.
+void collect_near(const World& world, const aoi::Bounds& area, double distance,
+                  std::vector<GhostState>& out);
+
+struct GhostStats {
+  std::uint64_t spawned = 0;   // ghosts created
+  std::uint64_t removed = 0;   // no longer listed by their source
+  std::uint64_t expired = 0;   // their source went silent
+  std::uint64_t rejected = 0;  // listed with an id this zone already uses for something else
+};
+
+class Ghosts {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit Ghosts(World& world) : world_(world) {}
+
+  // The complete list of zone `source`'s entities near this zone, received at `now`.
+  void apply(std::uint32_t source, std::span<const GhostState> list, Clock::time_point now);
+  // Removes the ghosts of every source not heard from since `now - timeout`.
+  void expire(Clock::time_point now, Clock::duration timeout);
+  // Moves every ghost towards its owner's last reported position, at most `max_step`
+  // metres (once per tick, before the AOI update).
+  void follow(double max_step);
+
+  std::size_t count() const { return world_.ghost_count(); }
+  std::size_t sources() const { return sources_.size(); }
+  const GhostStats& stats() const { return stats_; }
+
+ private:
+  struct Ghost {
+    std::uint32_t slot = 0;
+    GhostState target;       // the owner's latest report
+    std::uint64_t seen = 0;  // the source's list number that last listed it
+  };
+  struct Source {
+    std::unordered_map<EntityId, Ghost> ghosts;
+    Clock::time_point heard;
+    std::uint64_t lists = 0;
+  };
+  void remove_all(Source& source);
+
+  World& world_;
+  std::unordered_map<std::uint32_t, Source> sources_;
+  GhostStats stats_;
+};
+
+}  // namespace zone::world

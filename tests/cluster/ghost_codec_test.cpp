@@ -1,0 +1,134 @@
+// Ghost messages: exact round trips, and every kind of bad message refused whole.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "cluster/ghost_codec.hpp"
+
+using namespace zone;
+using cluster::GhostDecodeError;
+using cluster::GhostMessage;
+
+namespace {
+
+GhostMessage sample() {
+  GhostMessage m;
+  m.source = 3;
+  m.tick = 123456;
+  m.sent_us = 1700000000123456;
+  world::GhostState a;
+  a.id = (3u << 26) | 7;
+  a.kind = world::EntityKind::kPlayer;
+  a.x = 1234.5678901234;
+  a.y = -0.125;
+  a.heading = 1.5f;
+  a.vx = 7.0f;
+  a.vy = -2.0f;
+  a.health = 80;
+  a.max_health = 100;
+  a.name = "alice";
+  world::GhostState b;
+  b.id = (3u << 26) | 9;
+  b.kind = world::EntityKind::kNpc;
+  b.x = 40.0;
+  b.y = 1e6;
+  b.health = b.max_health = 65535;
+  m.ghosts = {a, b};
+  return m;
+}
+
+std::vector<std::uint8_t> bytes_of(const GhostMessage& m) {
+  std::vector<std::uint8_t> out;
+  cluster::encode(m, out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ghost codec: a message reads back exactly") {
+  const GhostMessage m = sample();
+  const auto bytes = bytes_of(m);
+  GhostMessage got;
+  REQUIRE(cluster::decode(bytes, got) == GhostDecodeError::kNone);
+  CHECK(got.source == 3);
+  CHECK(got.tick == 123456);
+  CHECK(got.sent_us == m.sent_us);
+  REQUIRE(got.ghosts.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& a = m.ghosts[i];
+    const auto& b = got.ghosts[i];
+    CHECK(a.id == b.id);
+    CHECK(a.kind == b.kind);
+    CHECK(a.x == b.x);  // positions travel as doubles: exactly what the owner holds
+    CHECK(a.y == b.y);
+    CHECK(a.heading == b.heading);
+    CHECK(a.vx == b.vx);
+    CHECK(a.vy == b.vy);
+    CHECK(a.health == b.health);
+    CHECK(a.max_health == b.max_health);
+    CHECK(a.name == b.name);
+  }
+  // 18 header bytes, then 38 + name per ghost.
+  CHECK(bytes.size() == 18 + (38 + 5) + 38);
+}
+
+TEST_CASE("ghost codec: an empty list is a valid message (the sender is alive)") {
+  GhostMessage m;
+  m.source = 1;
+  GhostMessage got;
+  got.ghosts.resize(3);
+  REQUIRE(cluster::decode(bytes_of(m), got) == GhostDecodeError::kNone);
+  CHECK(got.ghosts.empty());
+}
+
+TEST_CASE("ghost codec: every truncation is refused, never read past") {
+  const auto bytes = bytes_of(sample());
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    GhostMessage got;
+    const GhostDecodeError e = cluster::decode(std::span<const std::uint8_t>(bytes.data(), n), got);
+    INFO("length ", n);
+    CHECK(e != GhostDecodeError::kNone);
+    CHECK(got.ghosts.empty());
+  }
+}
+
+TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a reason") {
+  GhostMessage got;
+  auto bytes = bytes_of(sample());
+  SUBCASE("not a ghost message") {
+    bytes[0] = '{';
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kNotGhost);
+  }
+  SUBCASE("another version") {
+    bytes[1] = 2;
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kVersion);
+  }
+  SUBCASE("unknown flags") {
+    bytes[3] = 1;
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+  }
+  SUBCASE("trailing bytes") {
+    bytes.push_back(0);
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kTrailing);
+  }
+  SUBCASE("a count larger than the bytes can hold") {
+    bytes[16] = 0xFF;
+    bytes[17] = 0xFF;
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kTruncated);
+  }
+  SUBCASE("an unknown kind") {
+    bytes[18 + 4] = 7;
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+  }
+  SUBCASE("a coordinate that is not finite") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::memcpy(&bytes[18 + 5], &nan, sizeof nan);
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+  }
+  SUBCASE("entity id 0") {
+    std::memset(&bytes[18], 0, 4);
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+  }
+  CHECK(got.ghosts.empty());
+}

@@ -1,0 +1,176 @@
+// Ghosts in a zone's world: lists from a neighbour become read-only entities that the
+// AOI and replication treat like any other; they leave when no longer listed or when
+// their owner goes silent, and never move faster than the zone's bound.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "../replication/loopback.hpp"
+#include "world/ghosts.hpp"
+
+using namespace zone;
+using namespace std::chrono_literals;
+using test::Loopback;
+using test::LoopClient;
+using world::GhostState;
+
+namespace {
+
+// This zone owns [0,200] x [0,200]; its neighbour (zone 1) owns the strip east of it.
+world::WorldParams zone_params() {
+  world::WorldParams p = test::small_world(0);
+  p.ghost_margin = 40.0;
+  return p;
+}
+
+GhostState ghost(world::EntityId local, double x, double y) {
+  GhostState g;
+  g.id = (1u << world::kLocalIdBits) | local;
+  g.kind = world::EntityKind::kNpc;
+  g.x = x;
+  g.y = y;
+  g.health = g.max_health = 100;
+  g.name = "npc-" + std::to_string(local);
+  return g;
+}
+
+replication::ReplicationParams rparams() {
+  replication::ReplicationParams p;
+  p.tick_rate = 20;
+  p.max_packet_bytes = 1200;
+  p.client_bandwidth = 64000;
+  p.snapshot_interval = 1;
+  p.history_ticks = 32;
+  p.max_deferral_ticks = 20;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("ghosts: collect_near lists owned entities within the distance of a rectangle") {
+  world::WorldParams p = test::small_world(200);
+  world::World w(p);
+  w.spawn_npcs();
+  const aoi::Bounds east{{200.0, 0.0}, {400.0, 200.0}};
+  std::vector<GhostState> near;
+  world::collect_near(w, east, 40.0, near);
+  std::size_t expected = 0;
+  w.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+    if (e.x >= 160.0) ++expected;
+  });
+  CHECK(near.size() == expected);
+  CHECK(expected > 10);
+  for (const GhostState& g : near) CHECK(g.x >= 160.0);
+}
+
+TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kinds") {
+  world::World w(zone_params());
+  world::Ghosts ghosts(w);
+  const auto t0 = world::Ghosts::Clock::now();
+  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 230, 60)}, t0);
+  CHECK(ghosts.count() == 2);
+  CHECK(w.ghost_count() == 2);
+  CHECK(w.player_count() == 0);
+  const world::Entity* e = w.find(ghost(1, 0, 0).id);
+  REQUIRE(e != nullptr);
+  CHECK(e->ghost);
+  CHECK(e->x == 210.0);
+  CHECK(e->name == "npc-1");
+  // Ghost 2 is no longer listed: it goes; ghost 1 moved a little.
+  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210.2, 50)}, t0 + 50ms);
+  ghosts.follow(0.35);
+  CHECK(ghosts.count() == 1);
+  CHECK(w.find(ghost(2, 0, 0).id) == nullptr);
+  CHECK(w.find(ghost(1, 0, 0).id)->x == doctest::Approx(210.2));
+  CHECK(ghosts.stats().spawned == 2);
+  CHECK(ghosts.stats().removed == 1);
+  // step() never moves a ghost, whatever its velocity.
+  GhostState fast = ghost(1, 210.2, 50);
+  fast.vx = 5.0f;
+  ghosts.apply(1, std::vector<GhostState>{fast}, t0 + 100ms);
+  ghosts.follow(0.35);
+  w.step(0.05);
+  CHECK(w.find(fast.id)->x == doctest::Approx(210.2));
+}
+
+TEST_CASE("ghosts: a ghost follows a jump in its owner's reports at the speed bound") {
+  world::World w(zone_params());
+  world::Ghosts ghosts(w);
+  const auto t0 = world::Ghosts::Clock::now();
+  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50)}, t0);
+  ghosts.apply(1, std::vector<GhostState>{ghost(1, 211, 50)}, t0);  // two reports, one tick
+  ghosts.follow(0.35);
+  CHECK(w.find(ghost(1, 0, 0).id)->x == doctest::Approx(210.35));
+  ghosts.follow(0.35);
+  ghosts.follow(0.35);
+  ghosts.follow(0.35);
+  CHECK(w.find(ghost(1, 0, 0).id)->x == doctest::Approx(211.0));
+}
+
+TEST_CASE("ghosts: a silent source loses all its ghosts after the timeout, others stay") {
+  world::World w(zone_params());
+  world::Ghosts ghosts(w);
+  const auto t0 = world::Ghosts::Clock::now();
+  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 220, 50)}, t0);
+  GhostState other = ghost(1, 100, 210);
+  other.id = (2u << world::kLocalIdBits) | 1;
+  ghosts.apply(2, std::vector<GhostState>{other}, t0 + 900ms);
+  ghosts.expire(t0 + 999ms, 1000ms);
+  CHECK(ghosts.count() == 3);
+  ghosts.expire(t0 + 1001ms, 1000ms);
+  CHECK(ghosts.count() == 1);
+  CHECK(ghosts.sources() == 1);
+  CHECK(ghosts.stats().expired == 2);
+  CHECK(w.find(other.id) != nullptr);
+}
+
+TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
+  world::World w(zone_params());
+  const std::uint32_t own = w.spawn_player("p");
+  world::Ghosts ghosts(w);
+  GhostState clash = ghost(1, 210, 50);
+  clash.id = w.entity(own).id;
+  ghosts.apply(1, std::vector<GhostState>{clash}, world::Ghosts::Clock::now());
+  CHECK(ghosts.count() == 0);
+  CHECK(ghosts.stats().rejected == 1);
+  CHECK(w.find(clash.id)->kind == world::EntityKind::kPlayer);
+}
+
+TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules") {
+  world::WorldParams p = zone_params();
+  Loopback lb(p, rparams());
+  LoopClient& a = lb.connect("alice");
+  world::World& w = lb.world;
+  // Put alice at the east border (steer her there at full speed).
+  for (int t = 0; t < 400; ++t) {
+    const world::Entity& me = w.entity(a.slot);
+    const double dx = 195.0 - me.x, dy = 100.0 - me.y;
+    const double len = std::hypot(dx, dy);
+    if (len < 0.5) {
+      w.set_intent(a.slot, 0, 0);
+      break;
+    }
+    w.set_intent(a.slot, dx / std::max(1.0, len), dy / std::max(1.0, len));
+    lb.step();
+  }
+  world::Ghosts ghosts(w);
+  const auto t0 = world::Ghosts::Clock::now();
+  GhostState g = ghost(1, 215, 100);  // 20 m away, across the border
+  for (int t = 0; t < 40; ++t) {
+    g.x = 215.0 + 0.1 * t;
+    ghosts.apply(1, std::vector<GhostState>{g}, t0 + t * 50ms);
+    ghosts.follow(0.35);
+    lb.step();
+  }
+  CHECK(lb.diff(a).empty());
+  CHECK(a.replica.find(g.id) != nullptr);
+  CHECK(a.replica.info(g.id)->name == g.name);
+  // Its owner stops listing it: it leaves alice's view.
+  for (int t = 0; t < 5; ++t) {
+    ghosts.apply(1, std::vector<GhostState>{}, t0 + 2s);
+    lb.step();
+  }
+  CHECK(a.replica.find(g.id) == nullptr);
+  CHECK(lb.diff(a).empty());
+  CHECK(a.replica.violations().empty());
+}

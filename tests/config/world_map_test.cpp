@@ -1,0 +1,240 @@
+// The world map (configs/world.yaml): the shipped file, good maps, and every kind of bad
+// one with its key, line and message; a zone's config checked against the map.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "config/world_map.hpp"
+
+using namespace zone::config;
+
+namespace {
+
+WorldMapResult load(const std::string& yaml) {
+  return load_world_map_string(yaml, "world.yaml");
+}
+
+// Two zones side by side, west of x = 1000 and east of it.
+const std::string kTwoZones = R"(nats:
+  url: "nats://127.0.0.1:4222"
+ghosts:
+  distance: 50
+zones:
+  - name: west
+    rect: {min_x: 0, min_y: 0, max_x: 1000, max_y: 1000}
+    game: "127.0.0.1:7777"
+    admin: "127.0.0.1:7780"
+  - name: east
+    rect: {min_x: 1000, min_y: 0, max_x: 2000, max_y: 1000}
+    game: "127.0.0.1:7787"
+    admin: "127.0.0.1:7790"
+)";
+
+// The one error of a result, checked against its key and line.
+ConfigError only_error(const WorldMapResult& r, const std::string& key, int line) {
+  INFO(r.error_report());
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors.front().key == key);
+  CHECK(r.errors.front().line == line);
+  return r.errors.front();
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("world map: the shipped configs/world.yaml loads, and its zones are neighbours") {
+  const WorldMapResult r = load_world_map_file(ZONE_SOURCE_DIR "/configs/world.yaml");
+  INFO(r.error_report());
+  REQUIRE(r.ok());
+  REQUIRE(r.map.zones.size() == 2);
+  CHECK(r.map.nats_url == "nats://127.0.0.1:4222");
+  CHECK(r.map.subject_prefix == "world");
+  CHECK(r.map.ghost_distance == 40.0);
+  CHECK(r.map.ghost_timeout_ms == 1000);
+  CHECK(r.map.neighbours(0) == std::vector<std::size_t>{1});
+  // The shipped zone config fits the shipped world (view 30 + hysteresis 2 <= 40).
+  const LoadResult zone = load_config_file(ZONE_SOURCE_DIR "/configs/zone.yaml");
+  REQUIRE(zone.ok());
+  ZoneConfig c = zone.config;
+  apply_world_zone(r.map, 1, c);
+  CHECK(check_zone_in_world(r.map, 1, c).empty());
+}
+
+TEST_CASE("world map: a good map gives every value, and applies to a zone's config") {
+  const WorldMapResult r = load(kTwoZones);
+  INFO(r.error_report());
+  REQUIRE(r.ok());
+  const WorldMap& m = r.map;
+  CHECK(m.ghost_distance == 50.0);
+  CHECK(m.ghost_timeout_ms == 1000);  // default
+  REQUIRE(m.find("east").has_value());
+  CHECK(*m.find("east") == 1);
+  CHECK_FALSE(m.find("north").has_value());
+  CHECK(m.zones[1].rect.min_x == 1000.0);
+  CHECK(m.zones[1].game.host == "127.0.0.1");
+  CHECK(m.zones[1].game.port == 7787);
+  CHECK(m.zones[1].admin.port == 7790);
+  ZoneConfig c;
+  apply_world_zone(m, 1, c);
+  CHECK(c.name == "east");
+  CHECK(c.world.min_x == 1000.0);
+  CHECK(c.world.max_x == 2000.0);
+  CHECK(c.network.port == 7787);
+  CHECK(c.admin.port == 7790);
+}
+
+TEST_CASE("world map: neighbours are the zones within the ghost distance, corners included") {
+  // 2 x 2 square of 100 m zones, and one far away.
+  const WorldMapResult r = load(R"(nats: {url: "nats://localhost:4222"}
+ghosts: {distance: 10, timeout_ms: 500}
+zones:
+  - {name: sw, rect: {min_x: 0, min_y: 0, max_x: 100, max_y: 100}, game: "h:1", admin: "h:2"}
+  - {name: se, rect: {min_x: 100, min_y: 0, max_x: 200, max_y: 100}, game: "h:3", admin: "h:4"}
+  - {name: nw, rect: {min_x: 0, min_y: 100, max_x: 100, max_y: 200}, game: "h:5", admin: "h:6"}
+  - {name: ne, rect: {min_x: 100, min_y: 100, max_x: 200, max_y: 200}, game: "h:7", admin: "h:8"}
+  - {name: far, rect: {min_x: 500, min_y: 500, max_x: 600, max_y: 600}, game: "h:9", admin: "h:0"}
+)");
+  INFO(r.error_report());
+  REQUIRE(r.ok());
+  CHECK(r.map.ghost_timeout_ms == 500);
+  CHECK(r.map.neighbours(0) == std::vector<std::size_t>{1, 2, 3});
+  CHECK(r.map.neighbours(3) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(r.map.neighbours(4).empty());
+}
+
+TEST_CASE("world map: bad values name the key, the line and what was expected") {
+  SUBCASE("URL") {
+    const auto e = only_error(load(replace(kTwoZones, "\"nats://127.0.0.1:4222\"", "http://x")),
+                              "nats.url", 2);
+    CHECK(e.message.find("expected a URL nats://HOST:PORT, got 'http://x'") != std::string::npos);
+  }
+  SUBCASE("ghost distance") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "distance: 50", "distance: -1")), "ghosts.distance", 4);
+    CHECK(e.message.find("expected a number > 0") != std::string::npos);
+  }
+  SUBCASE("a quoted number is a string") {
+    only_error(load(replace(kTwoZones, "distance: 50", "distance: \"50\"")), "ghosts.distance", 4);
+  }
+  SUBCASE("zone name") {
+    const auto e = only_error(load(replace(kTwoZones, "name: east", "name: \"east zone\"")),
+                              "zones[1].name", 10);
+    CHECK(e.message.find("letters, digits") != std::string::npos);
+  }
+  SUBCASE("address") {
+    const auto e = only_error(load(replace(kTwoZones, "\"127.0.0.1:7787\"", "\"127.0.0.1\"")),
+                              "zones[1].game", 12);
+    CHECK(e.message.find("expected HOST:PORT") != std::string::npos);
+  }
+  SUBCASE("port out of range") {
+    only_error(load(replace(kTwoZones, "\"127.0.0.1:7790\"", "\"127.0.0.1:70000\"")),
+               "zones[1].admin", 13);
+  }
+  SUBCASE("coordinate") {
+    only_error(load(replace(kTwoZones, "max_x: 2000", "max_x: wide")), "zones[1].rect.max_x", 11);
+  }
+  SUBCASE("empty rectangle") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "max_x: 2000", "max_x: 1000")), "zones[1].rect", 11);
+    CHECK(e.message.find("expected min_x < max_x") != std::string::npos);
+  }
+}
+
+TEST_CASE("world map: unknown, duplicate and missing keys") {
+  SUBCASE("unknown key with a suggestion") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "distance: 50", "distanse: 50")), "ghosts.distanse", 4);
+    CHECK(e.message == "unknown key 'distanse' (did you mean 'distance'?)");
+  }
+  SUBCASE("duplicate key") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "distance: 50", "distance: 50\n  distance: 60")),
+                   "ghosts.distance", 5);
+    CHECK(e.message.find("duplicate key (first given on line 4)") != std::string::npos);
+  }
+  SUBCASE("missing key of a zone") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "    admin: \"127.0.0.1:7790\"\n", "")), "zones[1]", 10);
+    CHECK(e.message == "missing key 'admin'");
+  }
+  SUBCASE("missing URL") {
+    const auto e = only_error(
+        load(replace(kTwoZones, "  url: \"nats://127.0.0.1:4222\"\n", "  subject_prefix: w\n")),
+        "nats.url", 0);
+    CHECK(e.message.find("missing") != std::string::npos);
+  }
+  SUBCASE("no zones") {
+    only_error(load("nats: {url: \"nats://a:1\"}\nzones: []\n"), "zones", 2);
+  }
+  SUBCASE("empty file") {
+    CHECK_FALSE(load("").ok());
+    CHECK_FALSE(load("# only a comment\n").ok());
+  }
+  SUBCASE("not a map") {
+    only_error(load("- a\n- b\n"), "", 1);
+  }
+  SUBCASE("YAML syntax error") {
+    const WorldMapResult r = load("nats: {url: [\n");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors.front().message.find("YAML syntax error") != std::string::npos);
+  }
+}
+
+TEST_CASE("world map: zones must have unique names and disjoint rectangles") {
+  SUBCASE("duplicate name") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "name: east", "name: west")), "zones[1].name", 10);
+    CHECK(e.message.find("duplicate zone name 'west' (zones[0], line 6)") != std::string::npos);
+  }
+  SUBCASE("overlap") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "min_x: 1000", "min_x: 999")), "zones[1].rect", 10);
+    CHECK(e.message.find("overlaps zone 'west'") != std::string::npos);
+  }
+  SUBCASE("every error at once, in line order") {
+    std::string bad = replace(kTwoZones, "distance: 50", "distance: 0");
+    bad = replace(bad, "max_x: 2000", "max_x: x");
+    const WorldMapResult r = load(bad);
+    INFO(r.error_report());
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[0].key == "ghosts.distance");
+    CHECK(r.errors[1].key == "zones[1].rect.max_x");
+    CHECK(r.error_report().find("world.yaml:4: ghosts.distance: expected") == 0);
+  }
+}
+
+TEST_CASE("world map: a file that is missing or not a regular file is one error") {
+  const WorldMapResult r = load_world_map_file("/nonexistent/world.yaml");
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.error_report().find("/nonexistent/world.yaml: cannot open config file") == 0);
+  CHECK(load_world_map_file("/dev/zero").errors.size() == 1);
+}
+
+TEST_CASE("world map: a zone's view must fit within the ghost distance, with the AOI on") {
+  const WorldMapResult r = load(kTwoZones);
+  REQUIRE(r.ok());
+  ZoneConfig c;
+  apply_world_zone(r.map, 0, c);
+  CHECK(check_zone_in_world(r.map, 0, c).empty());
+  c.aoi.view_radius = 49.0;  // + hysteresis 2 > 50
+  auto errors = check_zone_in_world(r.map, 0, c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "aoi.view_radius");
+  CHECK(errors[0].message.find("= 51 m, expected at most the world map's ghosts.distance (50 m)") !=
+        std::string::npos);
+  c.aoi.view_radius = 30.0;
+  c.aoi.enabled = false;
+  errors = check_zone_in_world(r.map, 0, c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "aoi.enabled");
+  c.aoi.enabled = true;
+  c.world.max_x = 1200.0;
+  errors = check_zone_in_world(r.map, 0, c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "world.min_x");
+}
