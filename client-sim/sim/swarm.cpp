@@ -135,7 +135,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   };
   const std::uint32_t top = newest - 1;
   if (!fetch(top)) return;
-  const std::uint32_t depth = window->by_tick.begin()->second.max_deferral_ticks + 4;
+  const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + 4;
   for (std::uint32_t t = top - 1; t + depth > top && t > 0; --t) fetch(t);
   ++truth_rounds_;
   for (auto& g : groups_) g->check(window);
@@ -209,6 +209,7 @@ Summary Swarm::summary() const {
   s.truth_skipped = final_.truth.skipped;
   s.truth_stale_entities = final_.truth.stale_entities;
   s.truth_deferred_spawns = final_.truth.deferred_spawns;
+  s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   return s;
 }

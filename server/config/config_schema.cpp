@@ -399,6 +399,13 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::network, &NetworkConfig::timeout_ms>("network.timeout_ms", 100, 600000),
     integer<&ZoneConfig::network, &NetworkConfig::max_deferral_ms>("network.max_deferral_ms", 1, 60000),
 
+    boolean<&ZoneConfig::interest, &InterestConfig::tiers>("interest.tiers"),
+    real<&ZoneConfig::interest, &InterestConfig::near_fraction>("interest.near_fraction", closed(0, 1)),
+    real<&ZoneConfig::interest, &InterestConfig::far_fraction>("interest.far_fraction", closed(0, 1)),
+    integer<&ZoneConfig::interest, &InterestConfig::middle_divisor>("interest.middle_divisor", 1, 64),
+    integer<&ZoneConfig::interest, &InterestConfig::far_divisor>("interest.far_divisor", 1, 64),
+
+
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
 
@@ -457,6 +464,11 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.admin.token_file.empty() || c.admin.token_env.empty()) return std::nullopt;
       return fmt::format("set at most one of admin.token_file and admin.token_env, got both (\"{}\" and \"{}\")",
                          c.admin.token_file, c.admin.token_env);
+    }},
+    {{"interest.far_fraction", "interest.near_fraction"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.interest.far_fraction >= c.interest.near_fraction) return std::nullopt;
+      return fmt::format("must be at least interest.near_fraction ({}), got {}", c.interest.near_fraction,
+                         c.interest.far_fraction);
     }},
     {{"network.snapshot_interval_ticks", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.snapshot_interval_ticks <= c.tick.rate_hz) return std::nullopt;

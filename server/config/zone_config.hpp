@@ -61,6 +61,16 @@ struct NetworkConfig {
   std::uint32_t max_deferral_ms = 1000;       // longest a due record waits for budget
 };
 
+// Interest policy (docs/architecture.md, "Interest policy"): how often entities in view
+// are refreshed, by distance, crowd, view cone and server load. All off by default.
+struct InterestConfig {
+  bool tiers = false;                // distance tiers of update rate
+  double near_fraction = 0.5;        // of the view radius: within it, every snapshot
+  double far_fraction = 0.8;         // of the view radius: beyond it, the far tier
+  std::uint32_t middle_divisor = 2;  // middle tier: every Nth snapshot
+  std::uint32_t far_divisor = 4;     // far (lowest) tier: every Nth snapshot
+};
+
 struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
@@ -108,6 +118,7 @@ struct ZoneConfig {
   PlayerConfig players;
   NpcConfig npcs;
   NetworkConfig network;
+  InterestConfig interest;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

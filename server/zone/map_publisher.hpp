@@ -7,6 +7,7 @@
 // copy, never a wait on the HTTP side.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -24,6 +25,7 @@ struct MapStats {
   double bytes_out_per_s = 0.0;
   double enters_per_s = 0.0;
   double leaves_per_s = 0.0;
+  std::array<double, 3> tier_share{};  // entities in view: near, middle, far (interest)
 };
 
 // The part of the map the browser shows, in world metres.

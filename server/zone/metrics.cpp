@@ -112,6 +112,14 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           "Longest a record sent since the last scrape was held back by the budget, in ticks "
           "(from the first snapshot that held it to the one that sent it).",
           static_cast<double>(m.oldest_deferral_ticks));
+  w.labelled(
+      "zone_interest_tier_entities_total", "counter",
+      "Entities in view per interest tier, summed over the snapshots built "
+      "(interest.tiers; all near when the policy is off).",
+      "tier",
+      {{"near", m.tier_entities[0]}, {"middle", m.tier_entities[1]}, {"far", m.tier_entities[2]}});
+  w.counter("zone_interest_tier_held_total",
+            "Changed entities whose update waited for its interest tier's turn.", m.tier_held);
   w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
             m.snapshots_sent);
   w.counter("zone_replication_snapshot_parts_total", "Snapshot parts (packets) sent to clients.",

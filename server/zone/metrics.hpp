@@ -74,6 +74,10 @@ struct ZoneMetrics {
   std::uint64_t snapshot_parts_sent = 0;
   std::uint64_t snapshot_bytes_sent = 0;    // payload of the parts
   std::uint64_t oldest_deferral_ticks = 0;  // longest wait of a record sent since last publish
+  // Interest policy: entities in view per tier (near, middle, far), summed over the
+  // snapshots built; changed entities whose update waited for its tier's turn.
+  std::array<std::uint64_t, 3> tier_entities{};
+  std::uint64_t tier_held = 0;
   std::uint64_t network_hosts = 0;
   std::uint64_t replication_workers = 0;
   std::uint64_t socket_receive_buffer_bytes = 0;  // granted by the kernel (smallest host's)

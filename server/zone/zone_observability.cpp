@@ -85,6 +85,14 @@ void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
     map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
     map_stats_.leaves_per_s = static_cast<double>(r.leave_events - map_leaves_) / secs;
   }
+  // Shares of the entities in view per interest tier since the last publish.
+  std::uint64_t in_view = 0;
+  for (std::size_t t = 0; t < 3; ++t) in_view += r.tier_entities[t] - map_tiers_[t];
+  for (std::size_t t = 0; t < 3; ++t) {
+    map_stats_.tier_share[t] =
+        in_view ? static_cast<double>(r.tier_entities[t] - map_tiers_[t]) / in_view : 0.0;
+  }
+  map_tiers_ = r.tier_entities;
   map_bytes_out_ = out;
   map_enters_ = r.enter_events;
   map_leaves_ = r.leave_events;
@@ -117,6 +125,8 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.snapshots_sent = r.snapshots;
   m.snapshot_parts_sent = r.packets;
   m.snapshot_bytes_sent = r.bytes;
+  m.tier_entities = r.tier_entities;
+  m.tier_held = r.tier_held;
   m.oldest_deferral_ticks =
       std::max<std::uint64_t>(m.oldest_deferral_ticks, replicator_.take_oldest_deferral());
   std::uint64_t full_drains = 0;

@@ -59,6 +59,12 @@ inline replication::ReplicationParams make_replication_params(const config::Zone
   p.history_ticks = c.network.history_ticks;
   // Rounded up: a wait of at least the configured time.
   p.max_deferral_ticks = (c.network.max_deferral_ms * c.tick.rate_hz + 999) / 1000;
+  const config::InterestConfig& i = c.interest;
+  p.interest.tiers = i.tiers;
+  p.interest.near_fraction = i.near_fraction;
+  p.interest.far_fraction = i.far_fraction;
+  p.interest.middle_divisor = i.middle_divisor;
+  p.interest.far_divisor = i.far_divisor;
   return p;
 }
 

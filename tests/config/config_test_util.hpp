@@ -43,6 +43,11 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.network.snapshot_interval_ticks == b.network.snapshot_interval_ticks);
   CHECK(a.network.history_ticks == b.network.history_ticks);
   CHECK(a.network.timeout_ms == b.network.timeout_ms);
+  CHECK(a.interest.tiers == b.interest.tiers);
+  CHECK(a.interest.near_fraction == b.interest.near_fraction);
+  CHECK(a.interest.far_fraction == b.interest.far_fraction);
+  CHECK(a.interest.middle_divisor == b.interest.middle_divisor);
+  CHECK(a.interest.far_divisor == b.interest.far_divisor);
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);

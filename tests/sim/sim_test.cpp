@@ -172,7 +172,31 @@ void crowded_case(double loss) {
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
 }
 
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const std::vector<std::string> kTiers = {"--set", "interest.tiers=true"};
+
+// Distance tiers: the truth check holds an entity in a slower tier to its tier's bound
+// (max_deferral plus its slack), every other to max_deferral, and some entities were
+// indeed held longer than the budget alone would have allowed.
+void tiers_case(const std::string& scenario, double loss, const std::vector<std::string>& zone) {
+  const nlohmann::json s = scenario_case(scenario, loss, plus(zone, kTiers));
+  INFO("summary: ", s.dump(2));
+  CHECK(s["truth_tier_stale_entities"].get<std::uint64_t>() > 0);
+  CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
+}
+
 }  // namespace
+
+TEST_CASE("client-sim hotspot with distance tiers: tiered entities exact within their bound") {
+  tiers_case("hotspot", 0.0, kRoomy);
+}
+TEST_CASE("client-sim crowd with distance tiers through 10% loss: exact within tier bounds") {
+  tiers_case("wander", 0.10, kCrowdedDefaultBudget);
+}
 
 TEST_CASE("client-sim wander: 100 bots - 10 s - zero violations and zero truth mismatches") {
   scenario_case("wander", 0.0);
