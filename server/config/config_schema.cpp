@@ -404,6 +404,7 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::interest, &InterestConfig::far_fraction>("interest.far_fraction", closed(0, 1)),
     integer<&ZoneConfig::interest, &InterestConfig::middle_divisor>("interest.middle_divisor", 1, 64),
     integer<&ZoneConfig::interest, &InterestConfig::far_divisor>("interest.far_divisor", 1, 64),
+    integer<&ZoneConfig::interest, &InterestConfig::crowd_threshold>("interest.crowd_threshold", 0, 100000),
 
 
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),

@@ -64,11 +64,12 @@ struct NetworkConfig {
 // Interest policy (docs/architecture.md, "Interest policy"): how often entities in view
 // are refreshed, by distance, crowd, view cone and server load. All off by default.
 struct InterestConfig {
-  bool tiers = false;                // distance tiers of update rate
-  double near_fraction = 0.5;        // of the view radius: within it, every snapshot
-  double far_fraction = 0.8;         // of the view radius: beyond it, the far tier
-  std::uint32_t middle_divisor = 2;  // middle tier: every Nth snapshot
-  std::uint32_t far_divisor = 4;     // far (lowest) tier: every Nth snapshot
+  bool tiers = false;                 // distance tiers of update rate
+  double near_fraction = 0.5;         // of the view radius: within it, every snapshot
+  double far_fraction = 0.8;          // of the view radius: beyond it, the far tier
+  std::uint32_t middle_divisor = 2;   // middle tier: every Nth snapshot
+  std::uint32_t far_divisor = 4;      // far (lowest) tier: every Nth snapshot
+  std::uint32_t crowd_threshold = 0;  // more in view: all but the K nearest far; 0 off
 };
 
 struct LimitsConfig {

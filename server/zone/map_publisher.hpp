@@ -26,6 +26,7 @@ struct MapStats {
   double enters_per_s = 0.0;
   double leaves_per_s = 0.0;
   std::array<double, 3> tier_share{};  // entities in view: near, middle, far (interest)
+  double crowded_per_s = 0.0;          // snapshots for views above crowd_threshold
 };
 
 // The part of the map the browser shows, in world metres.

@@ -120,6 +120,9 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
       {{"near", m.tier_entities[0]}, {"middle", m.tier_entities[1]}, {"far", m.tier_entities[2]}});
   w.counter("zone_interest_tier_held_total",
             "Changed entities whose update waited for its interest tier's turn.", m.tier_held);
+  w.counter("zone_interest_crowded_snapshots_total",
+            "Snapshots built for a view holding more than interest.crowd_threshold entities.",
+            m.crowded_snapshots);
   w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
             m.snapshots_sent);
   w.counter("zone_replication_snapshot_parts_total", "Snapshot parts (packets) sent to clients.",

@@ -84,6 +84,7 @@ void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
     map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
     map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
     map_stats_.leaves_per_s = static_cast<double>(r.leave_events - map_leaves_) / secs;
+    map_stats_.crowded_per_s = static_cast<double>(r.crowded - map_crowded_) / secs;
   }
   // Shares of the entities in view per interest tier since the last publish.
   std::uint64_t in_view = 0;
@@ -93,6 +94,7 @@ void ZoneServer::publish_map(std::chrono::nanoseconds tick) {
         in_view ? static_cast<double>(r.tier_entities[t] - map_tiers_[t]) / in_view : 0.0;
   }
   map_tiers_ = r.tier_entities;
+  map_crowded_ = r.crowded;
   map_bytes_out_ = out;
   map_enters_ = r.enter_events;
   map_leaves_ = r.leave_events;
@@ -127,6 +129,7 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.snapshot_bytes_sent = r.bytes;
   m.tier_entities = r.tier_entities;
   m.tier_held = r.tier_held;
+  m.crowded_snapshots = r.crowded;
   m.oldest_deferral_ticks =
       std::max<std::uint64_t>(m.oldest_deferral_ticks, replicator_.take_oldest_deferral());
   std::uint64_t full_drains = 0;

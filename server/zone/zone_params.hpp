@@ -65,6 +65,7 @@ inline replication::ReplicationParams make_replication_params(const config::Zone
   p.interest.far_fraction = i.far_fraction;
   p.interest.middle_divisor = i.middle_divisor;
   p.interest.far_divisor = i.far_divisor;
+  p.interest.crowd_threshold = i.crowd_threshold;
   return p;
 }
 

@@ -164,8 +164,9 @@ class ZoneServer {
   std::chrono::steady_clock::time_point last_map_publish_;
   std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
   std::array<std::uint64_t, 3> map_tiers_{};  // tier_entities at the last map publish
-  ZoneMetrics metrics_;                       // the tick thread's live copy
-  MetricsBoard metrics_board_;                // what /metrics reads
+  std::uint64_t map_crowded_ = 0;
+  ZoneMetrics metrics_;         // the tick thread's live copy
+  MetricsBoard metrics_board_;  // what /metrics reads
   std::uint32_t metrics_publish_ticks_ = 1;
   std::chrono::steady_clock::time_point last_rate_sample_;
   std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot

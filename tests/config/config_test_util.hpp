@@ -48,6 +48,7 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.interest.far_fraction == b.interest.far_fraction);
   CHECK(a.interest.middle_divisor == b.interest.middle_divisor);
   CHECK(a.interest.far_divisor == b.interest.far_divisor);
+  CHECK(a.interest.crowd_threshold == b.interest.crowd_threshold);
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);

@@ -209,3 +209,78 @@ TEST_CASE("interest tiers under a starved budget: deferral stays bounded per tie
   CHECK(run.over_bound == 0);
   CHECK(run.oldest[2] > 3);  // the budget really held far records beyond their slack
 }
+
+namespace {
+
+// A crowd: 300 NPCs that never rest on 60 x 60 m around one player whose 40 m view holds
+// nearly all of them.
+world::WorldParams crowd_world() {
+  world::WorldParams wp = busy_world(300);
+  wp.grid.bounds = {{0.0, 0.0}, {60.0, 60.0}};
+  return wp;
+}
+
+}  // namespace
+
+TEST_CASE("interest crowd: past K in view, only the K nearest keep their tier") {
+  replication::InterestParams crowd;
+  crowd.crowd_threshold = 24;
+  Loopback lb(crowd_world(), params_with(crowd));
+  LoopClient& a = lb.connect("in-the-crowd");
+  int crowded_ticks = 0, wrong = 0;
+  std::string first;
+  for (int t = 1; t <= 200; ++t) {
+    lb.step();
+    const replication::ClientView& view = lb.rep.client(a.id);
+    if (view.interest.size() <= crowd.crowd_threshold) continue;
+    ++crowded_ticks;
+    // Rank the view by the distance the server used (quantised positions), ties by id.
+    const protocol::FieldValues& self = lb.rep.current_values(a.slot);
+    std::vector<std::pair<double, world::EntityId>> ranked;
+    for (const replication::InterestEntry& e : view.interest) {
+      const protocol::FieldValues& p = lb.rep.current_values(e.slot);
+      const double dx = p[protocol::kX] - self[protocol::kX];
+      const double dy = p[protocol::kY] - self[protocol::kY];
+      ranked.push_back({dx * dx + dy * dy, e.id});
+    }
+    std::sort(ranked.begin(), ranked.end());
+    std::unordered_map<world::EntityId, std::size_t> rank;
+    for (std::size_t k = 0; k < ranked.size(); ++k) rank[ranked[k].second] = k;
+    for (const replication::InterestEntry& e : view.interest) {
+      const std::uint8_t want = rank[e.id] < crowd.crowd_threshold ? 0 : 2;
+      if (e.tier != want && wrong++ == 0) {
+        first = fmt::format("tick {}: entity {} ranked {} is in tier {}", lb.tick, e.id, rank[e.id],
+                            e.tier);
+      }
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, first);
+  CHECK(crowded_ticks > 150);
+  CHECK(lb.rep.stats().crowded > 150);
+  check_clean(lb, a);
+}
+
+TEST_CASE("interest crowd: never more than the budget, never starved, fewer bytes") {
+  // The crowd moves all the time; at 16,000 B/s the budget cannot carry every update.
+  replication::InterestParams crowd;
+  crowd.crowd_threshold = 24;
+  crowd.tiers = true;
+  const replication::ReplicationParams rp = params_with(crowd, 16000);
+  const TierRun on = run_tiers(crowd_world(), rp, 400, rp.max_deferral_ticks - 1, true);
+  INFO(on.first);
+  // Never starved: nothing older than max_deferral on top of its tier's slack.
+  CHECK(on.over_bound == 0);
+  CHECK(on.crowded > 300);
+  CHECK(on.held[2] > on.held[0]);  // most of the crowd is in the lowest tier
+  // Within budget: 400 ticks at 800 B per tick, plus the bucket's starting packet and
+  // its cap (what a client may have saved up).
+  CHECK(on.bytes <= 400 * 800 + 1200 + 1600);
+  const TierRun off =
+      run_tiers(crowd_world(), params_with({}, 16000), 400, rp.max_deferral_ticks - 1, true);
+  CHECK(off.over_bound == 0);
+  // Without the policy the same budget is spent on the whole crowd: more records wait
+  // (older values), and the forced ones go over budget.
+  MESSAGE("oldest values held, near tier: crowd policy ", on.oldest[0], " ticks, none ",
+          off.oldest[0], " ticks");
+  CHECK(on.oldest[0] < off.oldest[0]);
+}
