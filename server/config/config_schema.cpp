@@ -405,6 +405,9 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::interest, &InterestConfig::middle_divisor>("interest.middle_divisor", 1, 64),
     integer<&ZoneConfig::interest, &InterestConfig::far_divisor>("interest.far_divisor", 1, 64),
     integer<&ZoneConfig::interest, &InterestConfig::crowd_threshold>("interest.crowd_threshold", 0, 100000),
+    boolean<&ZoneConfig::interest, &InterestConfig::cone>("interest.cone"),
+    real<&ZoneConfig::interest, &InterestConfig::cone_fov_degrees>("interest.cone_fov_degrees", above(0, 360)),
+    real<&ZoneConfig::interest, &InterestConfig::cone_radius>("interest.cone_radius", closed(0, 10000)),
 
 
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),

@@ -70,6 +70,9 @@ struct InterestConfig {
   std::uint32_t middle_divisor = 2;   // middle tier: every Nth snapshot
   std::uint32_t far_divisor = 4;      // far (lowest) tier: every Nth snapshot
   std::uint32_t crowd_threshold = 0;  // more in view: all but the K nearest far; 0 off
+  bool cone = false;                  // entities behind the player are far
+  double cone_fov_degrees = 120.0;    // field of view around the direction of travel
+  double cone_radius = 5.0;           // metres: never "behind" within this
 };
 
 struct LimitsConfig {

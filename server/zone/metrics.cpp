@@ -123,6 +123,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.counter("zone_interest_crowded_snapshots_total",
             "Snapshots built for a view holding more than interest.crowd_threshold entities.",
             m.crowded_snapshots);
+  w.counter("zone_interest_behind_cone_total",
+            "Entities in view moved to the far tier by the view cone (interest.cone), summed "
+            "over the snapshots built.",
+            m.behind_cone);
   w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
             m.snapshots_sent);
   w.counter("zone_replication_snapshot_parts_total", "Snapshot parts (packets) sent to clients.",

@@ -79,6 +79,7 @@ struct ZoneMetrics {
   std::array<std::uint64_t, 3> tier_entities{};
   std::uint64_t tier_held = 0;
   std::uint64_t crowded_snapshots = 0;  // built for a view above interest.crowd_threshold
+  std::uint64_t behind_cone = 0;        // entities made far by interest.cone
   std::uint64_t network_hosts = 0;
   std::uint64_t replication_workers = 0;
   std::uint64_t socket_receive_buffer_bytes = 0;  // granted by the kernel (smallest host's)

@@ -130,6 +130,7 @@ void ZoneServer::update_metrics(std::chrono::nanoseconds tick, std::chrono::nano
   m.tier_entities = r.tier_entities;
   m.tier_held = r.tier_held;
   m.crowded_snapshots = r.crowded;
+  m.behind_cone = r.behind;
   m.oldest_deferral_ticks =
       std::max<std::uint64_t>(m.oldest_deferral_ticks, replicator_.take_oldest_deferral());
   std::uint64_t full_drains = 0;

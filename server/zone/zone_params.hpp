@@ -66,6 +66,9 @@ inline replication::ReplicationParams make_replication_params(const config::Zone
   p.interest.middle_divisor = i.middle_divisor;
   p.interest.far_divisor = i.far_divisor;
   p.interest.crowd_threshold = i.crowd_threshold;
+  p.interest.cone = i.cone;
+  p.interest.cone_fov_degrees = i.cone_fov_degrees;
+  p.interest.cone_radius = i.cone_radius;
   return p;
 }
 

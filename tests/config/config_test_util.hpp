@@ -49,6 +49,9 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.interest.middle_divisor == b.interest.middle_divisor);
   CHECK(a.interest.far_divisor == b.interest.far_divisor);
   CHECK(a.interest.crowd_threshold == b.interest.crowd_threshold);
+  CHECK(a.interest.cone == b.interest.cone);
+  CHECK(a.interest.cone_fov_degrees == b.interest.cone_fov_degrees);
+  CHECK(a.interest.cone_radius == b.interest.cone_radius);
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);

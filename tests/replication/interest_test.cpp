@@ -284,3 +284,47 @@ TEST_CASE("interest crowd: never more than the budget, never starved, fewer byte
           off.oldest[0], " ticks");
   CHECK(on.oldest[0] < off.oldest[0]);
 }
+
+TEST_CASE("interest cone: entities behind the player, beyond the short radius, are far") {
+  replication::InterestParams cone;
+  cone.cone = true;
+  cone.cone_fov_degrees = 120.0;
+  cone.cone_radius = 8.0;
+  Loopback lb(busy_world(), params_with(cone));
+  LoopClient& a = lb.connect("looking");
+  int ahead = 0, behind = 0, close_behind = 0, wrong = 0;
+  std::string first;
+  for (int t = 1; t <= 300; ++t) {
+    // Walk a slow circle so that the heading turns all the way round.
+    const double angle = t / 30.0;
+    lb.world.set_intent(a.slot, std::cos(angle) * 0.3, std::sin(angle) * 0.3);
+    lb.step();
+    const protocol::FieldValues& self = lb.rep.current_values(a.slot);
+    const double h = self[protocol::kHeading] * (2.0 * 3.14159265358979323846 / 65536.0);
+    for (const replication::InterestEntry& e : lb.rep.client(a.id).interest) {
+      const protocol::FieldValues& p = lb.rep.current_values(e.slot);
+      const double dx = (p[protocol::kX] - self[protocol::kX]) / 100.0;
+      const double dy = (p[protocol::kY] - self[protocol::kY]) / 100.0;
+      const double d = std::hypot(dx, dy);
+      const double off =
+          std::acos(std::clamp((dx * std::cos(h) + dy * std::sin(h)) / d, -1.0, 1.0));
+      // Clear of the boundary (float rounding), the angle decides.
+      if (std::abs(off - 60.0 * 3.14159265358979323846 / 180.0) < 1e-6) continue;
+      if (std::abs(d - 8.0) < 1e-6) continue;
+      const bool out = d > 8.0 && off > 60.0 * 3.14159265358979323846 / 180.0;
+      if (out) ++behind;
+      if (!out && d > 8.0) ++ahead;
+      if (d <= 8.0 && off > 60.0 * 3.14159265358979323846 / 180.0) ++close_behind;
+      if (e.tier != (out ? 2 : 0) && wrong++ == 0) {
+        first = fmt::format("tick {}: entity {} at {:.2f} m, {:.1f} deg off the heading, tier {}",
+                            lb.tick, e.id, d, off * 180.0 / 3.14159265358979323846, e.tier);
+      }
+    }
+  }
+  CHECK_MESSAGE(wrong == 0, first);
+  CHECK(ahead > 1000);
+  CHECK(behind > 1000);
+  CHECK(close_behind > 10);
+  CHECK(lb.rep.stats().behind > 1000);
+  check_clean(lb, a);
+}

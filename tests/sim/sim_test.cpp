@@ -197,6 +197,10 @@ TEST_CASE("client-sim hotspot with distance tiers: tiered entities exact within 
 TEST_CASE("client-sim crowd with distance tiers through 10% loss: exact within tier bounds") {
   tiers_case("wander", 0.10, kCrowdedDefaultBudget);
 }
+TEST_CASE("client-sim wander with the view cone and tiers: exact within tier bounds") {
+  const std::vector<std::string> cone = {"--set", "interest.cone=true"};
+  tiers_case("wander", 0.0, plus(kCrowdedDefaultBudget, cone));
+}
 TEST_CASE("client-sim hotspot crowd policy (K = 16) at the default budget: exact and bounded") {
   const std::vector<std::string> crowd = {"--set", "interest.crowd_threshold=16"};
   tiers_case("hotspot", 0.0, plus(kCrowdedDefaultBudget, crowd));
