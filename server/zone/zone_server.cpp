@@ -47,6 +47,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   batches_.resize(hosts_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
+  load_.configure(make_load_params(config));
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   init_metrics();
@@ -88,6 +89,7 @@ void ZoneServer::tick() {
   const auto start = clock::now();
   ++tick_;
   if (reload_pending_.load()) apply_pending_reload();
+  if (load_changed_) apply_load_level();
   ingest();
   sessions_.apply_inputs();
   world_.step(dt_);
@@ -97,12 +99,14 @@ void ZoneServer::tick() {
   replicator_.apply_events(tick_, events);
   replicate();
   post();
+  simulate_load();
   const auto replication_end = clock::now();
   if (truth_) truth_->record(tick_, world_, replicator_);
   const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
   ++ticks_;
   if (took > period_) ++overruns_;
   tick_stats_.add(took);
+  observe_load(took);
   update_metrics(took, aoi_end - aoi_start, replication_end - aoi_end);
   if (admin_) publish_map(took);
   last_tick_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -36,6 +36,7 @@
 #include "util/worker_pool.hpp"
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
+#include "zone/load_governor.hpp"
 #include "zone/logger.hpp"
 #include "zone/map_publisher.hpp"
 #include "zone/metrics.hpp"
@@ -127,6 +128,11 @@ class ZoneServer {
   void update_metrics(std::chrono::nanoseconds tick, std::chrono::nanoseconds aoi,
                       std::chrono::nanoseconds replication);
   void start_admin(AdminSetup setup);
+  // interest.load_adaptive (zone_interest.cpp): the level from the tick's time, applied
+  // at the start of the next tick; simulated load for tests.
+  void observe_load(std::chrono::nanoseconds tick);
+  void apply_load_level();
+  void simulate_load();
   void close_reloads();
 
   config::ZoneConfig config_;
@@ -165,8 +171,12 @@ class ZoneServer {
   std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
   std::array<std::uint64_t, 3> map_tiers_{};  // tier_entities at the last map publish
   std::uint64_t map_crowded_ = 0;
-  ZoneMetrics metrics_;         // the tick thread's live copy
-  MetricsBoard metrics_board_;  // what /metrics reads
+  LoadGovernor load_;
+  bool load_changed_ = false;       // apply the new level at the start of the next tick
+  std::uint32_t load_applied_ = 0;  // the level replication and the AOI run at
+  std::uint64_t load_records_ = 0;  // records sent, for debug.simulated_load_ns_per_record
+  ZoneMetrics metrics_;             // the tick thread's live copy
+  MetricsBoard metrics_board_;      // what /metrics reads
   std::uint32_t metrics_publish_ticks_ = 1;
   std::chrono::steady_clock::time_point last_rate_sample_;
   std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot

@@ -52,6 +52,15 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.interest.cone == b.interest.cone);
   CHECK(a.interest.cone_fov_degrees == b.interest.cone_fov_degrees);
   CHECK(a.interest.cone_radius == b.interest.cone_radius);
+  CHECK(a.interest.load_adaptive == b.interest.load_adaptive);
+  CHECK(a.interest.load_budget_ms == b.interest.load_budget_ms);
+  CHECK(a.interest.load_raise_share == b.interest.load_raise_share);
+  CHECK(a.interest.load_lower_share == b.interest.load_lower_share);
+  CHECK(a.interest.load_smoothing_ticks == b.interest.load_smoothing_ticks);
+  CHECK(a.interest.load_hold_ticks == b.interest.load_hold_ticks);
+  CHECK(a.interest.load_far_slowdown == b.interest.load_far_slowdown);
+  CHECK(a.interest.load_radius_steps == b.interest.load_radius_steps);
+  CHECK(a.interest.load_radius_step == b.interest.load_radius_step);
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);
