@@ -140,7 +140,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   // tick it holds with its whole deferral bound inside the window, and is checked.
   constexpr std::uint32_t kLagAllowance = 16;
   const std::uint32_t depth =
-      window->by_tick.begin()->second.max_deferral_ticks + 4 + kLagAllowance;
+      window->by_tick.begin()->second.max_staleness_ticks + 4 + kLagAllowance;
   for (std::uint32_t t = top - 1; t + depth > top && t > 0; --t) fetch(t);
   ++truth_rounds_;
   for (auto& g : groups_) g->check(window);
@@ -214,6 +214,7 @@ Summary Swarm::summary() const {
   s.truth_skipped = final_.truth.skipped;
   s.truth_stale_entities = final_.truth.stale_entities;
   s.truth_deferred_spawns = final_.truth.deferred_spawns;
+  s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   return s;
 }
