@@ -17,29 +17,6 @@
 namespace zone::config {
 namespace {
 
-RawValue to_raw(const YAML::Node& node) {
-  RawValue raw;
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      raw.kind = RawValue::Kind::kScalar;
-      raw.text = node.Scalar();
-      // yaml-cpp tags quoted scalars "!" and plain ones "?".
-      raw.quoted = node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
-      break;
-    case YAML::NodeType::Sequence:
-      raw.kind = RawValue::Kind::kSequence;
-      break;
-    case YAML::NodeType::Map:
-      raw.kind = RawValue::Kind::kMap;
-      break;
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      raw.kind = RawValue::Kind::kNull;
-      break;
-  }
-  return raw;
-}
-
 std::string unknown_key_message(std::string_view path) {
   std::vector<std::string_view> known(sections().begin(), sections().end());
   for (const KeySpec& k : schema()) known.push_back(k.path);

@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_loader.hpp"
+#include "config/config_schema.hpp"
 
 namespace zone::config {
 
@@ -22,6 +23,10 @@ std::optional<std::string> read_config_text(const std::string& path, std::string
 // Parses `yaml` as exactly one YAML document (none: a null root). On failure returns the
 // error (a syntax error with its line and column, or a second document).
 std::optional<ConfigError> parse_one_document(std::string_view yaml, YAML::Node& root);
+
+// A YAML node as the schema's checks read it: its kind, its text and whether it was
+// quoted (a quoted "3" is a string, never a number).
+RawValue to_raw(const YAML::Node& node);
 
 // 1-based line of a node, 0 when it has none.
 int line_of(const YAML::Node& node);

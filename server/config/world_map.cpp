@@ -24,28 +24,6 @@ constexpr std::uint32_t kMinGhostTimeoutMs = 100;
 constexpr std::uint32_t kMaxGhostTimeoutMs = 60000;
 constexpr std::size_t kMaxNameBytes = 32;
 
-RawValue to_raw(const YAML::Node& node) {
-  RawValue raw;
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      raw.kind = RawValue::Kind::kScalar;
-      raw.text = node.Scalar();
-      raw.quoted = node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
-      break;
-    case YAML::NodeType::Sequence:
-      raw.kind = RawValue::Kind::kSequence;
-      break;
-    case YAML::NodeType::Map:
-      raw.kind = RawValue::Kind::kMap;
-      break;
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      raw.kind = RawValue::Kind::kNull;
-      break;
-  }
-  return raw;
-}
-
 std::optional<double> to_real(const RawValue& raw) {
   if (raw.kind != RawValue::Kind::kScalar || raw.quoted) return std::nullopt;
   std::string_view text = raw.text;
