@@ -16,6 +16,7 @@
 #include "loopback.hpp"
 
 using namespace zone;
+using test::check_clean;
 using test::Loopback;
 using test::LoopClient;
 
@@ -52,25 +53,6 @@ world::WorldParams busy_world(std::uint32_t npcs = 200) {
   wp.player_view_radius = 40.0;
   wp.npcs.idle_fraction = 0.0;
   return wp;
-}
-
-std::string violations_of(const LoopClient& c) {
-  std::string s;
-  for (const auto& v : c.replica.violations()) {
-    s += std::string(replica::to_string(v.kind)) + " tick " + std::to_string(v.server_tick) +
-         " id " + std::to_string(v.entity_id) + "; ";
-  }
-  return s;
-}
-
-void check_clean(const Loopback& lb, const LoopClient& c) {
-  CHECK_MESSAGE(c.replica.violations().empty(), violations_of(c));
-  CHECK(c.max_packet <= lb.params.max_packet_bytes);
-  CHECK(c.malformed == 0);
-  CHECK(c.bad_acks == 0);
-  CHECK(c.unresolved == 0);
-  CHECK(c.baseline_mismatches == 0);
-  CHECK(lb.stray_packets == 0);
 }
 
 // What one run saw: per tier, entity-ticks held and how many of them were not current;

@@ -4,6 +4,8 @@
 // workers (begin_tick + replicate_clients on threads, as the zone does).
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -328,5 +330,26 @@ class Loopback {
 
   std::vector<Outgoing> outbox;
 };
+
+// The replica's violations, one line.
+inline std::string violations_of(const LoopClient& c) {
+  std::string s;
+  for (const auto& v : c.replica.violations()) {
+    s += std::string(replica::to_string(v.kind)) + " tick " + std::to_string(v.server_tick) +
+         " id " + std::to_string(v.entity_id) + "; ";
+  }
+  return s;
+}
+
+// The checks every scenario ends with.
+inline void check_clean(const Loopback& lb, const LoopClient& c) {
+  CHECK_MESSAGE(c.replica.violations().empty(), violations_of(c));
+  CHECK(c.max_packet <= lb.params.max_packet_bytes);
+  CHECK(c.malformed == 0);
+  CHECK(c.bad_acks == 0);
+  CHECK(c.unresolved == 0);
+  CHECK(c.baseline_mismatches == 0);
+  CHECK(lb.stray_packets == 0);
+}
 
 }  // namespace zone::test

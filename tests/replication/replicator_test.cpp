@@ -19,9 +19,11 @@
 #include "protocol/quantize.hpp"
 
 using namespace zone;
+using test::check_clean;
 using test::Loopback;
 using test::LoopClient;
 using test::SentPart;
+using test::violations_of;
 
 namespace {
 
@@ -67,26 +69,6 @@ struct Tour {
 
 Tour square_tour(double lo, double hi) {
   return Tour{{{lo, lo}, {hi, lo}, {hi, hi}, {lo, hi}}};
-}
-
-std::string violations_of(const LoopClient& c) {
-  std::string s;
-  for (const auto& v : c.replica.violations()) {
-    s += std::string(replica::to_string(v.kind)) + " tick " + std::to_string(v.server_tick) +
-         " id " + std::to_string(v.entity_id) + "; ";
-  }
-  return s;
-}
-
-// The checks every scenario ends with.
-void check_clean(const Loopback& lb, const LoopClient& c) {
-  CHECK_MESSAGE(c.replica.violations().empty(), violations_of(c));
-  CHECK(c.max_packet <= lb.params.max_packet_bytes);
-  CHECK(c.malformed == 0);
-  CHECK(c.bad_acks == 0);
-  CHECK(c.unresolved == 0);
-  CHECK(c.baseline_mismatches == 0);
-  CHECK(lb.stray_packets == 0);
 }
 
 // The parts of one tick are numbered 0..n-1 in order, agree on their header, and each
