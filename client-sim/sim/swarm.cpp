@@ -135,13 +135,11 @@ void Swarm::truth_check(std::uint32_t newest) {
   };
   const std::uint32_t top = newest - 1;
   if (!fetch(top)) return;
-  // `newest` is the most advanced bot's; a bot on a busy machine may be some ticks behind
-  // it. The window reaches kLagAllowance ticks further back, so such a bot still finds a
-  // tick it holds with its whole deferral bound inside the window, and is checked.
-  constexpr std::uint32_t kLagAllowance = 16;
-  const std::uint32_t depth =
-      window->by_tick.begin()->second.max_staleness_ticks + 4 + kLagAllowance;
-  for (std::uint32_t t = top - 1; t + depth > top && t > 0; --t) fetch(t);
+  // The rest of the window, oldest first: the server keeps a limited history, and the
+  // oldest tick is the one that would fall out of it while the others are fetched.
+  const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + 4;
+  const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
+  for (std::uint32_t t = oldest; t < top; ++t) fetch(t);
   ++truth_rounds_;
   for (auto& g : groups_) g->check(window);
 }
