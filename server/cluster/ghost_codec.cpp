@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "aoi/grid_aoi.hpp"
+#include "protocol/byte_io.hpp"
 
 namespace zone::cluster {
 namespace {
@@ -15,81 +15,10 @@ namespace {
 constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 8 + 2;
 constexpr std::size_t kMinGhostBytes = 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2 + 2 + 1;
 
-class Writer {
- public:
-  explicit Writer(std::vector<std::uint8_t>& out) : out_(out) {}
-  void u8(std::uint8_t v) { out_.push_back(v); }
-  void u16(std::uint16_t v) { le(v, 2); }
-  void u32(std::uint32_t v) { le(v, 4); }
-  void u64(std::uint64_t v) { le(v, 8); }
-  void f32(float v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    u32(bits);
-  }
-  void f64(double v) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    u64(bits);
-  }
-  void bytes(const std::string& s, std::size_t n) {
-    out_.insert(out_.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
-  }
-
- private:
-  void le(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-  }
-  std::vector<std::uint8_t>& out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> in) : in_(in) {}
-  std::uint64_t le(std::size_t n) {
-    if (n > in_.size() - pos_) {
-      failed_ = true;
-      pos_ = in_.size();
-      return 0;
-    }
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < n; ++i) v |= std::uint64_t{in_[pos_ + i]} << (8 * i);
-    pos_ += n;
-    return v;
-  }
-  std::uint8_t u8() { return static_cast<std::uint8_t>(le(1)); }
-  std::uint16_t u16() { return static_cast<std::uint16_t>(le(2)); }
-  std::uint32_t u32() { return static_cast<std::uint32_t>(le(4)); }
-  float f32() {
-    const std::uint32_t bits = u32();
-    float v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
-  double f64() {
-    const std::uint64_t bits = le(8);
-    double v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
-  std::string text(std::size_t n) {
-    if (n > in_.size() - pos_) {
-      failed_ = true;
-      pos_ = in_.size();
-      return {};
-    }
-    std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
-    pos_ += n;
-    return s;
-  }
-  bool failed() const { return failed_; }
-  std::size_t left() const { return in_.size() - pos_; }
-
- private:
-  std::span<const std::uint8_t> in_;
-  std::size_t pos_ = 0;
-  bool failed_ = false;
-};
+// Bytes one ghost takes on the wire.
+std::size_t ghost_bytes(const world::GhostState& g) {
+  return kMinGhostBytes + std::min(g.name.size(), kMaxGhostNameBytes);
+}
 
 bool coordinate_ok(double v) {
   return std::isfinite(v) && std::abs(v) <= aoi::GridAoi::kMaxCoordinate;
@@ -116,9 +45,11 @@ const char* to_string(GhostDecodeError e) {
 }
 
 void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
-  out.clear();
-  Writer w(out);
   const std::size_t count = std::min(m.ghosts.size(), kMaxGhostsPerMessage);
+  std::size_t size = kHeaderBytes;
+  for (std::size_t i = 0; i < count; ++i) size += ghost_bytes(m.ghosts[i]);
+  out.resize(size);
+  protocol::ByteWriter w(out);
   w.u8(kGhostMagic);
   w.u8(kGhostVersion);
   w.u8(static_cast<std::uint8_t>(m.source));
@@ -139,7 +70,7 @@ void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
     w.u16(g.max_health);
     const std::size_t name = std::min(g.name.size(), kMaxGhostNameBytes);
     w.u8(static_cast<std::uint8_t>(name));
-    w.bytes(g.name, name);
+    w.bytes({reinterpret_cast<const std::uint8_t*>(g.name.data()), name});
   }
 }
 
@@ -154,14 +85,14 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
   if (bytes.size() < 2) return GhostDecodeError::kTruncated;
   if (bytes[1] != kGhostVersion) return GhostDecodeError::kVersion;
   if (bytes.size() < kHeaderBytes) return GhostDecodeError::kTruncated;
-  Reader r(bytes.subspan(2));
+  protocol::ByteReader r(bytes.subspan(2));
   out.source = r.u8();
   if (r.u8() != 0) return GhostDecodeError::kBadValue;  // flags: none defined in version 1
   out.tick = r.u32();
-  out.sent_us = static_cast<std::int64_t>(r.le(8));
+  out.sent_us = static_cast<std::int64_t>(r.u64());
   const std::size_t count = r.u16();
   // Refuse a count the bytes cannot hold before reserving anything for it.
-  if (count > r.left() / kMinGhostBytes) return GhostDecodeError::kTruncated;
+  if (count > r.remaining() / kMinGhostBytes) return GhostDecodeError::kTruncated;
   out.ghosts.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     world::GhostState g;
@@ -174,7 +105,8 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
     g.vy = r.f32();
     g.health = r.u16();
     g.max_health = r.u16();
-    g.name = r.text(r.u8());
+    const std::span<const std::uint8_t> name = r.bytes(r.u8());
+    g.name.assign(reinterpret_cast<const char*>(name.data()), name.size());
     if (r.failed()) return fail(GhostDecodeError::kTruncated);
     if (g.id == world::kNoEntity || kind > 1 || !coordinate_ok(g.x) || !coordinate_ok(g.y) ||
         !std::isfinite(g.heading) || !std::isfinite(g.vx) || !std::isfinite(g.vy) ||
@@ -184,7 +116,7 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
     g.kind = kind == 0 ? world::EntityKind::kPlayer : world::EntityKind::kNpc;
     out.ghosts.push_back(std::move(g));
   }
-  if (r.left() != 0) return fail(GhostDecodeError::kTrailing);
+  if (!r.at_end()) return fail(GhostDecodeError::kTrailing);
   return GhostDecodeError::kNone;
 }
 

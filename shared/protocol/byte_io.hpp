@@ -36,13 +36,24 @@ class ByteWriter {
       overflow_ = true;
     }
   }
+  void u16(std::uint16_t v) {
+    for (int i = 0; i < 2; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
   void u32(std::uint32_t v) {
     for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
   }
   void f32(float v) {
     std::uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
     u32(bits);
+  }
+  void f64(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    u64(bits);
   }
   void varint(std::uint32_t v) {
     while (v >= 0x80) {
@@ -85,14 +96,30 @@ class ByteReader {
     }
     return in_[pos_++];
   }
+  std::uint16_t u16() {
+    std::uint16_t v = 0;
+    for (int i = 0; i < 2; ++i) v = static_cast<std::uint16_t>(v | (u8() << (8 * i)));
+    return v;
+  }
   std::uint32_t u32() {
     std::uint32_t v = 0;
     for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(u8()) << (8 * i);
     return v;
   }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(u8()) << (8 * i);
+    return v;
+  }
   float f32() {
     const std::uint32_t bits = u32();
     float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  double f64() {
+    const std::uint64_t bits = u64();
+    double v;
     std::memcpy(&v, &bits, sizeof v);
     return v;
   }
@@ -122,6 +149,7 @@ class ByteReader {
   }
   bool failed() const { return failed_; }
   bool at_end() const { return pos_ == in_.size(); }
+  std::size_t remaining() const { return in_.size() - pos_; }
   std::size_t position() const { return pos_; }
 
  private:

@@ -1237,6 +1237,35 @@ TEST_CASE("byte_io: a reader refuses varints longer than 32 bits and stays faile
   CHECK(s.u32() == 0);
 }
 
+TEST_CASE("byte_io: 16- and 64-bit values and doubles are little-endian and round-trip") {
+  std::array<std::uint8_t, 18> buf{};
+  ByteWriter w(buf);
+  w.u16(0xA1B2);
+  w.u64(0x0102030405060708ull);
+  w.f64(-2.5);
+  CHECK_FALSE(w.overflow());
+  CHECK(w.size() == 18);
+  CHECK(buf[0] == 0xB2);
+  CHECK(buf[1] == 0xA1);
+  CHECK(buf[2] == 0x08);
+  CHECK(buf[9] == 0x01);
+  CHECK(buf[17] == 0xC0);  // the sign and top exponent bits of -2.5
+  ByteReader r(buf);
+  CHECK(r.u16() == 0xA1B2);
+  CHECK(r.remaining() == 16);
+  CHECK(r.u64() == 0x0102030405060708ull);
+  CHECK(r.f64() == -2.5);
+  CHECK(r.at_end());
+  CHECK_FALSE(r.failed());
+  // One byte short: the reader fails instead of reading past the end.
+  ByteReader short_read{std::span<const std::uint8_t>(buf).first(7)};
+  short_read.u64();
+  CHECK(short_read.failed());
+  ByteWriter tight{std::span(buf).first(1)};
+  tight.u16(1);
+  CHECK(tight.overflow());
+}
+
 TEST_CASE("byte_io: fixed-width values are little-endian and never overrun either buffer") {
   std::array<std::uint8_t, 9> buf{};
   ByteWriter w(buf);
