@@ -30,13 +30,12 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "truth_zone.hpp"
 
 using namespace std::chrono_literals;
 using zone::test::Process;
 
 namespace {
-
-const std::string kAdminToken = "world-test-admin-token-0123456789";
 
 // nats-server lives in /usr/sbin on Debian, which is not on every user's PATH.
 std::string nats_server_or_skip() {
@@ -100,48 +99,16 @@ void write_world(const std::string& path, std::uint16_t nats_port) {
                          "    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n";
 }
 
-struct Zone {
-  std::unique_ptr<Process> process;
-  std::uint16_t port = 0;
-  std::uint16_t admin_port = 0;
-};
+using Zone = zone::test::TruthZone;
 
 Zone start_zone(const std::string& dir, const std::string& world, const std::string& name,
                 int npcs) {
-  static const bool exported = ::setenv("ZONE_ADMIN_TOKEN", kAdminToken.c_str(), 1) == 0;
-  REQUIRE(exported);
-  Zone z;
-  z.process =
-      std::make_unique<Process>(std::vector<std::string>{ZONE_SERVER_BIN,
-                                                         "--config",
-                                                         ZONE_SOURCE_DIR "/configs/zone.yaml",
-                                                         "--world",
-                                                         world,
-                                                         "--zone",
-                                                         name,
-                                                         "--port",
-                                                         "0",
-                                                         "--admin-port",
-                                                         "0",
-                                                         "--npcs",
-                                                         std::to_string(npcs),
-                                                         "--set",
-                                                         "debug.truth=true",
-                                                         "--set",
-                                                         "admin.token_env=ZONE_ADMIN_TOKEN",
-                                                         "--set",
-                                                         "threads.workers=1",
-                                                         "--set",
-                                                         "threads.network=1"},
-                                dir + "/" + name + ".log");
-  const auto port =
-      z.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
-  const auto admin =
-      z.process->wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
-  REQUIRE_MESSAGE(port.has_value(), z.process->log());
-  REQUIRE_MESSAGE(admin.has_value(), z.process->log());
-  z.port = static_cast<std::uint16_t>(std::stoi(*port));
-  z.admin_port = static_cast<std::uint16_t>(std::stoi(*admin));
+  Zone z = zone::test::start_truth_zone(
+      ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+      {"--world", world, "--zone", name, "--npcs", std::to_string(npcs), "--set",
+       "threads.workers=1", "--set", "threads.network=1"},
+      dir + "/" + name + ".log");
+  REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
   return z;
 }
 
@@ -176,7 +143,7 @@ std::optional<std::chrono::milliseconds> wait_metric(const Zone& z, const std::s
 
 std::unique_ptr<Process> start_sim(const std::string& dir, const Zone& z, int bots, int seconds) {
   const std::string token_file = dir + "/admin-token";
-  std::ofstream(token_file) << kAdminToken << "\n";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
   return std::make_unique<Process>(
       std::vector<std::string>{
           ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(z.port), "--bots",

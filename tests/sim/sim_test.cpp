@@ -16,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "truth_zone.hpp"
 #include "udp_relay.hpp"
 
 using namespace std::chrono_literals;
 using zone::test::Process;
+using zone::test::TruthZone;
 
 namespace {
 
@@ -28,25 +30,6 @@ std::string temp_dir() {
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   return pattern;
 }
-
-// The admin token (/debug/truth and POST /admin/reload need it). The servers here read
-// it from the environment variable admin.token_env names, and client-sim from
-// ZONE_ADMIN_TOKEN: the same variable, set once in this process and inherited.
-const std::string kAdminToken = "sim-test-admin-token-0123456789";
-
-// zone-server's arguments plus the setting that makes it read that variable.
-std::vector<std::string> with_admin_token(std::vector<std::string> args) {
-  static const bool exported = ::setenv("ZONE_ADMIN_TOKEN", kAdminToken.c_str(), 1) == 0;
-  REQUIRE(exported);
-  args.insert(args.end(), {"--set", "admin.token_env=ZONE_ADMIN_TOKEN"});
-  return args;
-}
-
-struct RunningServer {
-  std::unique_ptr<Process> process;
-  std::uint16_t port = 0;
-  std::uint16_t admin_port = 0;
-};
 
 // The sim tests' zone: 600 x 600 m, 100 NPCs, a budget large enough that nothing waits.
 const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
@@ -58,30 +41,10 @@ const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
 const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world.max_x=60", "--set",
                                                         "world.max_y=60", "--npcs",         "200"};
 
-RunningServer start_server(const std::string& dir,
-                           const std::vector<std::string>& zone_args = kRoomy) {
-  RunningServer s;
-  std::vector<std::string> args = {ZONE_SERVER_BIN,
-                                   "--config",
-                                   ZONE_SOURCE_DIR "/configs/zone.yaml",
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--port",
-                                   "0",
-                                   "--admin-port",
-                                   "0",
-                                   "--set",
-                                   "debug.truth=true"};
-  args.insert(args.end(), zone_args.begin(), zone_args.end());
-  s.process = std::make_unique<Process>(with_admin_token(args), dir + "/server.log");
-  const auto port =
-      s.process->wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 10s);
-  const auto admin =
-      s.process->wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
-  REQUIRE_MESSAGE(port.has_value(), s.process->log());
-  REQUIRE_MESSAGE(admin.has_value(), s.process->log());
-  s.port = static_cast<std::uint16_t>(std::stoi(*port));
-  s.admin_port = static_cast<std::uint16_t>(std::stoi(*admin));
+TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy) {
+  TruthZone s = zone::test::start_truth_zone(ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+                                             zone_args, dir + "/server.log");
+  REQUIRE_MESSAGE(s.admin_port != 0, s.process->log());
   return s;
 }
 
@@ -91,7 +54,7 @@ nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t
   // client-sim could take the token from ZONE_ADMIN_TOKEN too; the file is the way to
   // give it without an environment that child processes inherit.
   const std::string token_file = dir + "/admin-token";
-  std::ofstream(token_file) << kAdminToken << "\n";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
   Process sim({ZONE_CLIENT_SIM_BIN,
                "--server",
                "127.0.0.1:" + std::to_string(port),
@@ -146,7 +109,7 @@ void check_clean(const nlohmann::json& s, int bots, bool lossy) {
 nlohmann::json scenario_case(const std::string& scenario, double loss,
                              const std::vector<std::string>& zone_args = kRoomy) {
   const std::string dir = temp_dir();
-  RunningServer server = start_server(dir, zone_args);
+  TruthZone server = start_server(dir, zone_args);
   std::unique_ptr<zone::test::UdpRelay> relay;
   std::uint16_t port = server.port;
   if (loss > 0.0) {
@@ -212,14 +175,12 @@ TEST_CASE("zone-server reloads its config file on SIGHUP and on POST /admin/relo
     text.replace(at, from.size(), to);
     std::ofstream(config) << text;
   };
-  Process server(with_admin_token({ZONE_SERVER_BIN, "--config", config, "--bind", "127.0.0.1",
-                                   "--port", "0", "--admin-port", "0", "--npcs", "10"}),
-                 dir + "/server.log");
-  const auto admin =
-      server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 10s);
-  REQUIRE(admin);
-  httplib::Client http("127.0.0.1", std::stoi(*admin));
-  http.set_bearer_token_auth(kAdminToken);
+  TruthZone zone =
+      zone::test::start_truth_zone(ZONE_SERVER_BIN, config, {"--npcs", "10"}, dir + "/server.log");
+  REQUIRE_MESSAGE(zone.admin_port != 0, zone.process->log());
+  Process& server = *zone.process;
+  httplib::Client http("127.0.0.1", zone.admin_port);
+  http.set_bearer_token_auth(zone::test::kTruthAdminToken);
 
   rewrite("  view_radius: 30.0", "  view_radius: 42.5");
   server.signal(SIGHUP);

@@ -33,15 +33,12 @@
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
+#include "truth_zone.hpp"
 
 using namespace std::chrono_literals;
 using zone::test::Process;
 
 namespace {
-
-// The admin token /debug/truth needs: the server reads it from the environment variable
-// admin.token_env names, client-sim from ZONE_ADMIN_TOKEN; both inherit it from here.
-constexpr const char* kAdminToken = "soak-test-admin-token-0123456789";
 
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -143,38 +140,17 @@ TEST_CASE("soak: 200 churning peers for minutes - honest bots exact - no leak - 
   // catches use of recently freed memory and lets RSS reach its plateau in the warm-up.
   std::string asan = std::getenv("ASAN_OPTIONS") != nullptr ? std::getenv("ASAN_OPTIONS") : "";
   ::setenv("ASAN_OPTIONS", (asan + (asan.empty() ? "" : ":") + "quarantine_size_mb=16").c_str(), 1);
-  ::setenv("ZONE_ADMIN_TOKEN", kAdminToken, 1);
   MESSAGE("soak: ", peers, " churning peers, 20 honest bots, ", seconds, " s; files in ", dir);
 
-  Process server({ZONE_SERVER_BIN,
-                  "--config",
-                  ZONE_SOURCE_DIR "/configs/zone.yaml",
-                  "--bind",
-                  "127.0.0.1",
-                  "--port",
-                  "0",
-                  "--admin-port",
-                  "0",
-                  "--npcs",
-                  "100",
-                  "--set",
-                  "debug.truth=true",
-                  "--set",
-                  "world.max_x=600",
-                  "--set",
-                  "world.max_y=600",
-                  "--set",
-                  "network.client_bandwidth=64000",
-                  "--set",
-                  "admin.token_env=ZONE_ADMIN_TOKEN"},
-                 dir + "/server.log");
-  const auto port = server.wait_for_log(std::regex("listening on udp 127\\.0\\.0\\.1:(\\d+)"), 20s);
-  const auto admin =
-      server.wait_for_log(std::regex("admin endpoint on http://127\\.0\\.0\\.1:(\\d+)/"), 20s);
-  REQUIRE_MESSAGE(port.has_value(), server.log());
-  REQUIRE_MESSAGE(admin.has_value(), server.log());
-  const auto game_port = static_cast<std::uint16_t>(std::stoi(*port));
-  const auto admin_port = static_cast<std::uint16_t>(std::stoi(*admin));
+  zone::test::TruthZone zone =
+      zone::test::start_truth_zone(ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+                                   {"--npcs", "100", "--set", "world.max_x=600", "--set",
+                                    "world.max_y=600", "--set", "network.client_bandwidth=64000"},
+                                   dir + "/server.log", 20s);
+  REQUIRE_MESSAGE(zone.admin_port != 0, zone.process->log());
+  Process& server = *zone.process;
+  const std::uint16_t game_port = zone.port;
+  const std::uint16_t admin_port = zone.admin_port;
 
   auto honest = client_sim(dir, "honest", game_port, admin_port, 20, "wander", seconds, true, 7);
   auto churn = client_sim(dir, "churn", game_port, admin_port, peers, "churn", seconds, false, 8);
