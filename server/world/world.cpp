@@ -39,20 +39,26 @@ std::uint32_t World::place(EntityKind kind, std::string name, double x, double y
   if (!can_spawn()) throw std::logic_error("world: spawn with every entity id used");
   const aoi::EntityHandle h = aoi_.add({x, y}, radius, observer);
   if (!h.valid()) throw std::logic_error("world: AOI refused a spawn inside the world bounds");
+  Entity& e = occupy(h, next_id_++, kind, x, y, std::move(name), max_health);
+  e.heading = heading;
+  e.health = max_health;
+  return h.index;
+}
+
+Entity& World::occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double x, double y,
+                      std::string name, std::uint16_t max_health) {
   if (h.index >= entities_.size()) entities_.resize(h.index + 1);
   Entity& e = entities_[h.index];
   e = Entity{};
-  e.id = next_id_++;
+  e.id = id;
   e.kind = kind;
   e.aoi = h;
   e.x = x;
   e.y = y;
-  e.heading = heading;
-  e.health = max_health;
   e.max_health = max_health;
   e.name = std::move(name);
-  slot_of_id_[e.id] = h.index;
-  return h.index;
+  slot_of_id_[id] = h.index;
+  return e;
 }
 
 std::uint32_t World::spawn_player(std::string name) {
@@ -108,18 +114,8 @@ std::uint32_t World::spawn_ghost(EntityId id, EntityKind kind, std::string name,
   const aoi::Bounds& b = params_.grid.bounds;
   const aoi::EntityHandle h = aoi_.add(b.min, 0.0, false);
   if (!h.valid()) throw std::logic_error("world: AOI refused a ghost at the world's corner");
-  if (h.index >= entities_.size()) entities_.resize(h.index + 1);
-  Entity& e = entities_[h.index];
-  e = Entity{};
-  e.id = id;
-  e.kind = kind;
-  e.aoi = h;
-  e.x = b.min.x;
-  e.y = b.min.y;
-  e.max_health = max_health;
-  e.name = std::move(name);
+  Entity& e = occupy(h, id, kind, b.min.x, b.min.y, std::move(name), max_health);
   e.ghost = true;
-  slot_of_id_[id] = h.index;
   ++ghosts_;
   return h.index;
 }

@@ -95,6 +95,9 @@ class World {
   void set_player_max_speed(double speed) { params_.player_max_speed = speed; }
 
  private:
+  // The record of the slot the AOI just gave `h`, reset and filled in, its id registered.
+  Entity& occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double x, double y,
+                 std::string name, std::uint16_t max_health);
   std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
                       double radius, bool observer, std::uint16_t max_health);
   void keep_inside(Entity& e, bool reflect);
