@@ -34,17 +34,6 @@ GhostState ghost(world::EntityId local, double x, double y) {
   return g;
 }
 
-replication::ReplicationParams rparams() {
-  replication::ReplicationParams p;
-  p.tick_rate = 20;
-  p.max_packet_bytes = 1200;
-  p.client_bandwidth = 64000;
-  p.snapshot_interval = 1;
-  p.history_ticks = 32;
-  p.max_deferral_ticks = 20;
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("ghosts: collect_near lists owned entities within the distance of a rectangle") {
@@ -138,7 +127,7 @@ TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
 
 TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules") {
   world::WorldParams p = zone_params();
-  Loopback lb(p, rparams());
+  Loopback lb(p, test::rparams(64000));
   LoopClient& a = lb.connect("alice");
   world::World& w = lb.world;
   // Put alice at the east border (steer her there at full speed).

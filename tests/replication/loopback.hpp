@@ -83,6 +83,20 @@ inline world::WorldParams small_world(std::uint32_t npcs,
   return p;
 }
 
+// Replication as the tests run it: 20 Hz, a snapshot every tick, 32 frames of history,
+// records wait at most 20 ticks; the budget and the packet size as given.
+inline replication::ReplicationParams rparams(std::uint32_t bandwidth = 16000,
+                                              std::uint32_t max_packet = 1200) {
+  replication::ReplicationParams p;
+  p.tick_rate = 20;
+  p.max_packet_bytes = max_packet;
+  p.client_bandwidth = bandwidth;
+  p.snapshot_interval = 1;
+  p.history_ticks = 32;
+  p.max_deferral_ticks = 20;
+  return p;
+}
+
 class Loopback {
  public:
   Loopback(const world::WorldParams& wp, const replication::ReplicationParams& rp,

@@ -22,22 +22,11 @@ using namespace zone;
 using test::check_clean;
 using test::Loopback;
 using test::LoopClient;
+using test::rparams;
 using test::SentPart;
 using test::violations_of;
 
 namespace {
-
-replication::ReplicationParams rparams(std::uint32_t bandwidth = 16000,
-                                       std::uint32_t max_packet = 1200) {
-  replication::ReplicationParams p;
-  p.tick_rate = 20;
-  p.max_packet_bytes = max_packet;
-  p.client_bandwidth = bandwidth;
-  p.snapshot_interval = 1;
-  p.history_ticks = 32;
-  p.max_deferral_ticks = 20;
-  return p;
-}
 
 // A world small enough that one view radius covers all of it.
 world::WorldParams open_world(std::uint32_t npcs, double size = 60.0, double radius = 100.0,

@@ -41,14 +41,7 @@ TEST_CASE("world ids: ids from the top of the id space replicate exactly") {
   // Zone 63: every id is above 4.2 billion, so spawns carry 5-byte id gaps.
   world::WorldParams wp = test::small_world(50);
   wp.zone_index = 63;
-  replication::ReplicationParams rp;
-  rp.tick_rate = 20;
-  rp.max_packet_bytes = 1200;
-  rp.client_bandwidth = 64000;
-  rp.snapshot_interval = 1;
-  rp.history_ticks = 32;
-  rp.max_deferral_ticks = 20;
-  Loopback lb(wp, rp);
+  Loopback lb(wp, test::rparams(64000));
   LoopClient& a = lb.connect("alice");
   CHECK(world::zone_of(a.entity) == 63);
   lb.run(40);
