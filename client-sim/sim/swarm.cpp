@@ -26,6 +26,8 @@ double percentile(std::vector<double> v, double q) {
 
 // Bots one thread drives comfortably with full replicas.
 constexpr std::uint32_t kBotsPerThread = 2000;
+// The newest ticks of a truth window a bot may be checked on (see truth_check).
+constexpr std::uint32_t kCheckableTicks = 16;
 
 }  // namespace
 
@@ -106,8 +108,11 @@ void Swarm::report_second(const GroupStats& now, double elapsed_s, double window
 }
 
 void Swarm::truth_check(std::uint32_t newest) {
-  // A window of recent ticks: the newest few that most bots have completed, and, before
-  // them, as many as a held-back record may be old.
+  // A window of recent ticks: the newest kCheckableTicks, on one of which every bot should
+  // hold a complete frame, and, before them, as many as a held-back record may be old. A
+  // client at its byte budget gets a frame only every few ticks and loses some of them, so
+  // the checkable span covers several of those gaps; the whole window stays well inside
+  // the server's truth history (debug.truth_history_ticks, 64 by default).
   if (newest < 4) return;
   httplib::Client http(*options_.truth_host, options_.truth_port);
   http.set_connection_timeout(2, 0);
@@ -137,7 +142,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   if (!fetch(top)) return;
   // The rest of the window, oldest first: the server keeps a limited history, and the
   // oldest tick is the one that would fall out of it while the others are fetched.
-  const std::uint32_t depth = window->by_tick.begin()->second.max_deferral_ticks + 4;
+  const std::uint32_t depth = window->by_tick.begin()->second.max_deferral_ticks + kCheckableTicks;
   const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
   for (std::uint32_t t = oldest; t < top; ++t) fetch(t);
   ++truth_rounds_;

@@ -68,12 +68,15 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
                std::size_t max_details) {
   if (bot.phase() != client::Bot::Phase::kPlaying) return;
   // A tick whose whole deferral bound lies inside the window, so that a held-back
-  // entity's past positions are all there to compare with.
+  // entity's past positions are all there to compare with. Ticks count from 1: a young
+  // zone's first ticks need only the history it has.
   const replica::Frame* frame = nullptr;
   const Truth* truth = nullptr;
   const std::uint32_t oldest = window.by_tick.empty() ? 0 : window.by_tick.begin()->first;
   for (auto it = window.by_tick.rbegin(); it != window.by_tick.rend(); ++it) {
-    if (it->first + 1 < oldest + it->second.max_deferral_ticks) break;
+    const std::uint32_t bound = it->second.max_deferral_ticks;
+    const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
+    if (needed_from < oldest) break;
     frame = bot.replica().frame_at(it->first);
     if (frame != nullptr) {
       truth = &it->second;
