@@ -33,6 +33,7 @@ nlohmann::json Summary::to_json() const {
       {"truth_skipped", truth_skipped},
       {"truth_stale_entities", truth_stale_entities},
       {"truth_deferred_spawns", truth_deferred_spawns},
+      {"truth_tier_stale_entities", truth_tier_stale_entities},
       {"truth_max_staleness_ticks", truth_max_staleness_ticks},
   };
 }

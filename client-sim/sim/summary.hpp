@@ -35,8 +35,9 @@ struct Summary {
   std::uint64_t truth_entity_checks = 0;
   std::uint64_t truth_mismatches = 0;
   std::uint64_t truth_skipped = 0;
-  std::uint64_t truth_stale_entities = 0;   // held at an older position (budget), within bound
-  std::uint64_t truth_deferred_spawns = 0;  // in view, spawn held back (budget), within bound
+  std::uint64_t truth_stale_entities = 0;       // held at an older position (budget), within bound
+  std::uint64_t truth_deferred_spawns = 0;      // in view, spawn held back (budget), within bound
+  std::uint64_t truth_tier_stale_entities = 0;  // of those, in a tier whose updates may wait
   std::uint32_t truth_max_staleness_ticks = 0;
 
   nlohmann::json to_json() const;

@@ -142,7 +142,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   if (!fetch(top)) return;
   // The rest of the window, oldest first: the server keeps a limited history, and the
   // oldest tick is the one that would fall out of it while the others are fetched.
-  const std::uint32_t depth = window->by_tick.begin()->second.max_deferral_ticks + kCheckableTicks;
+  const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + kCheckableTicks;
   const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
   for (std::uint32_t t = oldest; t < top; ++t) fetch(t);
   ++truth_rounds_;
@@ -217,6 +217,7 @@ Summary Swarm::summary() const {
   s.truth_skipped = final_.truth.skipped;
   s.truth_stale_entities = final_.truth.stale_entities;
   s.truth_deferred_spawns = final_.truth.deferred_spawns;
+  s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   return s;
 }

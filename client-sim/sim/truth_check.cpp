@@ -23,6 +23,8 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.view_radius = j.at("view_radius").get<double>();
     out.hysteresis = j.at("hysteresis").get<double>();
     out.max_deferral_ticks = j.at("max_deferral_ticks").get<std::uint32_t>();
+    out.max_staleness_ticks =
+        j.value("max_staleness_ticks", out.max_deferral_ticks);  // older servers: no tiers
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
       out.entities.push_back(
@@ -34,6 +36,15 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     for (const auto& [player, list] : j.at("deferred").items()) {
       auto& held = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
       for (const auto& d : list) held[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
+    }
+    out.tier_slack.clear();
+    if (j.contains("tier_slack")) {
+      for (const auto& [player, list] : j.at("tier_slack").items()) {
+        auto& slack = out.tier_slack[static_cast<std::uint32_t>(std::stoul(player))];
+        for (const auto& d : list) {
+          slack[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
+        }
+      }
     }
     return true;
   } catch (const std::exception& e) {
@@ -49,6 +60,7 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
   skipped += o.skipped;
   stale_entities += o.stale_entities;
   deferred_spawns += o.deferred_spawns;
+  tier_stale_entities += o.tier_stale_entities;
   max_staleness_ticks = std::max(max_staleness_ticks, o.max_staleness_ticks);
   for (const std::string& d : o.details) {
     if (details.size() < max_details) details.push_back(d);
@@ -74,7 +86,7 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
   const Truth* truth = nullptr;
   const std::uint32_t oldest = window.by_tick.empty() ? 0 : window.by_tick.begin()->first;
   for (auto it = window.by_tick.rbegin(); it != window.by_tick.rend(); ++it) {
-    const std::uint32_t bound = it->second.max_deferral_ticks;
+    const std::uint32_t bound = it->second.max_staleness_ticks;
     const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
     if (needed_from < oldest) break;
     frame = bot.replica().frame_at(it->first);
@@ -106,6 +118,8 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
   const auto d_it = truth->deferred.find(self_id);
   const auto& deferred = d_it == truth->deferred.end() ? kNone : d_it->second;
   const std::uint32_t bound = truth->max_deferral_ticks;
+  const auto t_it = truth->tier_slack.find(self_id);
+  const auto& tiered = t_it == truth->tier_slack.end() ? kNone : t_it->second;
 
   const double r = truth->view_radius;
   const double outer = r + truth->hysteresis;
@@ -150,8 +164,12 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     // client last got a record for it says nothing here: an entity that stood still for
     // a long time and has just started to move is held at a position that was true a
     // moment ago.)
+    // Its tier may let it wait longer (the server's tier for this frame).
+    const auto slack_it = tiered.find(e.id);
+    const std::uint32_t slack = slack_it == tiered.end() ? 0 : slack_it->second;
+    const std::uint32_t limit = bound + slack;
     std::uint32_t age = 0;
-    for (std::uint32_t back = 1; back < bound && back < tick; ++back) {
+    for (std::uint32_t back = 1; back < limit && back < tick; ++back) {
       const Truth* then = window.at(tick - back);
       const TruthEntity* was = then ? then->find(e.id) : nullptr;
       if (was != nullptr && at_truth(have, *was)) {
@@ -163,9 +181,10 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
       fail(
           fmt::format("entity {} at ({}, {}) cm, truth ({:.3f}, {:.3f}) m, and at none of the {} "
                       "ticks before (last record at tick {})",
-                      e.id, have.x(), have.y(), e.x, e.y, bound - 1, updated));
+                      e.id, have.x(), have.y(), e.x, e.y, limit - 1, updated));
     } else {
       ++report.stale_entities;
+      if (slack > 0) ++report.tier_stale_entities;
       report.max_staleness_ticks = std::max(report.max_staleness_ticks, age);
     }
   }

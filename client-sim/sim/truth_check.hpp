@@ -13,7 +13,8 @@
 //   - nothing beyond view_radius + hysteresis is, and nothing that does not exist;
 //   - every entity's position is the truth at T, or, when its update was held back, the
 //     truth at the tick the client last got a record for it, less than
-//     max_deferral_ticks before T.
+//     max_deferral_ticks before T; for an entity whose interest tier lets its updates
+//     wait (tier_slack), less than max_deferral_ticks + its slack.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +38,13 @@ struct Truth {
   double view_radius = 0.0;
   double hysteresis = 0.0;
   std::uint32_t max_deferral_ticks = 0;
+  // How far back the truth is needed: max_deferral_ticks plus the largest tier slack.
+  std::uint32_t max_staleness_ticks = 0;
   std::vector<TruthEntity> entities;  // sorted by id
   // Per player: entity -> the tick it entered the view (its spawn is held back).
   std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> deferred;
+  // Per player: entity -> ticks its tier lets its update wait beyond the interval.
+  std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> tier_slack;
   const TruthEntity* find(std::uint32_t id) const;
 };
 
@@ -59,9 +64,10 @@ struct TruthReport {
   std::uint64_t checks = 0;  // bot frames compared
   std::uint64_t entity_checks = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t skipped = 0;          // bots without a complete frame in the window
-  std::uint64_t stale_entities = 0;   // held at an older tick's position (budget)
-  std::uint64_t deferred_spawns = 0;  // in view, spawn held back (budget)
+  std::uint64_t skipped = 0;              // bots without a complete frame in the window
+  std::uint64_t stale_entities = 0;       // held at an older tick's position (budget)
+  std::uint64_t deferred_spawns = 0;      // in view, spawn held back (budget)
+  std::uint64_t tier_stale_entities = 0;  // of those, in a tier whose updates may wait
   std::uint32_t max_staleness_ticks = 0;
   std::vector<std::string> details;  // first few mismatches, readable
   void add(const TruthReport& o, std::size_t max_details = 20);

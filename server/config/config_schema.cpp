@@ -399,6 +399,26 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::network, &NetworkConfig::timeout_ms>("network.timeout_ms", 100, 600000),
     integer<&ZoneConfig::network, &NetworkConfig::max_deferral_ms>("network.max_deferral_ms", 1, 60000),
 
+    boolean<&ZoneConfig::interest, &InterestConfig::tiers>("interest.tiers"),
+    real<&ZoneConfig::interest, &InterestConfig::near_fraction>("interest.near_fraction", closed(0, 1)),
+    real<&ZoneConfig::interest, &InterestConfig::far_fraction>("interest.far_fraction", closed(0, 1)),
+    integer<&ZoneConfig::interest, &InterestConfig::middle_divisor>("interest.middle_divisor", 1, 64),
+    integer<&ZoneConfig::interest, &InterestConfig::far_divisor>("interest.far_divisor", 1, 64),
+    integer<&ZoneConfig::interest, &InterestConfig::crowd_threshold>("interest.crowd_threshold", 0, 100000),
+    boolean<&ZoneConfig::interest, &InterestConfig::cone>("interest.cone"),
+    real<&ZoneConfig::interest, &InterestConfig::cone_fov_degrees>("interest.cone_fov_degrees", above(0, 360)),
+    real<&ZoneConfig::interest, &InterestConfig::cone_radius>("interest.cone_radius", closed(0, 10000)),
+    boolean<&ZoneConfig::interest, &InterestConfig::load_adaptive>("interest.load_adaptive"),
+    real<&ZoneConfig::interest, &InterestConfig::load_budget_ms>("interest.load_budget_ms", closed(0, 10000)),
+    real<&ZoneConfig::interest, &InterestConfig::load_raise_share>("interest.load_raise_share", above(0, 10)),
+    real<&ZoneConfig::interest, &InterestConfig::load_lower_share>("interest.load_lower_share", above(0, 10)),
+    integer<&ZoneConfig::interest, &InterestConfig::load_smoothing_ticks>("interest.load_smoothing_ticks", 1, 10000),
+    integer<&ZoneConfig::interest, &InterestConfig::load_hold_ticks>("interest.load_hold_ticks", 1, 100000),
+    integer<&ZoneConfig::interest, &InterestConfig::load_far_slowdown>("interest.load_far_slowdown", 1, 8),
+    integer<&ZoneConfig::interest, &InterestConfig::load_radius_steps>("interest.load_radius_steps", 0, 8),
+    real<&ZoneConfig::interest, &InterestConfig::load_radius_step>("interest.load_radius_step", closed(0, 0.5)),
+
+
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
 
@@ -425,6 +445,7 @@ const std::vector<KeySpec>& schema() {
 
     boolean<&ZoneConfig::debug, &DebugConfig::truth>("debug.truth"),
     integer<&ZoneConfig::debug, &DebugConfig::truth_history_ticks>("debug.truth_history_ticks", 2, 1024),
+    integer<&ZoneConfig::debug, &DebugConfig::simulated_load_ns_per_record>("debug.simulated_load_ns_per_record", 0, 1000000),
   };
   return table;
 }
@@ -457,6 +478,22 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.admin.token_file.empty() || c.admin.token_env.empty()) return std::nullopt;
       return fmt::format("set at most one of admin.token_file and admin.token_env, got both (\"{}\" and \"{}\")",
                          c.admin.token_file, c.admin.token_env);
+    }},
+    {{"interest.far_fraction", "interest.near_fraction"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.interest.far_fraction >= c.interest.near_fraction) return std::nullopt;
+      return fmt::format("must be at least interest.near_fraction ({}), got {}", c.interest.near_fraction,
+                         c.interest.far_fraction);
+    }},
+    {{"interest.load_lower_share", "interest.load_raise_share"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.interest.load_lower_share < c.interest.load_raise_share) return std::nullopt;
+      return fmt::format("must be less than interest.load_raise_share ({}) so that the level cannot flap, got {}",
+                         c.interest.load_raise_share, c.interest.load_lower_share);
+    }},
+    {{"interest.load_radius_step", "interest.load_radius_steps"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.interest.load_radius_step * c.interest.load_radius_steps <= 0.5 + 1e-9) return std::nullopt;
+      return fmt::format("times interest.load_radius_steps ({}) must be at most 0.5 (the view radius never shrinks below "
+                         "half), got {}",
+                         c.interest.load_radius_steps, c.interest.load_radius_step);
     }},
     {{"network.snapshot_interval_ticks", "tick.rate_hz"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.snapshot_interval_ticks <= c.tick.rate_hz) return std::nullopt;

@@ -61,6 +61,29 @@ struct NetworkConfig {
   std::uint32_t max_deferral_ms = 1000;       // longest a due record waits for budget
 };
 
+// Interest policy (docs/architecture.md, "Interest policy"): how often entities in view
+// are refreshed, by distance, crowd, view cone and server load. All off by default.
+struct InterestConfig {
+  bool tiers = false;                       // distance tiers of update rate
+  double near_fraction = 0.5;               // of the view radius: within it, every snapshot
+  double far_fraction = 0.8;                // of the view radius: beyond it, the far tier
+  std::uint32_t middle_divisor = 2;         // middle tier: every Nth snapshot
+  std::uint32_t far_divisor = 4;            // far (lowest) tier: every Nth snapshot
+  std::uint32_t crowd_threshold = 0;        // more in view: all but the K nearest far; 0 off
+  bool cone = false;                        // entities behind the player are far
+  double cone_fov_degrees = 120.0;          // field of view around the direction of travel
+  double cone_radius = 5.0;                 // metres: never "behind" within this
+  bool load_adaptive = false;               // slow down and shrink under load
+  double load_budget_ms = 0.0;              // tick time budget; 0: the tick period
+  double load_raise_share = 0.8;            // smoothed tick time / budget above: level up
+  double load_lower_share = 0.5;            // below: level down
+  std::uint32_t load_smoothing_ticks = 20;  // time constant of the smoothing (ticks)
+  std::uint32_t load_hold_ticks = 20;       // at least this long between level changes
+  std::uint32_t load_far_slowdown = 2;      // level >= 1: far tier every far_divisor * N
+  std::uint32_t load_radius_steps = 2;      // levels 2..1+N shrink the view radius
+  double load_radius_step = 0.1;            // by this share of view_radius per level
+};
+
 struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
@@ -93,6 +116,9 @@ struct AdminConfig {
 struct DebugConfig {
   bool truth = false;                      // serve /debug/truth (ground truth for client-sim)
   std::uint32_t truth_history_ticks = 64;  // ticks of ground truth kept for it
+  // Busy-waits this long per entity record sent in a tick: simulated server load for
+  // tests of interest.load_adaptive (reloads live). 0: off.
+  std::uint32_t simulated_load_ns_per_record = 0;
 };
 
 struct ThreadsConfig {
@@ -108,6 +134,7 @@ struct ZoneConfig {
   PlayerConfig players;
   NpcConfig npcs;
   NetworkConfig network;
+  InterestConfig interest;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -61,6 +61,10 @@ struct InterestEntry {
   // interval or the acknowledgement lag.
   bool deferred = false;
   std::uint32_t deferred_since = 0;
+  // Interest tier at the last snapshot (0 near, 1 middle, 2 far) and how many ticks
+  // beyond the snapshot interval its update may wait for its turn (ticks).
+  std::uint8_t tier = 0;
+  std::uint32_t slack_ticks = 0;
 };
 
 struct ClientView {

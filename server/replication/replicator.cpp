@@ -1,6 +1,7 @@
 #include "replication/replicator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -40,6 +41,18 @@ void ReplicationStats::add(const ReplicationStats& o) {
   enter_events += o.enter_events;
   leave_events += o.leave_events;
   oldest_deferral_ticks = std::max(oldest_deferral_ticks, o.oldest_deferral_ticks);
+  for (std::size_t t = 0; t < tier_entities.size(); ++t) tier_entities[t] += o.tier_entities[t];
+  tier_held += o.tier_held;
+  crowded += o.crowded;
+  behind += o.behind;
+}
+
+std::uint32_t tier_slack_ticks(const ReplicationParams& p, std::uint8_t tier) {
+  const InterestParams& ip = p.interest;
+  std::uint32_t divisor = 1;
+  if (tier == 1) divisor = ip.middle_divisor;
+  if (tier == 2) divisor = ip.far_divisor * std::max(1u, ip.far_slowdown);
+  return (std::max(1u, divisor) - 1) * p.snapshot_interval;
 }
 
 Replicator::Replicator(const ReplicationParams& params, const world::World& world)
@@ -58,6 +71,7 @@ void Replicator::set_params(const ReplicationParams& params) {
   params_.snapshot_interval = std::max(1u, params.snapshot_interval);
   params_.tick_rate = params.tick_rate;
   params_.max_deferral_ticks = std::max(1u, params.max_deferral_ticks);
+  params_.interest = params.interest;
 }
 
 ClientId Replicator::add_client(std::uint32_t player_slot) {
@@ -197,6 +211,65 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   const std::uint32_t index_bytes = protocol::varint_size(static_cast<std::uint32_t>(base.size()));
   const std::uint32_t max_wait = params_.max_deferral_ticks;
 
+  // Interest policy: each entity's tier, from its distance, the crowd and the view cone.
+  const InterestParams& ip = params_.interest;
+  const bool policy = ip.active();
+  const std::array<std::uint32_t, 3> slack = {0, tier_slack_ticks(params_, 1),
+                                              tier_slack_ticks(params_, 2)};
+  const double near2 = ip.near_fraction * ip.near_fraction / inv_r2;
+  const double far2 = ip.far_fraction * ip.far_fraction / inv_r2;
+  // Crowd: more than K in view. The K nearest keep their tier; ties at the K-th distance
+  // go to the lowest ids (the merge below runs in id order), so exactly K are kept.
+  double crowd_d2 = std::numeric_limits<double>::infinity();
+  std::uint32_t crowd_ties = 0;
+  const std::uint32_t k_nearest = ip.crowd_threshold;
+  const bool crowded = k_nearest > 0 && v.interest.size() > k_nearest;
+  if (crowded) {
+    ++stats.crowded;
+    w.nearest.clear();
+    for (const InterestEntry& e : v.interest) {
+      const FieldValues& p = current_[e.slot];
+      const double dx = p[protocol::kX] - self_x, dy = p[protocol::kY] - self_y;
+      w.nearest.push_back(dx * dx + dy * dy);
+    }
+    std::nth_element(w.nearest.begin(), w.nearest.begin() + (k_nearest - 1), w.nearest.end());
+    crowd_d2 = w.nearest[k_nearest - 1];
+    crowd_ties = k_nearest - static_cast<std::uint32_t>(std::count_if(
+                                 w.nearest.begin(), w.nearest.begin() + (k_nearest - 1),
+                                 [&](double d) { return d < crowd_d2; }));
+  }
+  // Cone: the player faces its heading (direction of travel); behind is outside half the
+  // field of view on either side, beyond cone_radius.
+  constexpr double kPi = 3.14159265358979323846;
+  const double heading = frame.self[protocol::kHeading] * (2.0 * kPi / 65536.0);
+  const double hx = std::cos(heading), hy = std::sin(heading);
+  const double cos_half = std::cos(ip.cone_fov_degrees * kPi / 360.0);
+  const double cos_half2 = cos_half * cos_half;
+  const double cone_r = ip.cone_radius / protocol::kPositionStep;
+  const double cone_r2 = cone_r * cone_r;
+  auto tier_of = [&](double dx, double dy, double d2) -> std::uint8_t {
+    std::uint8_t tier = 0;
+    if (ip.tiers) tier = d2 <= near2 ? 0 : (d2 <= far2 ? 1 : 2);
+    if (crowded) {
+      bool kept = d2 < crowd_d2;
+      if (d2 == crowd_d2 && crowd_ties > 0) {
+        kept = true;
+        --crowd_ties;
+      }
+      if (!kept) tier = 2;
+    }
+    if (ip.cone && tier < 2 && d2 > cone_r2) {
+      const double dot = hx * dx + hy * dy;
+      const bool inside = cos_half >= 0.0 ? (dot >= 0.0 && dot * dot >= cos_half2 * d2)
+                                          : (dot >= 0.0 || dot * dot <= cos_half2 * d2);
+      if (!inside) {
+        tier = 2;
+        ++stats.behind;
+      }
+    }
+    return tier;
+  };
+
   // Merge the baseline frame with the interest set, both sorted by id.
   w.candidates.clear();
   std::size_t i = 0;
@@ -214,7 +287,11 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     InterestEntry& entry = v.interest[j];
     const FieldValues& now = current_[entry.slot];
     const double dx = now[protocol::kX] - self_x, dy = now[protocol::kY] - self_y;
-    const auto weight = static_cast<float>(1.0 / (1.0 + (dx * dx + dy * dy) * inv_r2));
+    const double d2 = dx * dx + dy * dy;
+    const auto weight = static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
+    entry.tier = policy ? tier_of(dx, dy, d2) : 0;
+    entry.slack_ticks = slack[entry.tier];
+    ++stats.tier_entities[entry.tier];
     if (i == base.size() || entry.id < base[i].id) {
       // Entering the client's frame. A spawn the client may already hold (it was in the
       // last frame sent, encoded against an older baseline) is not optional.
@@ -231,11 +308,17 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
         frame.entities.push_back({was.id, was.values, tick});  // still true now
         entry.priority = 0.0f;
         entry.deferred = false;
+      } else if (tick - was.sent_tick <= entry.slack_ticks) {
+        // Changed, but not its tier's turn yet: the client keeps the baseline values.
+        // (entry.slack_ticks is 0 without the policy, and a baseline is always older
+        // than this tick, so this never holds then.)
+        frame.entities.push_back(was);
+        ++stats.tier_held;
       } else {
         // Stays at the baseline values unless sent; how long those have been out of date
         // bounds the wait.
         frame.entities.push_back(was);
-        const bool stale_too_long = tick - was.sent_tick >= max_wait;
+        const bool stale_too_long = tick - was.sent_tick >= max_wait + entry.slack_ticks;
         const std::uint32_t cost =
             index_bytes +
             protocol::fields::encoded_size(protocol::kEntityFields, mask, was.values, now);

@@ -109,13 +109,16 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "{{\"tick\":{},\"world\":[{},{},{},{}],\"cell_size\":{},\"view_radius\":{},"
       "\"hysteresis\":{},\"aoi_enabled\":{},\"stats\":{{\"tick_ms\":{:.3f},\"players\":{},"
       "\"npcs\":{},\"entities\":{},\"bytes_out_per_s\":{:.0f},\"enters_per_s\":{:.1f},"
-      "\"leaves_per_s\":{:.1f}}},\"entities_in_window\":{},\"entities\":[{}],"
+      "\"leaves_per_s\":{:.1f},\"tier_share\":[{:.3f},{:.3f},{:.3f}],"
+      "\"crowded_per_s\":{:.1f},\"load_level\":{},\"load_share\":{:.3f}}},"
+      "\"entities_in_window\":{},\"entities\":[{}],"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
       "\"selected\":{}}}",
       f.tick, f.min_x, f.min_y, f.max_x, f.max_y, f.cell_size, f.view_radius, f.hysteresis,
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
-      f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, in_window, dots, col0,
-      row0, cols, rows, cells, selected);
+      f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
+      f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
+      f.stats.load_share, in_window, dots, col0, row0, cols, rows, cells, selected);
 }
 
 }  // namespace zone

@@ -7,6 +7,7 @@
 // copy, never a wait on the HTTP side.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -24,6 +25,10 @@ struct MapStats {
   double bytes_out_per_s = 0.0;
   double enters_per_s = 0.0;
   double leaves_per_s = 0.0;
+  std::array<double, 3> tier_share{};  // entities in view: near, middle, far (interest)
+  double crowded_per_s = 0.0;          // snapshots for views above crowd_threshold
+  std::uint32_t load_level = 0;        // interest.load_adaptive
+  double load_share = 0.0;             // smoothed tick time / budget
 };
 
 // The part of the map the browser shows, in world metres.

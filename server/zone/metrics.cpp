@@ -152,6 +152,35 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           "Longest a record sent since the last scrape was held back by the budget, in ticks "
           "(from the first snapshot that held it to the one that sent it).",
           static_cast<double>(m.oldest_deferral_ticks));
+  w.labelled(
+      "zone_interest_tier_entities_total", "counter",
+      "Entities in view per interest tier, summed over the snapshots built "
+      "(interest.tiers; all near when the policy is off).",
+      "tier",
+      {{"near", m.tier_entities[0]}, {"middle", m.tier_entities[1]}, {"far", m.tier_entities[2]}});
+  w.counter("zone_interest_tier_held_total",
+            "Changed entities whose update waited for its interest tier's turn.", m.tier_held);
+  w.counter("zone_interest_crowded_snapshots_total",
+            "Snapshots built for a view holding more than interest.crowd_threshold entities.",
+            m.crowded_snapshots);
+  w.counter("zone_interest_behind_cone_total",
+            "Entities in view moved to the far tier by the view cone (interest.cone), summed "
+            "over the snapshots built.",
+            m.behind_cone);
+  w.gauge("zone_interest_load_level",
+          "Load-adaptive sync level (interest.load_adaptive): 0 normal, 1 far tier slowed, 2+ "
+          "view radius shrunk.",
+          static_cast<double>(m.load_level));
+  w.gauge("zone_interest_load_level_max", "Highest load-adaptive level since start.",
+          static_cast<double>(m.load_level_max));
+  w.counter("zone_interest_load_level_changes_total", "Load-adaptive level changes.",
+            m.load_level_changes);
+  w.gauge("zone_interest_load_share",
+          "Smoothed tick time as a share of the tick budget (interest.load_budget_ms).",
+          m.load_share);
+  w.gauge("zone_interest_view_radius_meters",
+          "Players' view radius as the AOI uses it now (aoi.view_radius, shrunk under load).",
+          m.view_radius);
   w.counter("zone_replication_snapshots_total", "Snapshots (frames) sent to clients.",
             m.snapshots_sent);
   w.counter("zone_replication_snapshot_parts_total", "Snapshot parts (packets) sent to clients.",

@@ -76,6 +76,17 @@ struct ZoneMetrics {
   std::uint64_t snapshot_parts_sent = 0;
   std::uint64_t snapshot_bytes_sent = 0;    // payload of the parts
   std::uint64_t oldest_deferral_ticks = 0;  // longest wait of a record sent since last publish
+  // Interest policy: entities in view per tier (near, middle, far), summed over the
+  // snapshots built; changed entities whose update waited for its tier's turn.
+  std::array<std::uint64_t, 3> tier_entities{};
+  std::uint64_t tier_held = 0;
+  std::uint64_t crowded_snapshots = 0;  // built for a view above interest.crowd_threshold
+  std::uint64_t behind_cone = 0;        // entities made far by interest.cone
+  std::uint64_t load_level = 0;         // interest.load_adaptive
+  std::uint64_t load_level_max = 0;     // highest level since start
+  std::uint64_t load_level_changes = 0;
+  double load_share = 0.0;   // smoothed tick time / budget
+  double view_radius = 0.0;  // metres, as the AOI uses it now
   std::uint64_t network_hosts = 0;
   std::uint64_t replication_workers = 0;
   std::uint64_t socket_receive_buffer_bytes = 0;  // granted by the kernel (smallest host's)

@@ -28,6 +28,8 @@ inline bool needs_restart(std::string_view key) {
       "npcs.count",
       "npcs.seed",
   };
+  // A test knob that reloads live, so a test can take simulated load away again.
+  if (key == "debug.simulated_load_ns_per_record") return false;
   for (std::string_view s : kSections) {
     if (key.substr(0, s.size()) == s) return true;
   }

@@ -36,6 +36,22 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
     ++n;
   }
   f.deferred.resize(n);
+  f.max_staleness_ticks =
+      f.max_deferral_ticks + replication::tier_slack_ticks(replicator.params(), 2);
+  n = 0;
+  for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
+    const replication::ClientView& v = replicator.client(c);
+    if (!v.active || v.history.find(tick) == nullptr) continue;
+    if (n == f.tiers.size()) f.tiers.emplace_back();
+    Tiered& t = f.tiers[n];
+    t.player = v.player_id;
+    t.entities.clear();
+    for (const replication::InterestEntry& e : v.interest) {
+      if (e.slack_ticks > 0) t.entities.push_back({e.id, e.slack_ticks});
+    }
+    if (!t.entities.empty()) ++n;
+  }
+  f.tiers.resize(n);
 
   std::lock_guard lock(mutex_);
   std::swap(frames_[tick % frames_.size()], scratch_);
@@ -60,12 +76,18 @@ std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick) const {
   j["view_radius"] = copy.view_radius;
   j["hysteresis"] = copy.hysteresis;
   j["max_deferral_ticks"] = copy.max_deferral_ticks;
+  j["max_staleness_ticks"] = copy.max_staleness_ticks;
   auto& entities = j["entities"] = nlohmann::json::array();
   for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
   auto& deferred = j["deferred"] = nlohmann::json::object();
   for (const Deferred& d : copy.deferred) {
     auto& list = deferred[std::to_string(d.player)] = nlohmann::json::array();
     for (const DeferredSpawn& s : d.spawns) list.push_back({s.id, s.since});
+  }
+  auto& tiers = j["tier_slack"] = nlohmann::json::object();
+  for (const Tiered& t : copy.tiers) {
+    auto& list = tiers[std::to_string(t.player)] = nlohmann::json::array();
+    for (const TierSlack& e : t.entities) list.push_back({e.id, e.slack});
   }
   return j.dump();
 }

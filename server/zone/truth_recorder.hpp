@@ -1,6 +1,7 @@
 // Ground truth for verification runs (debug.truth): every entity's exact position at
 // each recent tick, and, per player, the entities in its view whose spawn the bandwidth
-// budget held back (with the tick each entered the view), served as JSON at
+// budget held back (with the tick each entered the view), and the entities whose
+// interest tier lets their updates wait (with how many ticks), served as JSON at
 // /debug/truth?tick=N so client-sim can compare its bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
@@ -44,13 +45,25 @@ class TruthRecorder {
     std::uint32_t player;
     std::vector<DeferredSpawn> spawns;
   };
+  // Entities in a player's view in a tier below near, and the ticks beyond the snapshot
+  // interval their updates may wait for their turn.
+  struct TierSlack {
+    std::uint32_t id;
+    std::uint32_t slack;
+  };
+  struct Tiered {
+    std::uint32_t player;
+    std::vector<TierSlack> entities;
+  };
   struct TruthFrame {
     std::uint32_t tick = 0;
     double view_radius = 0.0;
     double hysteresis = 0.0;
     std::uint32_t max_deferral_ticks = 0;
+    std::uint32_t max_staleness_ticks = 0;  // max_deferral_ticks + the largest tier slack
     std::vector<Position> entities;
     std::vector<Deferred> deferred;
+    std::vector<Tiered> tiers;
   };
 
   mutable std::mutex mutex_;

@@ -111,11 +111,23 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
     map_stats_.bytes_out_per_s = static_cast<double>(out - map_bytes_out_) / secs;
     map_stats_.enters_per_s = static_cast<double>(r.enter_events - map_enters_) / secs;
     map_stats_.leaves_per_s = static_cast<double>(r.leave_events - map_leaves_) / secs;
+    map_stats_.crowded_per_s = static_cast<double>(r.crowded - map_crowded_) / secs;
   }
+  // Shares of the entities in view per interest tier since the last publish.
+  std::uint64_t in_view = 0;
+  for (std::size_t t = 0; t < 3; ++t) in_view += r.tier_entities[t] - map_tiers_[t];
+  for (std::size_t t = 0; t < 3; ++t) {
+    map_stats_.tier_share[t] =
+        in_view ? static_cast<double>(r.tier_entities[t] - map_tiers_[t]) / in_view : 0.0;
+  }
+  map_tiers_ = r.tier_entities;
+  map_crowded_ = r.crowded;
   map_bytes_out_ = out;
   map_enters_ = r.enter_events;
   map_leaves_ = r.leave_events;
   last_map_publish_ = now;
+  map_stats_.load_level = zone.load.level;
+  map_stats_.load_share = zone.load.share;
   map_stats_.players = zone.world.player_count();
   map_stats_.npcs = zone.world.npc_count();
   map_.publish(zone.tick, zone.world, map_stats_);
@@ -149,7 +161,16 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.snapshots_sent = r.snapshots;
   m.snapshot_parts_sent = r.packets;
   m.snapshot_bytes_sent = r.bytes;
+  m.tier_entities = r.tier_entities;
+  m.tier_held = r.tier_held;
+  m.crowded_snapshots = r.crowded;
+  m.behind_cone = r.behind;
   m.oldest_deferral_ticks = std::max(m.oldest_deferral_ticks, oldest_deferral_ticks);
+  m.load_level = zone.load.level;
+  m.load_level_max = std::max<std::uint64_t>(m.load_level_max, zone.load.level);
+  m.load_level_changes = zone.load.changes;
+  m.load_share = zone.load.share;
+  m.view_radius = zone.world.effective_player_radius();
   std::uint64_t full_drains = 0;
   for (const auto& h : zone.hosts) full_drains += h->full_drains();
   m.full_drains = full_drains;

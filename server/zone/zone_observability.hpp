@@ -9,6 +9,7 @@
 // valid for that call only.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,11 @@ struct ZoneView {
   const SessionCounters& sessions;
   HostThreads hosts;
   const cluster::GhostExchange* cluster;  // in a world of zones only, else null
+  struct Load {
+    std::uint32_t level;    // the load level replication and the AOI run at
+    double share;           // smoothed tick time as a share of its budget
+    std::uint64_t changes;  // level changes so far
+  } load;
 };
 
 // How long one tick and its phases took.
@@ -101,6 +107,8 @@ class Observability {
   MapStats map_stats_;
   std::chrono::steady_clock::time_point last_map_publish_;
   std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;
+  std::array<std::uint64_t, 3> map_tiers_{};  // tier_entities at the last map publish
+  std::uint64_t map_crowded_ = 0;
 
   // The status line: what it last reported.
   TickStats tick_stats_;

@@ -10,6 +10,7 @@
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
+#include "zone/load_governor.hpp"
 
 namespace zone {
 
@@ -57,7 +58,28 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   return p;
 }
 
-inline replication::ReplicationParams make_replication_params(const config::ZoneConfig& c) {
+// interest.load_adaptive: the view radius at a load level, as a share of aoi.view_radius.
+inline double load_radius_factor(const config::InterestConfig& c, std::uint32_t level) {
+  if (!c.load_adaptive || level < 2) return 1.0;
+  return 1.0 - c.load_radius_step * std::min(level - 1, c.load_radius_steps);
+}
+
+inline LoadParams make_load_params(const config::ZoneConfig& c) {
+  LoadParams p;
+  p.enabled = c.interest.load_adaptive;
+  p.budget_seconds =
+      c.interest.load_budget_ms > 0.0 ? c.interest.load_budget_ms / 1000.0 : 1.0 / c.tick.rate_hz;
+  p.raise_share = c.interest.load_raise_share;
+  p.lower_share = c.interest.load_lower_share;
+  p.smoothing_ticks = c.interest.load_smoothing_ticks;
+  p.hold_ticks = c.interest.load_hold_ticks;
+  p.max_level = 1 + c.interest.load_radius_steps;
+  return p;
+}
+
+// `load_level`: interest.load_adaptive's level (level >= 1 slows the far tier down).
+inline replication::ReplicationParams make_replication_params(const config::ZoneConfig& c,
+                                                              std::uint32_t load_level = 0) {
   replication::ReplicationParams p;
   p.tick_rate = c.tick.rate_hz;
   p.max_packet_bytes = c.network.max_packet_bytes;
@@ -66,6 +88,17 @@ inline replication::ReplicationParams make_replication_params(const config::Zone
   p.history_ticks = c.network.history_ticks;
   // Rounded up: a wait of at least the configured time.
   p.max_deferral_ticks = (c.network.max_deferral_ms * c.tick.rate_hz + 999) / 1000;
+  const config::InterestConfig& i = c.interest;
+  p.interest.tiers = i.tiers;
+  p.interest.near_fraction = i.near_fraction;
+  p.interest.far_fraction = i.far_fraction;
+  p.interest.middle_divisor = i.middle_divisor;
+  p.interest.far_divisor = i.far_divisor;
+  p.interest.crowd_threshold = i.crowd_threshold;
+  p.interest.cone = i.cone;
+  p.interest.cone_fov_degrees = i.cone_fov_degrees;
+  p.interest.cone_radius = i.cone_radius;
+  p.interest.far_slowdown = i.load_adaptive && load_level >= 1 ? i.load_far_slowdown : 1;
   return p;
 }
 

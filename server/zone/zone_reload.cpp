@@ -61,12 +61,17 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
     announce_params_ = true;
   }
   // Push the live values down to the layers that hold copies.
+  const double radius_before = world_.effective_player_radius();
   world_.set_broadcast(!merged.aoi.enabled);
-  bool ok = world_.set_player_view_radius(merged.aoi.view_radius);
+  load_.configure(make_load_params(merged));
+  load_applied_ = load_.level();
+  bool ok = world_.set_player_view_radius(merged.aoi.view_radius *
+                                          load_radius_factor(merged.interest, load_applied_));
+  if (world_.effective_player_radius() != radius_before) announce_params_ = true;
   ok &= world_.set_hysteresis(merged.aoi.hysteresis);
   ok &= world_.set_cell_size(merged.aoi.cell_size);
   world_.set_npc_params(make_npc_params(merged.npcs));
-  replicator_.set_params(make_replication_params(merged));
+  replicator_.set_params(make_replication_params(merged, load_applied_));
   log_.set_level(merged.log.level);
   config_ = merged;
   observability_.count_reload_applied(ok);

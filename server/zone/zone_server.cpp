@@ -54,6 +54,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     cluster_ = std::make_unique<cluster::GhostExchange>(
         make_exchange_params(*world_setup.map, world_setup.zone_index), world_);
   }
+  load_.configure(make_load_params(config));
   if (config.debug.truth)
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
   observability_.start(hosts_, pool_.size());
@@ -83,7 +84,8 @@ ZoneView ZoneServer::view() const {
           .replicator = replicator_,
           .sessions = sessions_.counters(),
           .hosts = hosts_,
-          .cluster = cluster_.get()};
+          .cluster = cluster_.get(),
+          .load = {load_applied_, load_.share(), load_.changes()}};
 }
 
 void ZoneServer::tick() {
@@ -91,6 +93,7 @@ void ZoneServer::tick() {
   const auto start = clock::now();
   ++tick_;
   if (reloads_.pending()) apply_pending_reloads();
+  if (load_changed_) apply_load_level();
   ingest();
   sessions_.apply_inputs();
   world_.step(dt_);
@@ -103,11 +106,13 @@ void ZoneServer::tick() {
   replicator_.apply_events(tick_, events);
   replicate();
   post();
+  simulate_load();
   const auto replication_end = clock::now();
   if (truth_) truth_->record(tick_, world_, replicator_);
   const auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start);
   ++ticks_;
   if (took > period_) ++overruns_;
+  observe_load(took);
   const ZoneView zone = view();
   observability_.record_tick(zone, {took, aoi_end - aoi_start, replication_end - aoi_end},
                              replicator_.take_oldest_deferral());

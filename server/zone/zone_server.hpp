@@ -41,6 +41,7 @@
 #include "util/worker_pool.hpp"
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
+#include "zone/load_governor.hpp"
 #include "zone/logger.hpp"
 #include "zone/reload_controller.hpp"
 #include "zone/sessions.hpp"
@@ -139,6 +140,11 @@ class ZoneServer {
   // Tells every player the current view parameters (after a reload changed them).
   void announce_params();
   void start_admin(std::string token);
+  // interest.load_adaptive (zone_interest.cpp): the level from the tick's time, applied
+  // at the start of the next tick; simulated load for tests.
+  void observe_load(std::chrono::nanoseconds tick);
+  void apply_load_level();
+  void simulate_load();
 
   // The simulation.
   config::ZoneConfig config_;  // the live config: reloads change it
@@ -151,6 +157,12 @@ class ZoneServer {
   std::uint64_t ticks_ = 0;
   std::uint64_t overruns_ = 0;
   std::chrono::nanoseconds send_wait_{0};  // the tick waiting for the hosts' previous batch
+
+  // Load-adaptive interest (interest.load_adaptive).
+  LoadGovernor load_;
+  bool load_changed_ = false;       // apply the new level at the start of the next tick
+  std::uint32_t load_applied_ = 0;  // the level replication and the AOI run at
+  std::uint64_t load_records_ = 0;  // records sent, for debug.simulated_load_ns_per_record
 
   // Replication in parallel: each worker's scratch and packet arena. The network threads
   // read the arenas until they report the tick's batch sent, so these outlive the hosts.

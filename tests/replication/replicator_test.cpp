@@ -974,12 +974,13 @@ struct RunLog {
 // a tight budget, snapshots every other tick, a client leaving and another taking its
 // id. `workers` 0: Replicator::replicate(); else begin_tick + replicate_clients on that
 // many threads over disjoint client ranges.
-RunLog scripted_run(std::size_t workers) {
+RunLog scripted_run(std::size_t workers, const replication::InterestParams& interest = {}) {
   world::WorldParams wp = test::small_world(400, world::NpcBehaviour::kWander);
   wp.player_view_radius = 40.0;
   replication::ReplicationParams rp = rparams(8000, 576);
   rp.snapshot_interval = 2;
   rp.max_deferral_ticks = 10;
+  rp.interest = interest;
   Loopback lb(wp, rp, 99);
   lb.workers.resize(workers);
   lb.loss = 0.1;
@@ -1013,11 +1014,7 @@ RunLog scripted_run(std::size_t workers) {
   return log;
 }
 
-}  // namespace
-
-TEST_CASE("replicator: replication on three workers sends exactly what one thread sends") {
-  const RunLog one = scripted_run(0);
-  const RunLog three = scripted_run(3);
+void check_same_run(const RunLog& one, const RunLog& three) {
   REQUIRE(one.packets.size() == 8);
   REQUIRE(three.packets.size() == one.packets.size());
   std::size_t packets = 0, split = 0;
@@ -1042,6 +1039,46 @@ TEST_CASE("replicator: replication on three workers sends exactly what one threa
   CHECK(three.stats.deferred == one.stats.deferred);
   CHECK(three.stats.forced == one.stats.forced);
   CHECK(three.stats.full_resyncs == one.stats.full_resyncs);
+  CHECK(three.stats.tier_entities == one.stats.tier_entities);
+  CHECK(three.stats.tier_held == one.stats.tier_held);
+  CHECK(three.stats.crowded == one.stats.crowded);
+  CHECK(three.stats.behind == one.stats.behind);
   CHECK(one.stats.deferred > 0);
   CHECK(one.stats.packets == packets);
+}
+
+}  // namespace
+
+TEST_CASE("replicator: replication on three workers sends exactly what one thread sends") {
+  check_same_run(scripted_run(0), scripted_run(3));
+}
+
+TEST_CASE("replicator: with the interest policy on, three workers send what one thread sends") {
+  replication::InterestParams all;
+  all.tiers = true;
+  all.crowd_threshold = 12;
+  all.cone = true;
+  all.cone_radius = 8.0;
+  all.far_slowdown = 2;
+  const RunLog one = scripted_run(0, all);
+  check_same_run(one, scripted_run(3, all));
+  CHECK(one.stats.tier_held > 0);
+  CHECK(one.stats.tier_entities[1] > 0);
+  CHECK(one.stats.tier_entities[2] > 0);
+}
+
+TEST_CASE("replicator: the interest policy switched off sends exactly today's bytes") {
+  // Switched off, its other settings change nothing: byte for byte the same packets as
+  // parameters never touched.
+  replication::InterestParams off;
+  off.near_fraction = 0.1;
+  off.far_fraction = 0.2;
+  off.middle_divisor = 7;
+  off.far_divisor = 9;
+  off.far_slowdown = 3;
+  off.cone_fov_degrees = 10.0;
+  const RunLog plain = scripted_run(0);
+  const RunLog switched_off = scripted_run(0, off);
+  check_same_run(plain, switched_off);
+  CHECK(plain.stats.tier_entities[1] + plain.stats.tier_entities[2] == 0);
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -41,9 +42,9 @@ const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
 const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world.max_x=60", "--set",
                                                         "world.max_y=60", "--npcs",         "200"};
 
-TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy) {
-  TruthZone s = zone::test::start_truth_zone(ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
-                                             zone_args, dir + "/server.log");
+TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy,
+                       const std::string& config = ZONE_SOURCE_DIR "/configs/zone.yaml") {
+  TruthZone s = zone::test::start_truth_zone(ZONE_SERVER_BIN, config, zone_args, dir + "/server.log");
   REQUIRE_MESSAGE(s.admin_port != 0, s.process->log());
   return s;
 }
@@ -135,7 +136,39 @@ void crowded_case(double loss) {
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
 }
 
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const std::vector<std::string> kTiers = {"--set", "interest.tiers=true"};
+
+// Distance tiers: the truth check holds an entity in a slower tier to its tier's bound
+// (max_deferral plus its slack), every other to max_deferral, and some entities were
+// indeed held longer than the budget alone would have allowed.
+void tiers_case(const std::string& scenario, double loss, const std::vector<std::string>& zone) {
+  const nlohmann::json s = scenario_case(scenario, loss, plus(zone, kTiers));
+  INFO("summary: ", s.dump(2));
+  CHECK(s["truth_tier_stale_entities"].get<std::uint64_t>() > 0);
+  CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
+}
+
 }  // namespace
+
+TEST_CASE("client-sim hotspot with distance tiers: tiered entities exact within their bound") {
+  tiers_case("hotspot", 0.0, kRoomy);
+}
+TEST_CASE("client-sim crowd with distance tiers through 10% loss: exact within tier bounds") {
+  tiers_case("wander", 0.10, kCrowdedDefaultBudget);
+}
+TEST_CASE("client-sim wander with the view cone and tiers: exact within tier bounds") {
+  const std::vector<std::string> cone = {"--set", "interest.cone=true"};
+  tiers_case("wander", 0.0, plus(kCrowdedDefaultBudget, cone));
+}
+TEST_CASE("client-sim hotspot crowd policy (K = 16) at the default budget: exact and bounded") {
+  const std::vector<std::string> crowd = {"--set", "interest.crowd_threshold=16"};
+  tiers_case("hotspot", 0.0, plus(kCrowdedDefaultBudget, crowd));
+}
 
 TEST_CASE("client-sim wander: 100 bots - 10 s - zero violations and zero truth mismatches") {
   scenario_case("wander", 0.0);
@@ -231,4 +264,80 @@ TEST_CASE("client-sim --truth without the admin token stops at once and says how
   if (!saved.empty()) ::setenv("ZONE_ADMIN_TOKEN", saved.c_str(), 1);
   CHECK(none.wait(10s) == 2);
   CHECK_MESSAGE(none.log().find("--truth-token-file") != std::string::npos, none.log());
+}
+
+namespace {
+
+// A /metrics sample's value ("name value" at the start of a line), or -1.
+double metric(const std::string& text, const std::string& name) {
+  const std::regex re("(^|\n)" + name + " ([-0-9.e+]+)\n");
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stod(m[2].str()) : -1.0;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "client-sim overload: the load level rises, the tick recovers, nothing is lost, and it "
+    "comes back") {
+  // 100 wandering bots and 100 NPCs on 200 x 200 m with distance tiers; every record the
+  // tick sends costs it 80 us more (debug.simulated_load_ns_per_record), which at load
+  // level 0 is more than its 50 ms. The knob is in the file, so a reload can take it away.
+  const std::string dir = temp_dir();
+  const std::string config = dir + "/zone.yaml";
+  {
+    std::ifstream in(ZONE_SOURCE_DIR "/configs/zone.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string knob = "  simulated_load_ns_per_record: 0";
+    const auto at = text.find(knob);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, knob.size(), "  simulated_load_ns_per_record: 80000");
+    std::ofstream(config) << text;
+  }
+  TruthZone server =
+      start_server(dir,
+                   {"--set", "world.max_x=200", "--set", "world.max_y=200", "--npcs", "100",
+                    "--set", "network.client_bandwidth=64000", "--set", "interest.tiers=true",
+                    "--set", "interest.load_adaptive=true", "--set", "interest.load_hold_ticks=10",
+                    "--set", "interest.load_smoothing_ticks=10"},
+                   config);
+  httplib::Client http("127.0.0.1", server.admin_port);
+  http.set_bearer_token_auth(kAdminToken);
+  std::string loaded, reload_answer;
+  std::thread midway([&] {
+    // Loaded for 8 s: then the tick's share of its budget and the level it took.
+    std::this_thread::sleep_for(8s);
+    if (auto res = http.Get("/metrics")) loaded = res->body;
+    // Take the load away; the rest of the run sees the level come down again.
+    std::ifstream in(config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("simulated_load_ns_per_record: 80000"), 35,
+                 "simulated_load_ns_per_record: 0");
+    std::ofstream(config) << text;
+    if (auto res = http.Post("/admin/reload", "", "text/plain")) reload_answer = res->body;
+  });
+  const nlohmann::json s = run_sim(dir, server.port, server.admin_port, "wander", 100, 16);
+  midway.join();
+  // The whole run, radius shrinking and growing again included, is exact: entities
+  // leaving the smaller radius were despawned and came back with full state.
+  check_clean(s, 100, false);
+  CHECK(s["truth_tier_stale_entities"].get<std::uint64_t>() > 0);
+  INFO("metrics while loaded:\n", loaded);
+  INFO("reload: ", reload_answer);
+  CHECK(reload_answer.find("debug.simulated_load_ns_per_record 80000 -> 0") != std::string::npos);
+  // Under load the level rose to shrinking the radius, and the tick fits its budget.
+  CHECK(metric(loaded, "zone_interest_load_level") >= 2);
+  CHECK(metric(loaded, "zone_interest_view_radius_meters") < 30.0);
+  CHECK(metric(loaded, "zone_interest_load_share") > 0.0);
+  CHECK(metric(loaded, "zone_interest_load_share") < 1.0);
+  // Without it, back to level 0 and the full radius.
+  auto res = http.Get("/metrics");
+  REQUIRE(res);
+  INFO("metrics at the end:\n", res->body);
+  CHECK(metric(res->body, "zone_interest_load_level") == 0);
+  CHECK(metric(res->body, "zone_interest_load_level_max") >= 2);
+  CHECK(metric(res->body, "zone_interest_load_level_changes_total") >= 4);
+  CHECK(metric(res->body, "zone_interest_view_radius_meters") == 30.0);
+  server.process->signal(SIGTERM);
+  CHECK(server.process->wait(5s) == 0);
 }
