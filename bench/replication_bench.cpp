@@ -34,7 +34,7 @@ struct Result {
 };
 
 Result run(std::uint32_t players, std::uint32_t ticks, std::uint32_t warmup, std::uint32_t lag,
-           std::uint32_t interval) {
+           std::uint32_t interval, const replication::InterestParams& interest) {
   const double side = 530.0 * std::sqrt(players / 1000.0);
   world::WorldParams wp;
   wp.grid.bounds = {{0.0, 0.0}, {side, side}};
@@ -51,6 +51,7 @@ Result run(std::uint32_t players, std::uint32_t ticks, std::uint32_t warmup, std
   rp.client_bandwidth = 100'000'000;
   rp.snapshot_interval = interval;
   rp.history_ticks = 32;
+  rp.interest = interest;
   replication::Replicator replicator(rp, world);
 
   util::SplitMix64 rng(7);
@@ -117,6 +118,10 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> players{1000, 2000, 5000, 8000};
   std::uint32_t ticks = 200, warmup = 100, lag = 2, interval = 2;
   app.add_option("--players", players, "player counts (comma separated)")->delimiter(',');
+  replication::InterestParams interest;
+  app.add_flag("--tiers", interest.tiers, "interest policy: distance tiers");
+  app.add_option("--crowd", interest.crowd_threshold, "interest policy: crowd threshold K");
+  app.add_flag("--cone", interest.cone, "interest policy: view cone");
   app.add_option("--ticks", ticks, "timed ticks")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed ticks first")->capture_default_str();
   app.add_option("--ack-lag", lag, "ticks between receiving a snapshot and acknowledging it")
@@ -125,7 +130,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   for (const std::uint32_t n : players) {
-    const Result r = run(n, ticks, warmup, lag, interval);
+    const Result r = run(n, ticks, warmup, lag, interval, interest);
     fmt::print(
         "{{\"players\":{},\"ns_per_client_tick\":{:.0f},\"ns_per_snapshot\":{:.0f},"
         "\"bytes_per_snapshot\":{:.1f},\"records_per_snapshot\":{:.2f}}}\n",

@@ -241,12 +241,18 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   // Cone: the player faces its heading (direction of travel); behind is outside half the
   // field of view on either side, beyond cone_radius.
   constexpr double kPi = 3.14159265358979323846;
-  const double heading = frame.self[protocol::kHeading] * (2.0 * kPi / 65536.0);
-  const double hx = std::cos(heading), hy = std::sin(heading);
-  const double cos_half = std::cos(ip.cone_fov_degrees * kPi / 360.0);
-  const double cos_half2 = cos_half * cos_half;
-  const double cone_r = ip.cone_radius / protocol::kPositionStep;
-  const double cone_r2 = cone_r * cone_r;
+  double hx = 0.0, hy = 0.0, cos_half2 = 0.0, cone_r2 = 0.0;
+  bool cos_half_positive = true;
+  if (ip.cone) {  // trigonometry only when asked for: it is most of a small view's cost
+    const double heading = frame.self[protocol::kHeading] * (2.0 * kPi / 65536.0);
+    hx = std::cos(heading);
+    hy = std::sin(heading);
+    const double cos_half = std::cos(ip.cone_fov_degrees * kPi / 360.0);
+    cos_half2 = cos_half * cos_half;
+    cos_half_positive = cos_half >= 0.0;
+    const double cone_r = ip.cone_radius / protocol::kPositionStep;
+    cone_r2 = cone_r * cone_r;
+  }
   auto tier_of = [&](double dx, double dy, double d2) -> std::uint8_t {
     std::uint8_t tier = 0;
     if (ip.tiers) tier = d2 <= near2 ? 0 : (d2 <= far2 ? 1 : 2);
@@ -260,8 +266,8 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     }
     if (ip.cone && tier < 2 && d2 > cone_r2) {
       const double dot = hx * dx + hy * dy;
-      const bool inside = cos_half >= 0.0 ? (dot >= 0.0 && dot * dot >= cos_half2 * d2)
-                                          : (dot >= 0.0 || dot * dot <= cos_half2 * d2);
+      const bool inside = cos_half_positive ? (dot >= 0.0 && dot * dot >= cos_half2 * d2)
+                                            : (dot >= 0.0 || dot * dot <= cos_half2 * d2);
       if (!inside) {
         tier = 2;
         ++stats.behind;
