@@ -302,7 +302,7 @@ TEST_CASE(
                     "--set", "interest.load_smoothing_ticks=10"},
                    config);
   httplib::Client http("127.0.0.1", server.admin_port);
-  http.set_bearer_token_auth(kAdminToken);
+  http.set_bearer_token_auth(zone::test::kTruthAdminToken);
   std::string loaded, reload_answer;
   std::thread midway([&] {
     // Loaded for 8 s: then the tick's share of its budget and the level it took.
