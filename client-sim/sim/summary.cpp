@@ -27,6 +27,7 @@ nlohmann::json Summary::to_json() const {
       {"protocol_violations", protocol_violations},
       {"violations_by_kind", violations_by_kind},
       {"truth_rounds", truth_rounds},
+      {"truth_expired_ticks", truth_expired_ticks},
       {"truth_checks", truth_checks},
       {"truth_entity_checks", truth_entity_checks},
       {"truth_mismatches", truth_mismatches},

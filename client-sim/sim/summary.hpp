@@ -31,6 +31,9 @@ struct Summary {
   std::uint64_t protocol_violations = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
+  // Ticks a window wanted that the server's history (debug.truth_history_ticks) had let
+  // go: the bots lag that far behind the zone. The check is then over the rest.
+  std::uint64_t truth_expired_ticks = 0;
   std::uint64_t truth_checks = 0;
   std::uint64_t truth_entity_checks = 0;
   std::uint64_t truth_mismatches = 0;

@@ -120,6 +120,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   http.set_keep_alive(true);
   if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
   auto window = std::make_shared<TruthWindow>();
+  std::uint32_t gone_below = 0;  // the newest tick the server no longer kept, plus one
   auto fetch = [&](std::uint32_t tick) {
     const auto res = http.Get(fmt::format("/debug/truth?tick={}", tick).c_str());
     std::string error;
@@ -127,6 +128,11 @@ void Swarm::truth_check(std::uint32_t newest) {
     if (res && res->status == 200 && parse_truth(res->body, truth, error)) {
       window->by_tick.emplace(tick, std::move(truth));
       return true;
+    }
+    if (res && res->status == 410) {  // the swarm lags further behind than the history
+      ++truth_expired_ticks_;
+      gone_below = std::max(gone_below, tick + 1);
+      return false;
     }
     ++truth_fetch_failures_;
     if (truth_fetch_errors_.size() < 5) {
@@ -145,6 +151,9 @@ void Swarm::truth_check(std::uint32_t newest) {
   const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + kCheckableTicks;
   const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
   for (std::uint32_t t = oldest; t < top; ++t) fetch(t);
+  // Only an unbroken run of ticks is a window: below a tick the server had let go, a bot
+  // could be held to positions the check cannot see.
+  std::erase_if(window->by_tick, [&](const auto& entry) { return entry.first < gone_below; });
   ++truth_rounds_;
   for (auto& g : groups_) g->check(window);
 }
@@ -211,6 +220,7 @@ Summary Swarm::summary() const {
   s.protocol_violations = final_.violations;
   s.violations_by_kind = final_.violations_by_kind;
   s.truth_rounds = truth_rounds_;
+  s.truth_expired_ticks = truth_expired_ticks_;
   s.truth_checks = final_.truth.checks;
   s.truth_entity_checks = final_.truth.entity_checks;
   s.truth_mismatches = final_.truth.mismatches;

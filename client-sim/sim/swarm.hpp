@@ -69,6 +69,7 @@ class Swarm {
   double duration_s_ = 0.0;
   std::uint64_t truth_rounds_ = 0;
   std::uint64_t truth_fetch_failures_ = 0;
+  std::uint64_t truth_expired_ticks_ = 0;  // asked for after the server's history let them go
   std::vector<std::string> truth_fetch_errors_;
   // Per-second window.
   std::uint64_t last_in_ = 0, last_out_ = 0, last_enters_ = 0, last_leaves_ = 0;

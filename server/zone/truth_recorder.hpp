@@ -30,6 +30,7 @@ class TruthRecorder {
   // Admin thread: the JSON for `tick`, or nullopt if it is not (or no longer) recorded.
   std::optional<std::string> json_for(std::uint32_t tick) const;
   std::uint32_t newest_tick() const;
+  std::uint32_t history_ticks() const { return static_cast<std::uint32_t>(frames_.size()); }
 
  private:
   struct Position {

@@ -143,12 +143,16 @@ void ZoneServer::start_admin(std::string token) {
           }
           if (auto json = truth_->json_for(tick)) {
             res.set_content(*json, kJsonUncompressed);
-          } else {
-            res.status = 404;
-            res.set_content(
-                fmt::format("tick {} is not recorded (newest {})\n", tick, truth_->newest_tick()),
-                "text/plain");
+            return;
           }
+          // 410 for a tick the history has let go (a checker that lags that far must
+          // know it lags, not take it for an error), 404 for one not recorded yet.
+          const std::uint32_t newest = truth_->newest_tick();
+          res.status = tick != 0 && tick <= newest ? 410 : 404;
+          res.set_content(fmt::format("tick {} is {} (kept: the last {} ticks, newest {})\n", tick,
+                                      res.status == 410 ? "no longer kept" : "not recorded",
+                                      truth_->history_ticks(), newest),
+                          "text/plain");
         });
   }
   admin_->start();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "admin/admin_access.hpp"
 #include "admin/admin_server.hpp"
@@ -227,6 +228,7 @@ TEST_CASE(
   net::EnetLibrary enet;
   config::ZoneConfig cfg = test::small_zone();
   cfg.debug.truth = true;
+  cfg.debug.truth_history_ticks = 8;
   test::ServerThread server(cfg, token_only());
   const std::uint16_t port = server.zone().admin_port();
   REQUIRE(wait_healthy(port));
@@ -249,7 +251,19 @@ TEST_CASE(
     CAPTURE(bad);
     CHECK(status_of(get(port, std::string("/debug/truth?tick=") + bad, bearer())) == 400);
   }
-  CHECK(status_of(get(port, "/debug/truth?tick=4294967295", bearer())) == 404);
+  CHECK(status_of(get(port, "/debug/truth?tick=4294967295", bearer())) == 404);  // not yet
+  CHECK(status_of(get(port, "/debug/truth?tick=0", bearer())) == 404);  // ticks count from 1
+  // Tick 1 was recorded, and the history (8 ticks) has let it go once the zone is
+  // that much further on: gone, not missing.
+  std::uint32_t newest = 0;
+  for (int i = 0; i < 100 && newest <= cfg.debug.truth_history_ticks + 1; ++i) {
+    std::this_thread::sleep_for(50ms);
+    const std::string body = body_of(get(port, "/debug/truth", bearer()));
+    newest = nlohmann::json::parse(body).at("tick").get<std::uint32_t>();
+  }
+  REQUIRE(newest > cfg.debug.truth_history_ticks + 1);
+  CHECK(status_of(get(port, "/debug/truth?tick=1", bearer())) == 410);
+  CHECK(status_of(get(port, "/debug/truth?tick=" + std::to_string(newest), bearer())) == 200);
   CHECK(status_of(get(port, "/no/such/path", bearer())) == 404);
   CHECK(status_of(post(port, "/admin/reload", "")) == 401);
 
