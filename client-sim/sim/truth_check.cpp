@@ -31,6 +31,8 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
     out.deferred.clear();
+    out.per_player = j.contains("deferred");
+    if (!out.per_player) return true;
     for (const auto& [player, list] : j.at("deferred").items()) {
       auto& held = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
       for (const auto& d : list) held[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
@@ -77,6 +79,7 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     const std::uint32_t bound = it->second.max_deferral_ticks;
     const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
     if (needed_from < oldest) break;
+    if (!it->second.per_player) continue;
     frame = bot.replica().frame_at(it->first);
     if (frame != nullptr) {
       truth = &it->second;

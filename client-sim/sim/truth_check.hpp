@@ -40,6 +40,9 @@ struct Truth {
   std::vector<TruthEntity> entities;  // sorted by id
   // Per player: entity -> the tick it entered the view (its spawn is held back).
   std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> deferred;
+  // False for a tick fetched with only=positions (no per-player lists): a bot is not
+  // checked on it, it only tells where entities were.
+  bool per_player = true;
   const TruthEntity* find(std::uint32_t id) const;
 };
 
