@@ -121,8 +121,9 @@ void Swarm::truth_check(std::uint32_t newest) {
   if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
   auto window = std::make_shared<TruthWindow>();
   std::uint32_t gone_below = 0;  // the newest tick the server no longer kept, plus one
-  auto fetch = [&](std::uint32_t tick) {
-    const auto res = http.Get(fmt::format("/debug/truth?tick={}", tick).c_str());
+  auto fetch = [&](std::uint32_t tick, bool per_player) {
+    const auto res = http.Get(
+        fmt::format("/debug/truth?tick={}{}", tick, per_player ? "" : "&only=positions").c_str());
     std::string error;
     Truth truth;
     if (res && res->status == 200 && parse_truth(res->body, truth, error)) {
@@ -145,12 +146,15 @@ void Swarm::truth_check(std::uint32_t newest) {
     return false;
   };
   const std::uint32_t top = newest - 1;
-  if (!fetch(top)) return;
+  if (!fetch(top, true)) return;
   // The rest of the window, oldest first: the server keeps a limited history, and the
   // oldest tick is the one that would fall out of it while the others are fetched.
   const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + kCheckableTicks;
   const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
-  for (std::uint32_t t = oldest; t < top; ++t) fetch(t);
+  // Only the checkable ticks need the per-player lists; the ones before them, where
+  // held-back values come from, need only positions (a fraction of the size: the whole
+  // window must arrive while the bots still hold the frames it is compared with).
+  for (std::uint32_t t = oldest; t < top; ++t) fetch(t, t + kCheckableTicks > top);
   // Only an unbroken run of ticks is a window: below a tick the server had let go, a bot
   // could be held to positions the check cannot see.
   std::erase_if(window->by_tick, [&](const auto& entry) { return entry.first < gone_below; });

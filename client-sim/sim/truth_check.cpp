@@ -23,8 +23,7 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.view_radius = j.at("view_radius").get<double>();
     out.hysteresis = j.at("hysteresis").get<double>();
     out.max_deferral_ticks = j.at("max_deferral_ticks").get<std::uint32_t>();
-    out.max_staleness_ticks =
-        j.value("max_staleness_ticks", out.max_deferral_ticks);  // older servers: no tiers
+    out.max_staleness_ticks = j.at("max_staleness_ticks").get<std::uint32_t>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
       out.entities.push_back(
@@ -33,18 +32,16 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
     out.deferred.clear();
+    out.tier_slack.clear();
+    out.per_player = j.contains("deferred");
+    if (!out.per_player) return true;
     for (const auto& [player, list] : j.at("deferred").items()) {
       auto& held = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
       for (const auto& d : list) held[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
     }
-    out.tier_slack.clear();
-    if (j.contains("tier_slack")) {
-      for (const auto& [player, list] : j.at("tier_slack").items()) {
-        auto& slack = out.tier_slack[static_cast<std::uint32_t>(std::stoul(player))];
-        for (const auto& d : list) {
-          slack[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
-        }
-      }
+    for (const auto& [player, list] : j.at("tier_slack").items()) {
+      auto& slack = out.tier_slack[static_cast<std::uint32_t>(std::stoul(player))];
+      for (const auto& d : list) slack[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
     }
     return true;
   } catch (const std::exception& e) {
@@ -89,6 +86,7 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     const std::uint32_t bound = it->second.max_staleness_ticks;
     const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
     if (needed_from < oldest) break;
+    if (!it->second.per_player) continue;
     frame = bot.replica().frame_at(it->first);
     if (frame != nullptr) {
       truth = &it->second;

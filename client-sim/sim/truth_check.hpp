@@ -45,6 +45,9 @@ struct Truth {
   std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> deferred;
   // Per player: entity -> ticks its tier lets its update wait beyond the interval.
   std::unordered_map<std::uint32_t, std::unordered_map<std::uint32_t, std::uint32_t>> tier_slack;
+  // False for a tick fetched with only=positions (no per-player lists): a bot is not
+  // checked on it, it only tells where entities were.
+  bool per_player = true;
   const TruthEntity* find(std::uint32_t id) const;
 };
 

@@ -63,13 +63,22 @@ std::uint32_t TruthRecorder::newest_tick() const {
   return newest_;
 }
 
-std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick) const {
+std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick, TruthDetail detail) const {
   TruthFrame copy;
   {
     std::lock_guard lock(mutex_);
     const TruthFrame& f = frames_[tick % frames_.size()];
     if (tick == 0 || f.tick != tick) return std::nullopt;
-    copy = f;
+    copy.tick = f.tick;
+    copy.view_radius = f.view_radius;
+    copy.hysteresis = f.hysteresis;
+    copy.max_deferral_ticks = f.max_deferral_ticks;
+    copy.max_staleness_ticks = f.max_staleness_ticks;
+    copy.entities = f.entities;
+    if (detail == TruthDetail::kFull) {
+      copy.deferred = f.deferred;
+      copy.tiers = f.tiers;
+    }
   }
   nlohmann::json j;
   j["tick"] = copy.tick;
@@ -79,6 +88,7 @@ std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick) const {
   j["max_staleness_ticks"] = copy.max_staleness_ticks;
   auto& entities = j["entities"] = nlohmann::json::array();
   for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
+  if (detail == TruthDetail::kPositions) return j.dump();
   auto& deferred = j["deferred"] = nlohmann::json::object();
   for (const Deferred& d : copy.deferred) {
     auto& list = deferred[std::to_string(d.player)] = nlohmann::json::array();

@@ -20,6 +20,10 @@
 
 namespace zone {
 
+// What a truth frame's JSON carries: everything, or only where the entities were (what a
+// checker needs of the ticks before the one it checks, and a fraction of the size).
+enum class TruthDetail { kFull, kPositions };
+
 class TruthRecorder {
  public:
   explicit TruthRecorder(std::uint32_t history_ticks) : frames_(history_ticks) {}
@@ -28,7 +32,8 @@ class TruthRecorder {
   void record(std::uint32_t tick, const world::World& world,
               const replication::Replicator& replicator);
   // Admin thread: the JSON for `tick`, or nullopt if it is not (or no longer) recorded.
-  std::optional<std::string> json_for(std::uint32_t tick) const;
+  std::optional<std::string> json_for(std::uint32_t tick,
+                                      TruthDetail detail = TruthDetail::kFull) const;
   std::uint32_t newest_tick() const;
   std::uint32_t history_ticks() const { return static_cast<std::uint32_t>(frames_.size()); }
 

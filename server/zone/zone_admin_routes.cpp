@@ -141,7 +141,16 @@ void ZoneServer::start_admin(std::string token) {
               return;
             }
           }
-          if (auto json = truth_->json_for(tick)) {
+          TruthDetail detail = TruthDetail::kFull;
+          if (req.has_param("only")) {
+            if (req.get_param_value("only") != "positions") {
+              res.status = 400;
+              res.set_content("only= takes one value: positions\n", "text/plain");
+              return;
+            }
+            detail = TruthDetail::kPositions;
+          }
+          if (auto json = truth_->json_for(tick, detail)) {
             res.set_content(*json, kJsonUncompressed);
             return;
           }

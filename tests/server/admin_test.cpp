@@ -264,6 +264,14 @@ TEST_CASE(
   REQUIRE(newest > cfg.debug.truth_history_ticks + 1);
   CHECK(status_of(get(port, "/debug/truth?tick=1", bearer())) == 410);
   CHECK(status_of(get(port, "/debug/truth?tick=" + std::to_string(newest), bearer())) == 200);
+  // Positions only: the entities, no per-player lists; any other value is refused.
+  const auto brief = nlohmann::json::parse(
+      body_of(get(port, "/debug/truth?only=positions&tick=" + std::to_string(newest), bearer())));
+  CHECK(brief.at("tick").get<std::uint32_t>() == newest);
+  CHECK(brief.at("entities").size() > 0);
+  CHECK_FALSE(brief.contains("deferred"));
+  CHECK(nlohmann::json::parse(body_of(get(port, "/debug/truth", bearer()))).contains("deferred"));
+  CHECK(status_of(get(port, "/debug/truth?only=everything", bearer())) == 400);
   CHECK(status_of(get(port, "/no/such/path", bearer())) == 404);
   CHECK(status_of(post(port, "/admin/reload", "")) == 401);
 
