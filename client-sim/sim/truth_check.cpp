@@ -76,6 +76,12 @@ bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
 void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
                std::size_t max_details) {
   if (bot.phase() != client::Bot::Phase::kPlaying) return;
+  check_replica(bot.replica(), bot.welcome().entity_id, bot.name(), window, report, max_details);
+}
+
+void check_replica(const replica::FrameReplica& replica, std::uint32_t self_id,
+                   std::string_view name, const TruthWindow& window, TruthReport& report,
+                   std::size_t max_details) {
   // A tick whose whole deferral bound lies inside the window, so that a held-back
   // entity's past positions are all there to compare with. Ticks count from 1: a young
   // zone's first ticks need only the history it has.
@@ -87,13 +93,12 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
     if (needed_from < oldest) break;
     if (!it->second.per_player) continue;
-    frame = bot.replica().frame_at(it->first);
+    frame = replica.frame_at(it->first);
     if (frame != nullptr) {
       truth = &it->second;
       break;
     }
   }
-  const std::uint32_t self_id = bot.welcome().entity_id;
   const TruthEntity* self = truth ? truth->find(self_id) : nullptr;
   if (frame == nullptr || self == nullptr) {
     ++report.skipped;
@@ -105,7 +110,7 @@ void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& r
     ++report.mismatches;
     if (report.details.size() < max_details) {
       report.details.push_back(
-          fmt::format("{} (entity {}) tick {}: {}", bot.name(), self_id, tick, what));
+          fmt::format("{} (entity {}) tick {}: {}", name, self_id, tick, what));
     }
   };
   if (!at_truth({self_id, frame->self}, *self)) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -76,8 +77,13 @@ struct TruthReport {
   void add(const TruthReport& o, std::size_t max_details = 20);
 };
 
-// Checks one bot on the newest tick of `window` it holds a complete frame for.
+// Checks one bot on the newest tick of `window` it holds a complete frame for (a bot not
+// playing yet is not checked).
 void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
                std::size_t max_details = 20);
+// The same for a client's replica, whose own entity is `self_id`; `name` labels details.
+void check_replica(const replica::FrameReplica& replica, std::uint32_t self_id,
+                   std::string_view name, const TruthWindow& window, TruthReport& report,
+                   std::size_t max_details = 20);
 
 }  // namespace zone::sim
