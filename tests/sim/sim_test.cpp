@@ -44,7 +44,8 @@ const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world
 
 TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy,
                        const std::string& config = ZONE_SOURCE_DIR "/configs/zone.yaml") {
-  TruthZone s = zone::test::start_truth_zone(ZONE_SERVER_BIN, config, zone_args, dir + "/server.log");
+  TruthZone s =
+      zone::test::start_truth_zone(ZONE_SERVER_BIN, config, zone_args, dir + "/server.log");
   REQUIRE_MESSAGE(s.admin_port != 0, s.process->log());
   return s;
 }
