@@ -9,11 +9,12 @@ struct ClusterStats {
   // Ghosts held now (other zones' entities in this zone's world), and their sources.
   std::uint64_t ghosts_in = 0;
   std::uint64_t ghost_sources = 0;
-  std::uint64_t ghosts_spawned = 0;   // ghosts created
-  std::uint64_t ghosts_removed = 0;   // no longer listed by their owner
-  std::uint64_t ghosts_expired = 0;   // their owner went silent
-  std::uint64_t ghosts_rejected = 0;  // listed with an id already in use here
-  std::uint64_t ghosts_out = 0;       // entity states sent to neighbours, in all
+  std::uint64_t ghosts_spawned = 0;    // ghosts created
+  std::uint64_t ghosts_removed = 0;    // no longer listed by their owner
+  std::uint64_t ghosts_expired = 0;    // their owner went silent
+  std::uint64_t ghosts_rejected = 0;   // listed with an id already in use here
+  std::uint64_t ghosts_restarted = 0;  // their owner restarted (a new epoch)
+  std::uint64_t ghosts_out = 0;        // entity states sent to neighbours, in all
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone
@@ -24,8 +25,9 @@ struct ClusterStats {
   std::uint64_t dropped_bad_value = 0;
   std::uint64_t dropped_trailing = 0;
   std::uint64_t dropped_unknown_source = 0;
-  std::uint64_t dropped_queue_full = 0;  // arrived while the tick's queue was full
-  std::uint64_t publish_failed = 0;      // refused by the client library (disconnected)
+  std::uint64_t dropped_stale_epoch = 0;  // from a neighbour's earlier incarnation
+  std::uint64_t dropped_queue_full = 0;   // arrived while the tick's queue was full
+  std::uint64_t publish_failed = 0;       // refused by the client library (disconnected)
   std::uint64_t bytes_out = 0;
   std::uint64_t bytes_in = 0;
   bool connected = false;

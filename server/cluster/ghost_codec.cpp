@@ -10,9 +10,9 @@ namespace zone::cluster {
 namespace {
 
 // Layout (docs/world.md): u8 magic, u8 version, u8 source, u8 flags (0), u32 tick,
-// u64 sent_us, u16 count, then per ghost: u32 id, u8 kind, f64 x, f64 y, f32 heading,
+// u64 epoch, u64 sent_us, u16 count, then per ghost: u32 id, u8 kind, f64 x, f64 y, f32 heading,
 // f32 vx, f32 vy, u16 health, u16 max_health, u8 name_length, name bytes.
-constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 8 + 2;
+constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 8 + 8 + 2;
 constexpr std::size_t kMinGhostBytes = 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2 + 2 + 1;
 
 // Bytes one ghost takes on the wire.
@@ -55,6 +55,7 @@ void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
   w.u8(static_cast<std::uint8_t>(m.source));
   w.u8(0);
   w.u32(m.tick);
+  w.u64(m.epoch);
   w.u64(static_cast<std::uint64_t>(m.sent_us));
   w.u16(static_cast<std::uint16_t>(count));
   for (std::size_t i = 0; i < count; ++i) {
@@ -87,8 +88,9 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
   if (bytes.size() < kHeaderBytes) return GhostDecodeError::kTruncated;
   protocol::ByteReader r(bytes.subspan(2));
   out.source = r.u8();
-  if (r.u8() != 0) return GhostDecodeError::kBadValue;  // flags: none defined in version 1
+  if (r.u8() != 0) return GhostDecodeError::kBadValue;  // flags: none defined in version 2
   out.tick = r.u32();
+  out.epoch = r.u64();
   out.sent_us = static_cast<std::int64_t>(r.u64());
   const std::size_t count = r.u16();
   // Refuse a count the bytes cannot hold before reserving anything for it.

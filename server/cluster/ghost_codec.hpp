@@ -16,13 +16,17 @@
 namespace zone::cluster {
 
 inline constexpr std::uint8_t kGhostMagic = 0x47;  // 'G'
-inline constexpr std::uint8_t kGhostVersion = 1;
+inline constexpr std::uint8_t kGhostVersion = 2;   // 2: the sender's epoch
 inline constexpr std::size_t kMaxGhostsPerMessage = 65535;
 inline constexpr std::size_t kMaxGhostNameBytes = 255;
 
 struct GhostMessage {
   std::uint32_t source = 0;  // the sender's index in the world map
   std::uint32_t tick = 0;    // the sender's tick
+  // The sender's incarnation: when its process started (microseconds since the Unix
+  // epoch). A restarted zone sends a larger one, so its neighbours drop the ghosts of the
+  // entities it had before (their ids may come back as other entities).
+  std::uint64_t epoch = 0;
   // The sender's wall clock when it sent the message (microseconds since the Unix
   // epoch): bus lag is the receiver's clock minus this, meaningful when the zones' clocks
   // are synchronised (NTP), exact on one machine.

@@ -21,7 +21,8 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
     : params_(params),
       world_(world),
       ghosts_(world),
-      link_({.url = params.nats_url, .name = "zone-" + params.self_name}) {
+      link_({.url = params.nats_url, .name = "zone-" + params.self_name}),
+      epoch_(static_cast<std::uint64_t>(wall_clock_us())) {
   link_.subscribe(ghost_subject(params_.subject_prefix, params_.self_name));
   for (const Neighbour& n : params_.neighbours) {
     subjects_out_.push_back(ghost_subject(params_.subject_prefix, n.name));
@@ -70,7 +71,7 @@ void GhostExchange::receive(std::chrono::steady_clock::time_point now) {
       ++stats_.dropped_unknown_source;
       continue;
     }
-    ghosts_.apply(message_.source, message_.ghosts, now);
+    if (!ghosts_.apply(message_.source, message_.epoch, message_.ghosts, now)) continue;
     ++stats_.messages_in;
     const double lag = static_cast<double>(wall_clock_us() - message_.sent_us) / 1e6;
     stats_.lag_seconds_sum += std::max(0.0, lag);
@@ -83,6 +84,7 @@ void GhostExchange::publish(std::uint32_t tick) {
   for (std::size_t i = 0; i < params_.neighbours.size(); ++i) {
     message_.source = params_.self_index;
     message_.tick = tick;
+    message_.epoch = epoch_;
     message_.ghosts.clear();
     world::collect_near(world_, params_.neighbours[i].area, params_.ghost_distance,
                         message_.ghosts);
@@ -106,6 +108,8 @@ ClusterStats GhostExchange::stats() const {
   s.ghosts_removed = g.removed;
   s.ghosts_expired = g.expired;
   s.ghosts_rejected = g.rejected;
+  s.ghosts_restarted = g.restarted;
+  s.dropped_stale_epoch = g.stale_lists;
   const bus::LinkStats l = link_.stats();
   s.connected = l.connected;
   s.publish_failed = l.publish_failed;

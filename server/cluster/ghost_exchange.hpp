@@ -64,6 +64,7 @@ class GhostExchange {
   GhostMessage message_;             // scratch, decoded and encoded in turn
   std::vector<std::uint8_t> bytes_;  // scratch
   ClusterStats stats_;
+  std::uint64_t epoch_ = 0;  // this process's start, sent with every message
 };
 
 }  // namespace zone::cluster

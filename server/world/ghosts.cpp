@@ -28,9 +28,21 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
   });
 }
 
-void Ghosts::apply(std::uint32_t source, std::span<const GhostState> list, Clock::time_point now) {
-  Source& src = sources_[source];
+bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const GhostState> list,
+                   Clock::time_point now) {
+  const auto [found, first_list] = sources_.try_emplace(source);
+  Source& src = found->second;
+  if (first_list) src.epoch = epoch;
+  if (epoch < src.epoch) {
+    ++stats_.stale_lists;
+    return false;
+  }
   src.heard = now;
+  if (epoch > src.epoch) {
+    stats_.restarted += remove_all(src);
+    src.epoch = epoch;
+    return true;
+  }
   const std::uint64_t list_number = ++src.lists;
   for (const GhostState& g : list) {
     auto it = src.ghosts.find(g.id);
@@ -61,14 +73,14 @@ void Ghosts::apply(std::uint32_t source, std::span<const GhostState> list, Clock
     ++stats_.removed;
     it = src.ghosts.erase(it);
   }
+  return true;
 }
 
-void Ghosts::remove_all(Source& source) {
-  for (auto& [id, ghost] : source.ghosts) {
-    world_.despawn(ghost.slot);
-    ++stats_.expired;
-  }
+std::uint64_t Ghosts::remove_all(Source& source) {
+  for (auto& [id, ghost] : source.ghosts) world_.despawn(ghost.slot);
+  const std::uint64_t removed = source.ghosts.size();
   source.ghosts.clear();
+  return removed;
 }
 
 void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
@@ -77,7 +89,7 @@ void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
       ++it;
       continue;
     }
-    remove_all(it->second);
+    stats_.expired += remove_all(it->second);
     it = sources_.erase(it);
   }
 }

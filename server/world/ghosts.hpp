@@ -6,7 +6,10 @@
 // despawns of ghost entities, so this zone's AOI and replication treat them like any
 // other entity: its clients see them enter, move and leave by the usual rules. A source
 // that stops listing an entity removes its ghost; a source that goes silent for the
-// timeout (a crashed zone) loses all its ghosts (expire()).
+// timeout (a crashed zone) loses all its ghosts (expire()). Each list carries its
+// source's epoch (when that process started): a larger one means the source restarted,
+// and its ghosts from before are removed at once, since its new entities may reuse their
+// ids; lists from an older epoch (delayed on the bus) are refused.
 //
 // Reports can arrive bunched (two in one tick, none in the next), and a client refuses
 // an entity that moves faster than the maximum speed. So a ghost does not jump to its
@@ -45,10 +48,12 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
                   std::vector<GhostState>& out);
 
 struct GhostStats {
-  std::uint64_t spawned = 0;   // ghosts created
-  std::uint64_t removed = 0;   // no longer listed by their source
-  std::uint64_t expired = 0;   // their source went silent
-  std::uint64_t rejected = 0;  // listed with an id this zone already uses for something else
+  std::uint64_t spawned = 0;      // ghosts created
+  std::uint64_t removed = 0;      // no longer listed by their source
+  std::uint64_t expired = 0;      // their source went silent
+  std::uint64_t rejected = 0;     // listed with an id this zone already uses for something else
+  std::uint64_t restarted = 0;    // removed because their source restarted (a new epoch)
+  std::uint64_t stale_lists = 0;  // lists refused: from a source's earlier epoch
 };
 
 class Ghosts {
@@ -56,8 +61,13 @@ class Ghosts {
   using Clock = std::chrono::steady_clock;
   explicit Ghosts(World& world) : world_(world) {}
 
-  // The complete list of zone `source`'s entities near this zone, received at `now`.
-  void apply(std::uint32_t source, std::span<const GhostState> list, Clock::time_point now);
+  // The complete list of zone `source`'s entities near this zone, received at `now`,
+  // sent by the source's incarnation `epoch`. The first list of a new epoch removes the
+  // earlier epoch's ghosts and is not applied itself: its entities appear with the next
+  // list, a tick later, so that no client sees an old entity turn into a new one.
+  // Returns false for a list refused (an earlier epoch).
+  bool apply(std::uint32_t source, std::uint64_t epoch, std::span<const GhostState> list,
+             Clock::time_point now);
   // Removes the ghosts of every source not heard from since `now - timeout`.
   void expire(Clock::time_point now, Clock::duration timeout);
   // Moves every ghost towards its owner's last reported position, at most `max_step`
@@ -78,8 +88,10 @@ class Ghosts {
     std::unordered_map<EntityId, Ghost> ghosts;
     Clock::time_point heard;
     std::uint64_t lists = 0;
+    std::uint64_t epoch = 0;
   };
-  void remove_all(Source& source);
+  // Removes all of a source's ghosts; returns how many there were.
+  std::uint64_t remove_all(Source& source);
 
   World& world_;
   std::unordered_map<std::uint32_t, Source> sources_;

@@ -68,14 +68,17 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
           static_cast<double>(c.ghosts_in));
   w.gauge("zone_ghost_sources", "Neighbouring zones this zone holds ghosts of.",
           static_cast<double>(c.ghost_sources));
-  w.labelled("zone_ghost_changes_total", "counter",
-             "Ghosts created and removed, by what happened: spawned, removed (no longer listed "
-             "by their owner), expired (their owner went silent), rejected (an id in use here).",
-             "change",
-             {{"spawned", c.ghosts_spawned},
-              {"removed", c.ghosts_removed},
-              {"expired", c.ghosts_expired},
-              {"rejected", c.ghosts_rejected}});
+  w.labelled(
+      "zone_ghost_changes_total", "counter",
+      "Ghosts created and removed, by what happened: spawned, removed (no longer listed "
+      "by their owner), expired (their owner went silent), restarted (their owner restarted), "
+      "rejected (an id in use here).",
+      "change",
+      {{"spawned", c.ghosts_spawned},
+       {"removed", c.ghosts_removed},
+       {"expired", c.ghosts_expired},
+       {"restarted", c.ghosts_restarted},
+       {"rejected", c.ghosts_rejected}});
   w.counter("zone_ghosts_out_total", "Entity states sent to neighbouring zones as ghosts.",
             c.ghosts_out);
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
@@ -91,6 +94,7 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
               {"bad_value", c.dropped_bad_value},
               {"trailing", c.dropped_trailing},
               {"unknown_source", c.dropped_unknown_source},
+              {"stale_epoch", c.dropped_stale_epoch},
               {"queue_full", c.dropped_queue_full},
               {"publish_failed", c.publish_failed}});
   w.gauge("zone_bus_connected", "1 while the NATS connection is up.", c.connected ? 1.0 : 0.0);

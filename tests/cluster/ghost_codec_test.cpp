@@ -16,6 +16,7 @@ GhostMessage sample() {
   GhostMessage m;
   m.source = 3;
   m.tick = 123456;
+  m.epoch = 1700000000000001;
   m.sent_us = 1700000000123456;
   world::GhostState a;
   a.id = (3u << 26) | 7;
@@ -53,6 +54,7 @@ TEST_CASE("ghost codec: a message reads back exactly") {
   REQUIRE(cluster::decode(bytes, got) == GhostDecodeError::kNone);
   CHECK(got.source == 3);
   CHECK(got.tick == 123456);
+  CHECK(got.epoch == m.epoch);
   CHECK(got.sent_us == m.sent_us);
   REQUIRE(got.ghosts.size() == 2);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -69,8 +71,8 @@ TEST_CASE("ghost codec: a message reads back exactly") {
     CHECK(a.max_health == b.max_health);
     CHECK(a.name == b.name);
   }
-  // 18 header bytes, then 38 + name per ghost.
-  CHECK(bytes.size() == 18 + (38 + 5) + 38);
+  // 26 header bytes, then 38 + name per ghost.
+  CHECK(bytes.size() == 26 + (38 + 5) + 38);
 }
 
 TEST_CASE("ghost codec: an empty list is a valid message (the sender is alive)") {
@@ -100,9 +102,11 @@ TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a 
     bytes[0] = '{';
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kNotGhost);
   }
-  SUBCASE("another version") {
-    bytes[1] = 2;
-    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kVersion);
+  SUBCASE("another version (version 1 had no epoch)") {
+    for (const std::uint8_t version : {1, 3}) {
+      bytes[1] = version;
+      CHECK(cluster::decode(bytes, got) == GhostDecodeError::kVersion);
+    }
   }
   SUBCASE("unknown flags") {
     bytes[3] = 1;
@@ -113,21 +117,21 @@ TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a 
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kTrailing);
   }
   SUBCASE("a count larger than the bytes can hold") {
-    bytes[16] = 0xFF;
-    bytes[17] = 0xFF;
+    bytes[24] = 0xFF;
+    bytes[25] = 0xFF;
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kTruncated);
   }
   SUBCASE("an unknown kind") {
-    bytes[18 + 4] = 7;
+    bytes[26 + 4] = 7;
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
   }
   SUBCASE("a coordinate that is not finite") {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::memcpy(&bytes[18 + 5], &nan, sizeof nan);
+    std::memcpy(&bytes[26 + 5], &nan, sizeof nan);
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
   }
   SUBCASE("entity id 0") {
-    std::memset(&bytes[18], 0, 4);
+    std::memset(&bytes[26], 0, 4);
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
   }
   CHECK(got.ghosts.empty());

@@ -16,6 +16,9 @@ using world::GhostState;
 
 namespace {
 
+// The neighbour's incarnation (its start time) in the tests that do not restart it.
+constexpr std::uint64_t kEpoch = 1'700'000'000'000'000;
+
 // This zone owns [0,200] x [0,200]; its neighbour (zone 1) owns the strip east of it.
 world::WorldParams zone_params() {
   world::WorldParams p = test::small_world(0);
@@ -56,7 +59,7 @@ TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kind
   world::World w(zone_params());
   world::Ghosts ghosts(w);
   const auto t0 = world::Ghosts::Clock::now();
-  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 230, 60)}, t0);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 230, 60)}, t0);
   CHECK(ghosts.count() == 2);
   CHECK(w.ghost_count() == 2);
   CHECK(w.player_count() == 0);
@@ -66,7 +69,7 @@ TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kind
   CHECK(e->x == 210.0);
   CHECK(e->name == "npc-1");
   // Ghost 2 is no longer listed: it goes; ghost 1 moved a little.
-  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210.2, 50)}, t0 + 50ms);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210.2, 50)}, t0 + 50ms);
   ghosts.follow(0.35);
   CHECK(ghosts.count() == 1);
   CHECK(w.find(ghost(2, 0, 0).id) == nullptr);
@@ -76,7 +79,7 @@ TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kind
   // step() never moves a ghost, whatever its velocity.
   GhostState fast = ghost(1, 210.2, 50);
   fast.vx = 5.0f;
-  ghosts.apply(1, std::vector<GhostState>{fast}, t0 + 100ms);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{fast}, t0 + 100ms);
   ghosts.follow(0.35);
   w.step(0.05);
   CHECK(w.find(fast.id)->x == doctest::Approx(210.2));
@@ -86,8 +89,8 @@ TEST_CASE("ghosts: a ghost follows a jump in its owner's reports at the speed bo
   world::World w(zone_params());
   world::Ghosts ghosts(w);
   const auto t0 = world::Ghosts::Clock::now();
-  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50)}, t0);
-  ghosts.apply(1, std::vector<GhostState>{ghost(1, 211, 50)}, t0);  // two reports, one tick
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50)}, t0);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 211, 50)}, t0);  // two reports, one tick
   ghosts.follow(0.35);
   CHECK(w.find(ghost(1, 0, 0).id)->x == doctest::Approx(210.35));
   ghosts.follow(0.35);
@@ -100,10 +103,10 @@ TEST_CASE("ghosts: a silent source loses all its ghosts after the timeout, other
   world::World w(zone_params());
   world::Ghosts ghosts(w);
   const auto t0 = world::Ghosts::Clock::now();
-  ghosts.apply(1, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 220, 50)}, t0);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 220, 50)}, t0);
   GhostState other = ghost(1, 100, 210);
   other.id = (2u << world::kLocalIdBits) | 1;
-  ghosts.apply(2, std::vector<GhostState>{other}, t0 + 900ms);
+  ghosts.apply(2, kEpoch, std::vector<GhostState>{other}, t0 + 900ms);
   ghosts.expire(t0 + 999ms, 1000ms);
   CHECK(ghosts.count() == 3);
   ghosts.expire(t0 + 1001ms, 1000ms);
@@ -119,10 +122,37 @@ TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
   world::Ghosts ghosts(w);
   GhostState clash = ghost(1, 210, 50);
   clash.id = w.entity(own).id;
-  ghosts.apply(1, std::vector<GhostState>{clash}, world::Ghosts::Clock::now());
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{clash}, world::Ghosts::Clock::now());
   CHECK(ghosts.count() == 0);
   CHECK(ghosts.stats().rejected == 1);
   CHECK(w.find(clash.id)->kind == world::EntityKind::kPlayer);
+}
+
+TEST_CASE("ghosts: a restarted source's old ghosts go at once; its old lists are refused") {
+  world::World w(zone_params());
+  world::Ghosts ghosts(w);
+  const auto t0 = world::Ghosts::Clock::now();
+  const GhostState before = ghost(1, 210, 50);
+  REQUIRE(ghosts.apply(1, kEpoch, std::vector<GhostState>{before, ghost(2, 220, 50)}, t0));
+  REQUIRE(ghosts.count() == 2);
+  // Restarted: its entity 1 is now something else, elsewhere. The first list of the new
+  // epoch only clears the old ghosts...
+  GhostState after = ghost(1, 230, 150);
+  after.name = "reborn";
+  CHECK(ghosts.apply(1, kEpoch + 5'000'000, std::vector<GhostState>{after}, t0 + 50ms));
+  CHECK(ghosts.count() == 0);
+  CHECK(ghosts.stats().restarted == 2);
+  CHECK(ghosts.stats().expired == 0);
+  // ...a list the old process sent before it died, delivered late, is refused...
+  CHECK_FALSE(ghosts.apply(1, kEpoch, std::vector<GhostState>{before}, t0 + 60ms));
+  CHECK(ghosts.count() == 0);
+  CHECK(ghosts.stats().stale_lists == 1);
+  // ...and the next list of the new epoch brings the new entity, where it is.
+  CHECK(ghosts.apply(1, kEpoch + 5'000'000, std::vector<GhostState>{after}, t0 + 100ms));
+  REQUIRE(w.find(after.id) != nullptr);
+  CHECK(w.find(after.id)->x == 230.0);
+  CHECK(w.find(after.id)->name == "reborn");
+  CHECK(ghosts.stats().spawned == 3);
 }
 
 TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules") {
@@ -147,7 +177,7 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
   GhostState g = ghost(1, 215, 100);  // 20 m away, across the border
   for (int t = 0; t < 40; ++t) {
     g.x = 215.0 + 0.1 * t;
-    ghosts.apply(1, std::vector<GhostState>{g}, t0 + t * 50ms);
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{g}, t0 + t * 50ms);
     ghosts.follow(0.35);
     lb.step();
   }
@@ -156,10 +186,32 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
   CHECK(a.replica.info(g.id)->name == g.name);
   // Its owner stops listing it: it leaves alice's view.
   for (int t = 0; t < 5; ++t) {
-    ghosts.apply(1, std::vector<GhostState>{}, t0 + 2s);
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 2s);
     lb.step();
   }
   CHECK(a.replica.find(g.id) == nullptr);
   CHECK(lb.diff(a).empty());
   CHECK(a.replica.violations().empty());
+
+  // It comes back; then its owner restarts and the same id is a new entity 8 m away: alice
+  // sees the old one leave and the new one arrive, never one entity jumping.
+  for (int t = 0; t < 10; ++t) {
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{g}, t0 + 3s + t * 50ms);
+    ghosts.follow(0.35);
+    lb.step();
+  }
+  REQUIRE(a.replica.find(g.id) != nullptr);
+  const std::uint64_t leaves = a.replica.leaves();
+  GhostState reborn = g;
+  reborn.y += 8.0;
+  for (int t = 0; t < 10; ++t) {
+    ghosts.apply(1, kEpoch + 1, std::vector<GhostState>{reborn}, t0 + 4s + t * 50ms);
+    ghosts.follow(0.35);
+    lb.step();
+  }
+  CHECK(a.replica.leaves() > leaves);
+  REQUIRE(a.replica.find(g.id) != nullptr);
+  CHECK(a.replica.find(g.id)->y() == protocol::quantize_position(reborn.y));
+  CHECK(lb.diff(a).empty());
+  CHECK_MESSAGE(a.replica.violations().empty(), test::violations_of(a));
 }

@@ -86,10 +86,12 @@ std::unique_ptr<Process> start_nats(const std::string& binary, const std::string
 // West: a 40 m square with no NPCs of its own, so everything its bots see of kind NPC
 // is a ghost. East: a 100 x 40 m strip beside it, crowded with NPCs, about a third of
 // them within the ghost distance of west.
-void write_world(const std::string& path, std::uint16_t nats_port) {
+void write_world(const std::string& path, std::uint16_t nats_port, int ghost_timeout_ms = 1000) {
   std::ofstream(path) << "nats:\n  url: \"nats://127.0.0.1:" << nats_port
                       << "\"\n  subject_prefix: \"test\"\n"
-                         "ghosts:\n  distance: 40.0\n  timeout_ms: 1000\n"
+                         "ghosts:\n  distance: 40.0\n  timeout_ms: "
+                      << ghost_timeout_ms
+                      << "\n"
                          "zones:\n"
                          "  - name: west\n"
                          "    rect: {min_x: 0, min_y: 0, max_x: 40, max_y: 40}\n"
@@ -233,6 +235,45 @@ TEST_CASE("world: a zone killed with SIGKILL loses its ghosts in its neighbour w
   CHECK(s["leaves_total"].get<int>() > 0);
   west.process->signal(SIGTERM);
   CHECK(west.process->wait(5s) == 0);
+}
+
+TEST_CASE("world: a zone restarted within the ghost timeout: its old ghosts go at once") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  // A timeout far longer than the restart: only the new epoch can clear the old ghosts.
+  write_world(dir + "/world.yaml", nats_port, 20000);
+  Zone west = start_zone(dir, dir + "/world.yaml", "west", 0);
+  Zone east = start_zone(dir, dir + "/world.yaml", "east", 150);
+  REQUIRE(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 10; }, 10s));
+
+  const int seconds = 10;
+  auto sim = start_sim(dir, west, 4, seconds);
+  std::this_thread::sleep_for(3s);
+  east.process->signal(SIGKILL);
+  east.process->wait(5s);  // reaped (death by signal: no exit code)
+  CHECK_FALSE(east.process->running());
+  Zone again = start_zone(dir, dir + "/world.yaml", "east", 150);
+  const std::string restarted = "zone_ghost_changes_total\\{change=\"restarted\"\\}";
+  CHECK(wait_metric(
+      west, restarted, [](double v) { return v > 10; }, 10s));
+  CHECK(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 10; }, 10s));
+  CHECK(metric(west, "zone_ghost_changes_total\\{change=\"expired\"\\}") == 0.0);
+
+  // The bots saw the old ghosts leave and the new ones enter: no violation, no mismatch.
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == 4);
+  CHECK(s["disconnects"].get<int>() == 0);
+  CHECK(s["protocol_violations"].get<int>() == 0);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  for (Zone* z : {&west, &again}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
 }
 
 TEST_CASE("world: a zone starts without NATS, and ghosts flow once the bus is up") {
