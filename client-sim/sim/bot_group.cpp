@@ -64,9 +64,43 @@ GroupStats BotGroup::sample() const {
   return published_;
 }
 
+std::future<FramesTaken> BotGroup::take_frames(std::uint32_t from, std::uint32_t to) {
+  std::lock_guard lock(mutex_);
+  pending_take_.emplace();
+  pending_take_->from = from;
+  pending_take_->to = to;
+  return pending_take_->taken.get_future();
+}
+
 void BotGroup::check(std::shared_ptr<const TruthWindow> window) {
   std::lock_guard lock(mutex_);
   pending_truth_ = std::move(window);
+}
+
+void BotGroup::serve_truth_requests() {
+  std::optional<TakeRequest> take;
+  std::shared_ptr<const TruthWindow> truth;
+  {
+    std::lock_guard lock(mutex_);
+    take.swap(pending_take_);
+    truth.swap(pending_truth_);
+  }
+  if (truth) {
+    for (const TakenFrame& frame : taken_) check_frame(frame, *truth, counters_.truth);
+    taken_.clear();
+  }
+  if (take) {
+    taken_.clear();
+    FramesTaken by_tick;
+    for (const Slot& slot : slots_) {
+      if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+      const TakenFrame& t =
+          taken_.emplace_back(take_frame(slot.bot->replica(), slot.bot->welcome().entity_id,
+                                         slot.bot->name(), take->from, take->to));
+      if (t.frame.tick != 0) by_tick[t.frame.tick].push_back(t.self_id);
+    }
+    take->taken.set_value(std::move(by_tick));
+  }
 }
 
 void BotGroup::connect(std::uint32_t index, clock::time_point now) {
@@ -235,16 +269,7 @@ void BotGroup::run() {
       if (next_input < now) next_input = now;  // fell behind: do not burst
     }
 
-    std::shared_ptr<const TruthWindow> truth;
-    {
-      std::lock_guard lock(mutex_);
-      truth.swap(pending_truth_);
-    }
-    if (truth) {
-      for (const Slot& slot : slots_) {
-        if (slot.bot) check_bot(*slot.bot, *truth, counters_.truth);
-      }
-    }
+    serve_truth_requests();
     if (now - last_publish >= kPublishEvery) {
       publish();
       last_publish = now;

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +52,9 @@ struct GroupStats {
   TruthReport truth;
 };
 
+// Tick -> the bots' own entity ids whose frame at that tick was taken for a check.
+using FramesTaken = std::map<std::uint32_t, std::vector<std::uint32_t>>;
+
 class BotGroup {
  public:
   BotGroup(const GroupOptions& options, const Scenario& scenario);
@@ -63,7 +68,11 @@ class BotGroup {
   GroupStats finish();
   // The newest stats, refreshed by the thread a few times a second.
   GroupStats sample() const;
-  // Hands a truth window to check every playing bot against, at the thread's next pass.
+  // A truth check, step 1: at the thread's next pass, every playing bot's newest complete
+  // frame at a tick in [from, to] is copied aside. The future gives the ticks of those
+  // frames, each with the entity ids of the bots taken at it: the truth the check needs.
+  std::future<FramesTaken> take_frames(std::uint32_t from, std::uint32_t to);
+  // Step 2: the frames taken are checked against `window` at the thread's next pass.
   void check(std::shared_ptr<const TruthWindow> window);
 
  private:
@@ -90,6 +99,7 @@ class BotGroup {
   void retire(Slot& slot);
   void publish();
   void goodbye();
+  void serve_truth_requests();
 
   GroupOptions options_;
   Scenario scenario_;
@@ -102,7 +112,13 @@ class BotGroup {
 
   mutable std::mutex mutex_;
   GroupStats published_;
+  struct TakeRequest {
+    std::uint32_t from = 0, to = 0;
+    std::promise<FramesTaken> taken;
+  };
+  std::optional<TakeRequest> pending_take_;
   std::shared_ptr<const TruthWindow> pending_truth_;
+  std::vector<TakenFrame> taken_;  // the thread's own: frames waiting for their truth
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

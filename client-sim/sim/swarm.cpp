@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 
 namespace zone::sim {
@@ -28,6 +31,9 @@ double percentile(std::vector<double> v, double q) {
 constexpr std::uint32_t kBotsPerThread = 2000;
 // The newest ticks of a truth window a bot may be checked on (see truth_check).
 constexpr std::uint32_t kCheckableTicks = 16;
+// Players named in one truth request (the server takes up to 1,000; ids of up to 10
+// digits keep the URL under 6 kB).
+constexpr std::size_t kPlayersPerRequest = 500;
 
 }  // namespace
 
@@ -108,26 +114,59 @@ void Swarm::report_second(const GroupStats& now, double elapsed_s, double window
 }
 
 void Swarm::truth_check(std::uint32_t newest) {
-  // A window of recent ticks: the newest kCheckableTicks, on one of which every bot should
-  // hold a complete frame, and, before them, as many as a held-back record may be old. A
-  // client at its byte budget gets a frame only every few ticks and loses some of them, so
-  // the checkable span covers several of those gaps; the whole window stays well inside
-  // the server's truth history (debug.truth_history_ticks, 64 by default).
   if (newest < 4) return;
+  // Step 1: every bot's newest complete frame among the newest kCheckableTicks is copied
+  // aside (a client at its byte budget gets a frame only every few ticks and loses some
+  // of them, so the span covers several of those gaps). The truth may then take as long
+  // as it takes to arrive: the frames it is compared with stay.
+  const std::uint32_t top = newest - 1;
+  const std::uint32_t from = top > kCheckableTicks ? top - kCheckableTicks + 1 : 1;
+  std::vector<std::future<FramesTaken>> taking;
+  for (auto& g : groups_) taking.push_back(g->take_frames(from, top));
+  FramesTaken checked;  // tick -> the bots taken at it
+  for (auto& f : taking) {
+    try {
+      if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) continue;
+      for (auto& [tick, players] : f.get()) {
+        auto& all = checked[tick];
+        all.insert(all.end(), players.begin(), players.end());
+      }
+    } catch (const std::future_error&) {  // the group's thread has ended
+    }
+  }
+  auto window = std::make_shared<TruthWindow>();
+  const auto check = [&] {
+    ++truth_rounds_;
+    for (auto& g : groups_) g->check(window);
+  };
+  if (checked.empty()) return check();  // every bot is counted as skipped
+
+  // Step 2: the truth of those ticks with the per-player lists, and of every tick a
+  // held-back record in them may come from with positions only (a fraction of the size).
   httplib::Client http(*options_.truth_host, options_.truth_port);
   http.set_connection_timeout(2, 0);
   http.set_read_timeout(5, 0);
   http.set_keep_alive(true);
   if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
-  auto window = std::make_shared<TruthWindow>();
   std::uint32_t gone_below = 0;  // the newest tick the server no longer kept, plus one
-  auto fetch = [&](std::uint32_t tick, bool per_player) {
-    const auto res = http.Get(
-        fmt::format("/debug/truth?tick={}{}", tick, per_player ? "" : "&only=positions").c_str());
+  // One tick's truth, with the per-player lists of `players` (or none).
+  auto fetch = [&](std::uint32_t tick, std::span<const std::uint32_t> players) {
+    const std::string query =
+        players.empty()
+            ? fmt::format("/debug/truth?tick={}&only=positions", tick)
+            : fmt::format("/debug/truth?tick={}&players={}", tick, fmt::join(players, ","));
+    const auto res = http.Get(query.c_str());
     std::string error;
     Truth truth;
     if (res && res->status == 200 && parse_truth(res->body, truth, error)) {
-      window->by_tick.emplace(tick, std::move(truth));
+      auto [it, fresh] = window->by_tick.try_emplace(tick, std::move(truth));
+      if (!fresh) {
+        if (it->second.per_player) {
+          it->second.merge_players(std::move(truth));
+        } else {
+          it->second = std::move(truth);
+        }
+      }
       return true;
     }
     if (res && res->status == 410) {  // the swarm lags further behind than the history
@@ -145,21 +184,33 @@ void Swarm::truth_check(std::uint32_t newest) {
     }
     return false;
   };
-  const std::uint32_t top = newest - 1;
-  if (!fetch(top, true)) return;
-  // The rest of the window, oldest first: the server keeps a limited history, and the
-  // oldest tick is the one that would fall out of it while the others are fetched.
-  const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks + kCheckableTicks;
-  const std::uint32_t oldest = top >= depth ? top - depth + 1 : 1;
-  // Only the checkable ticks need the per-player lists; the ones before them, where
-  // held-back values come from, need only positions (a fraction of the size: the whole
-  // window must arrive while the bots still hold the frames it is compared with).
-  for (std::uint32_t t = oldest; t < top; ++t) fetch(t, t + kCheckableTicks > top);
+  // How far back held-back records reach (max_staleness_ticks), from the newest tick
+  // checked; then the window oldest first: the server keeps a limited history
+  // (debug.truth_history_ticks), and the oldest tick is the one that would fall out of it
+  // while the others are fetched.
+  const std::uint32_t newest_checked = checked.rbegin()->first;
+  if (!fetch(newest_checked, {})) return check();
+  const std::uint32_t depth = window->by_tick.begin()->second.max_staleness_ticks;
+  const std::uint32_t first = checked.begin()->first;
+  const std::uint32_t oldest = first > depth ? first - depth + 1 : 1;
+  for (std::uint32_t t = oldest; t <= newest_checked; ++t) {
+    const auto it = checked.find(t);
+    if (it == checked.end()) {
+      fetch(t, {});
+      continue;
+    }
+    // The players a request names are bounded (the server's limit, and a URL's length).
+    std::span<const std::uint32_t> players = it->second;
+    while (!players.empty()) {
+      const std::size_t n = std::min(players.size(), kPlayersPerRequest);
+      fetch(t, players.first(n));
+      players = players.subspan(n);
+    }
+  }
   // Only an unbroken run of ticks is a window: below a tick the server had let go, a bot
   // could be held to positions the check cannot see.
   std::erase_if(window->by_tick, [&](const auto& entry) { return entry.first < gone_below; });
-  ++truth_rounds_;
-  for (auto& g : groups_) g->check(window);
+  check();
 }
 
 void Swarm::run() {

@@ -16,6 +16,19 @@ const TruthEntity* Truth::find(std::uint32_t id) const {
   return it != entities.end() && it->id == id ? &*it : nullptr;
 }
 
+bool Truth::lists_player(std::uint32_t id) const {
+  return per_player && (all_players || std::binary_search(players.begin(), players.end(), id));
+}
+
+void Truth::merge_players(Truth&& other) {
+  deferred.merge(other.deferred);
+  tier_slack.merge(other.tier_slack);
+  all_players = all_players || other.all_players;
+  players.insert(players.end(), other.players.begin(), other.players.end());
+  std::sort(players.begin(), players.end());
+  players.erase(std::unique(players.begin(), players.end()), players.end());
+}
+
 bool parse_truth(const std::string& json, Truth& out, std::string& error) {
   try {
     const auto j = nlohmann::json::parse(json);
@@ -34,7 +47,13 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.deferred.clear();
     out.tier_slack.clear();
     out.per_player = j.contains("deferred");
+    out.all_players = !j.contains("players");
+    out.players.clear();
     if (!out.per_player) return true;
+    if (!out.all_players) {
+      out.players = j.at("players").get<std::vector<std::uint32_t>>();
+      std::sort(out.players.begin(), out.players.end());
+    }
     for (const auto& [player, list] : j.at("deferred").items()) {
       auto& held = out.deferred[static_cast<std::uint32_t>(std::stoul(player))];
       for (const auto& d : list) held[d.at(0).get<std::uint32_t>()] = d.at(1).get<std::uint32_t>();
@@ -73,32 +92,37 @@ bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
 
 }  // namespace
 
-void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
-               std::size_t max_details) {
-  if (bot.phase() != client::Bot::Phase::kPlaying) return;
-  check_replica(bot.replica(), bot.welcome().entity_id, bot.name(), window, report, max_details);
-}
-
-void check_replica(const replica::FrameReplica& replica, std::uint32_t self_id,
-                   std::string_view name, const TruthWindow& window, TruthReport& report,
-                   std::size_t max_details) {
-  // A tick whose whole deferral bound lies inside the window, so that a held-back
-  // entity's past positions are all there to compare with. Ticks count from 1: a young
-  // zone's first ticks need only the history it has.
-  const replica::Frame* frame = nullptr;
-  const Truth* truth = nullptr;
-  const std::uint32_t oldest = window.by_tick.empty() ? 0 : window.by_tick.begin()->first;
-  for (auto it = window.by_tick.rbegin(); it != window.by_tick.rend(); ++it) {
-    const std::uint32_t bound = it->second.max_staleness_ticks;
-    const std::uint32_t needed_from = it->first + 1 > bound ? it->first + 1 - bound : 1;
-    if (needed_from < oldest) break;
-    if (!it->second.per_player) continue;
-    frame = replica.frame_at(it->first);
-    if (frame != nullptr) {
-      truth = &it->second;
+TakenFrame take_frame(const replica::FrameReplica& replica, std::uint32_t self_id,
+                      std::string_view name, std::uint32_t from, std::uint32_t to) {
+  TakenFrame taken;
+  taken.name = name;
+  taken.self_id = self_id;
+  for (std::uint32_t t = to; t >= from && t > 0; --t) {
+    if (const replica::Frame* frame = replica.frame_at(t)) {
+      taken.frame = *frame;
       break;
     }
   }
+  return taken;
+}
+
+void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport& report,
+                 std::size_t max_details) {
+  // The frame's tick must be in the window with its per-player lists, and so must every
+  // tick a held-back record may come from. Ticks count from 1: a young zone's first ticks
+  // need only the history it has.
+  const replica::Frame* frame = taken.frame.tick != 0 ? &taken.frame : nullptr;
+  const Truth* truth = frame ? window.at(frame->tick) : nullptr;
+  if (truth != nullptr) {
+    const std::uint32_t at = truth->tick;
+    const std::uint32_t bound = truth->max_staleness_ticks;
+    const std::uint32_t needed_from = at + 1 > bound ? at + 1 - bound : 1;
+    bool complete = truth->lists_player(taken.self_id);
+    for (std::uint32_t t = needed_from; t < at && complete; ++t) complete = window.at(t) != nullptr;
+    if (!complete) truth = nullptr;
+  }
+  const std::uint32_t self_id = taken.self_id;
+  const std::string_view name = taken.name;
   const TruthEntity* self = truth ? truth->find(self_id) : nullptr;
   if (frame == nullptr || self == nullptr) {
     ++report.skipped;

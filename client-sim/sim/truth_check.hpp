@@ -6,7 +6,10 @@
 // a record may wait for budget (max_deferral_ticks), and per player the entities in its
 // view whose spawn the budget held back, with the tick each entered the view.
 //
-// Each bot is checked on the newest tick of the window it holds a complete frame for:
+// A check has two steps. First every bot's newest complete frame within the recent ticks
+// is copied out of its replica (take_frame), so the bot can go on playing while the
+// truth for those ticks is fetched, however long that takes. Then each copied frame is
+// compared with the truth of its tick (check_frame):
 //   - its own position is the truth at T, quantised to the protocol's step;
 //   - every entity within view_radius is in the frame, unless its spawn is held back,
 //     for less than max_deferral_ticks;
@@ -24,7 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "client/bot.hpp"
+#include "replica/frame_replica.hpp"
 
 namespace zone::sim {
 
@@ -49,7 +52,15 @@ struct Truth {
   // False for a tick fetched with only=positions (no per-player lists): a bot is not
   // checked on it, it only tells where entities were.
   bool per_player = true;
+  // False when the lists were asked for some players only (players=): those are in
+  // `players` (sorted), and no other player can be checked on this tick.
+  bool all_players = true;
+  std::vector<std::uint32_t> players;
   const TruthEntity* find(std::uint32_t id) const;
+  bool lists_player(std::uint32_t id) const;
+  // Adds the per-player lists of another answer for the same tick (a checker that asks
+  // for its players in several requests).
+  void merge_players(Truth&& other);
 };
 
 // Parses the endpoint's JSON; returns false with `error` set if it is not as expected.
@@ -68,7 +79,7 @@ struct TruthReport {
   std::uint64_t checks = 0;  // bot frames compared
   std::uint64_t entity_checks = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t skipped = 0;              // bots without a complete frame in the window
+  std::uint64_t skipped = 0;              // bots without a complete frame to check
   std::uint64_t stale_entities = 0;       // held at an older tick's position (budget)
   std::uint64_t deferred_spawns = 0;      // in view, spawn held back (budget)
   std::uint64_t tier_stale_entities = 0;  // of those, in a tier whose updates may wait
@@ -77,13 +88,21 @@ struct TruthReport {
   void add(const TruthReport& o, std::size_t max_details = 20);
 };
 
-// Checks one bot on the newest tick of `window` it holds a complete frame for (a bot not
-// playing yet is not checked).
-void check_bot(const client::Bot& bot, const TruthWindow& window, TruthReport& report,
-               std::size_t max_details = 20);
-// The same for a client's replica, whose own entity is `self_id`; `name` labels details.
-void check_replica(const replica::FrameReplica& replica, std::uint32_t self_id,
-                   std::string_view name, const TruthWindow& window, TruthReport& report,
-                   std::size_t max_details = 20);
+// A client's frame copied out of its replica for a check.
+struct TakenFrame {
+  std::string name;  // labels the details
+  std::uint32_t self_id = 0;
+  replica::Frame frame;  // frame.tick == 0: no complete frame in the span asked for
+};
+
+// The newest complete frame `replica` holds at a tick in [from, to].
+TakenFrame take_frame(const replica::FrameReplica& replica, std::uint32_t self_id,
+                      std::string_view name, std::uint32_t from, std::uint32_t to);
+
+// Checks a taken frame against the truth of its tick. A frame whose tick, or any tick its
+// held-back records may come from, is not in `window` is skipped, not compared against
+// positions the check cannot see.
+void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport& report,
+                 std::size_t max_details = 20);
 
 }  // namespace zone::sim

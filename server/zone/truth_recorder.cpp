@@ -63,7 +63,11 @@ std::uint32_t TruthRecorder::newest_tick() const {
   return newest_;
 }
 
-std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick, TruthDetail detail) const {
+std::optional<std::string> TruthRecorder::json_for(
+    std::uint32_t tick, TruthDetail detail, const std::vector<std::uint32_t>* players) const {
+  const auto wanted = [players](std::uint32_t player) {
+    return players == nullptr || std::binary_search(players->begin(), players->end(), player);
+  };
   TruthFrame copy;
   {
     std::lock_guard lock(mutex_);
@@ -76,8 +80,12 @@ std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick, TruthDeta
     copy.max_staleness_ticks = f.max_staleness_ticks;
     copy.entities = f.entities;
     if (detail == TruthDetail::kFull) {
-      copy.deferred = f.deferred;
-      copy.tiers = f.tiers;
+      for (const Deferred& d : f.deferred) {
+        if (wanted(d.player)) copy.deferred.push_back(d);
+      }
+      for (const Tiered& t : f.tiers) {
+        if (wanted(t.player)) copy.tiers.push_back(t);
+      }
     }
   }
   nlohmann::json j;
@@ -89,6 +97,7 @@ std::optional<std::string> TruthRecorder::json_for(std::uint32_t tick, TruthDeta
   auto& entities = j["entities"] = nlohmann::json::array();
   for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
   if (detail == TruthDetail::kPositions) return j.dump();
+  if (players != nullptr) j["players"] = *players;
   auto& deferred = j["deferred"] = nlohmann::json::object();
   for (const Deferred& d : copy.deferred) {
     auto& list = deferred[std::to_string(d.player)] = nlohmann::json::array();

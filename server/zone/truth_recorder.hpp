@@ -2,7 +2,8 @@
 // each recent tick, and, per player, the entities in its view whose spawn the bandwidth
 // budget held back (with the tick each entered the view), and the entities whose
 // interest tier lets their updates wait (with how many ticks), served as JSON at
-// /debug/truth?tick=N so client-sim can compare its bots' replicas with the world.
+// /debug/truth?tick=N (optionally for some players only) so client-sim can compare its
+// bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
 // out under the same mutex and formats it after releasing it, so a request never holds
@@ -32,8 +33,10 @@ class TruthRecorder {
   void record(std::uint32_t tick, const world::World& world,
               const replication::Replicator& replicator);
   // Admin thread: the JSON for `tick`, or nullopt if it is not (or no longer) recorded.
-  std::optional<std::string> json_for(std::uint32_t tick,
-                                      TruthDetail detail = TruthDetail::kFull) const;
+  // With `players` (sorted ids), the per-player lists of those players only, and the
+  // answer names them.
+  std::optional<std::string> json_for(std::uint32_t tick, TruthDetail detail = TruthDetail::kFull,
+                                      const std::vector<std::uint32_t>* players = nullptr) const;
   std::uint32_t newest_tick() const;
   std::uint32_t history_ticks() const { return static_cast<std::uint32_t>(frames_.size()); }
 

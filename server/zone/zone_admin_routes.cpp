@@ -6,8 +6,12 @@
 // (copies made here), atomics, and what the tick thread publishes under a mutex.
 #include "zone/zone_server.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include <httplib.h>
 
@@ -22,6 +26,30 @@ namespace {
 
 // Admin JSON is sent uncompressed: see the /api/map handler.
 constexpr const char* kJsonUncompressed = "application/json; charset=utf-8";
+
+// Players one /debug/truth request may name (a bound on the work a request asks for).
+constexpr std::size_t kMaxTruthPlayers = 1000;
+
+// "12,7,40" -> {7, 12, 40}; nullopt unless every item is a decimal id that fits 32 bits
+// and there are at most kMaxTruthPlayers of them.
+std::optional<std::vector<std::uint32_t>> parse_id_list(std::string_view text) {
+  std::vector<std::uint32_t> ids;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    std::uint32_t id = 0;
+    const auto [end, err] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || err != std::errc{} || end != item.data() + item.size()) return std::nullopt;
+    if (ids.size() == kMaxTruthPlayers) return std::nullopt;
+    ids.push_back(id);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+    if (text.empty()) return std::nullopt;  // a trailing comma
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
 
 }  // namespace
 
@@ -150,7 +178,21 @@ void ZoneServer::start_admin(std::string token) {
             }
             detail = TruthDetail::kPositions;
           }
-          if (auto json = truth_->json_for(tick, detail)) {
+          // players=ID,ID,...: the per-player lists of those players only (a checker
+          // asks for the players it holds a frame of at this tick).
+          std::optional<std::vector<std::uint32_t>> players;
+          if (req.has_param("players")) {
+            players = parse_id_list(req.get_param_value("players"));
+            if (!players) {
+              res.status = 400;
+              res.set_content(fmt::format("players= takes at most {} decimal ids separated by "
+                                          "commas\n",
+                                          kMaxTruthPlayers),
+                              "text/plain");
+              return;
+            }
+          }
+          if (auto json = truth_->json_for(tick, detail, players ? &*players : nullptr)) {
             res.set_content(*json, kJsonUncompressed);
             return;
           }

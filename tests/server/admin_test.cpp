@@ -272,6 +272,18 @@ TEST_CASE(
   CHECK_FALSE(brief.contains("deferred"));
   CHECK(nlohmann::json::parse(body_of(get(port, "/debug/truth", bearer()))).contains("deferred"));
   CHECK(status_of(get(port, "/debug/truth?only=everything", bearer())) == 400);
+  // Per-player lists for some players: decimal ids separated by commas, a bounded number.
+  const auto some = nlohmann::json::parse(body_of(get(port, "/debug/truth?players=7,3", bearer())));
+  CHECK(some.at("players") == nlohmann::json::array({3, 7}));
+  const auto none = nlohmann::json::parse(body_of(get(port, "/debug/truth?players=", bearer())));
+  CHECK(none.at("players").empty());
+  std::string many = "1";  // one more than a request may name
+  for (int i = 2; i <= 1001; ++i) many += "," + std::to_string(i);
+  for (const std::string& bad : {std::string("x"), std::string("1,,2"), std::string("1,"),
+                                 std::string("-1"), std::string(",1"), many}) {
+    CAPTURE(bad.substr(0, 20));
+    CHECK(status_of(get(port, "/debug/truth?players=" + bad, bearer())) == 400);
+  }
   CHECK(status_of(get(port, "/no/such/path", bearer())) == 404);
   CHECK(status_of(post(port, "/admin/reload", "")) == 401);
 

@@ -55,10 +55,14 @@ sim::TruthWindow window_at(const TruthRecorder& recorder, std::uint32_t top,
   return window;
 }
 
+// Every client's newest frame among the window's newest 16 ticks, taken and checked as
+// client-sim does.
 sim::TruthReport check_all(const Loopback& lb, const sim::TruthWindow& window) {
   sim::TruthReport report;
+  const std::uint32_t top = lb.tick;
   for (const LoopClient& c : lb.clients) {
-    sim::check_replica(c.replica, c.entity, "client", window, report, 1000);
+    const sim::TakenFrame taken = sim::take_frame(c.replica, c.entity, "client", top - 15, top);
+    sim::check_frame(taken, window, report, 1000);
   }
   return report;
 }
@@ -165,5 +169,56 @@ TEST_CASE("truth check: a bot is checked only on a tick whose held-back history 
   const sim::TruthReport report = check_all(run.lb, window);
   CHECK(report.checks == 0);
   CHECK(report.skipped == run.lb.clients.size());
+  CHECK(report.mismatches == 0);
+}
+
+TEST_CASE("truth check: a frame taken aside is checked after its replica has let it go") {
+  Run run(120);
+  const std::uint32_t top = run.lb.tick;
+  std::vector<sim::TakenFrame> taken;
+  for (const LoopClient& c : run.lb.clients) {
+    taken.push_back(sim::take_frame(c.replica, c.entity, "client", top - 15, top));
+    REQUIRE(taken.back().frame.tick != 0);
+  }
+  const sim::TruthWindow window = window_at(run.recorder, top, 16);
+  // The clients play on past their frame history: the ticks taken are gone from them.
+  for (std::uint32_t t = 0; t < replica::FrameReplica::kFrameHistory + 8; ++t) run.lb.step();
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    CHECK(run.lb.clients[i].replica.frame_at(taken[i].frame.tick) == nullptr);
+  }
+  sim::TruthReport report;
+  for (const sim::TakenFrame& frame : taken) sim::check_frame(frame, window, report, 1000);
+  CHECK(report.checks == taken.size());
+  INFO("first mismatches: ", fmt::format("{}", fmt::join(report.details, "\n")));
+  CHECK(report.mismatches == 0);
+  CHECK(report.stale_entities > 0);
+}
+
+TEST_CASE("truth check: per-player lists asked for some players check those players only") {
+  Run run(120);
+  const std::uint32_t top = run.lb.tick;
+  sim::TruthWindow window = window_at(run.recorder, top, 16);
+  // The checked tick again, with the lists of the first client only.
+  const std::vector<std::uint32_t> first = {run.lb.clients.front().entity};
+  const auto json = run.recorder.json_for(top, TruthDetail::kFull, &first);
+  REQUIRE(json.has_value());
+  sim::Truth truth;
+  std::string error;
+  REQUIRE_MESSAGE(sim::parse_truth(*json, truth, error), error);
+  CHECK_FALSE(truth.all_players);
+  CHECK(truth.players == first);
+  for (const auto& [player, list] : truth.tier_slack) CHECK(player == first.front());
+  CHECK(truth.lists_player(first.front()));
+  CHECK_FALSE(truth.lists_player(run.lb.clients.back().entity));
+  window.by_tick.insert_or_assign(top, std::move(truth));
+  sim::TruthReport report;
+  for (const LoopClient& c : run.lb.clients) {
+    // Each client's frame at the top tick: only the listed one can be checked on it.
+    const sim::TakenFrame taken = sim::take_frame(c.replica, c.entity, "client", top, top);
+    REQUIRE(taken.frame.tick == top);
+    sim::check_frame(taken, window, report, 1000);
+  }
+  CHECK(report.checks == 1);
+  CHECK(report.skipped == run.lb.clients.size() - 1);
   CHECK(report.mismatches == 0);
 }
