@@ -197,9 +197,13 @@ void ZoneServer::start_admin(std::string token) {
             return;
           }
           // 410 for a tick the history has let go (a checker that lags that far must
-          // know it lags, not take it for an error), 404 for one not recorded yet.
+          // know it lags, not take it for an error), 404 for one not recorded yet. The
+          // history holds the last history_ticks() ticks up to `newest`; `newest` only
+          // grows, so a tick recorded since the lookup above is never called gone.
           const std::uint32_t newest = truth_->newest_tick();
-          res.status = tick != 0 && tick <= newest ? 410 : 404;
+          const bool gone =
+              tick != 0 && static_cast<std::uint64_t>(tick) + truth_->history_ticks() <= newest;
+          res.status = gone ? 410 : 404;
           res.set_content(fmt::format("tick {} is {} (kept: the last {} ticks, newest {})\n", tick,
                                       res.status == 410 ? "no longer kept" : "not recorded",
                                       truth_->history_ticks(), newest),
