@@ -20,7 +20,7 @@ std::int64_t wall_clock_us() {
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
     : params_(params),
       world_(world),
-      ghosts_(world),
+      ghosts_(world, params.id_reuse_ticks),
       link_({.url = params.nats_url, .name = "zone-" + params.self_name}),
       epoch_(static_cast<std::uint64_t>(wall_clock_us())) {
   link_.subscribe(ghost_subject(params_.subject_prefix, params_.self_name));

@@ -33,6 +33,8 @@ struct ExchangeParams {
   std::vector<Neighbour> neighbours;
   double ghost_distance = 40.0;  // metres
   std::chrono::milliseconds ghost_timeout{1000};
+  // Ticks before a restarted neighbour's entities are placed (world::Ghosts).
+  std::uint32_t id_reuse_ticks = 33;
 };
 
 class GhostExchange {

@@ -41,8 +41,10 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
   if (epoch > src.epoch) {
     stats_.restarted += remove_all(src);
     src.epoch = epoch;
+    src.quiet_ticks = std::max(1u, id_reuse_ticks_);
     return true;
   }
+  if (src.quiet_ticks > 0) return true;  // heard, but its ids may still be in baselines
   const std::uint64_t list_number = ++src.lists;
   for (const GhostState& g : list) {
     auto it = src.ghosts.find(g.id);
@@ -96,6 +98,7 @@ void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
 
 void Ghosts::follow(double max_step) {
   for (auto& [source, src] : sources_) {
+    if (src.quiet_ticks > 0) --src.quiet_ticks;
     for (auto& [id, ghost] : src.ghosts) {
       const Entity& e = world_.entity(ghost.slot);
       const GhostState& t = ghost.target;

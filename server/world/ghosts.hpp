@@ -9,7 +9,11 @@
 // timeout (a crashed zone) loses all its ghosts (expire()). Each list carries its
 // source's epoch (when that process started): a larger one means the source restarted,
 // and its ghosts from before are removed at once, since its new entities may reuse their
-// ids; lists from an older epoch (delayed on the bus) are refused.
+// ids; lists from an older epoch (delayed on the bus) are refused. The new epoch's
+// entities appear only after id_reuse_ticks ticks: a client's snapshot is encoded
+// against a frame it acknowledged, at most the replication history old, and until every
+// such frame is younger than the old ghosts' despawn, a new entity with an old id would
+// be taken for the old one having jumped.
 //
 // Reports can arrive bunched (two in one tick, none in the next), and a client refuses
 // an entity that moves faster than the maximum speed. So a ghost does not jump to its
@@ -59,12 +63,15 @@ struct GhostStats {
 class Ghosts {
  public:
   using Clock = std::chrono::steady_clock;
-  explicit Ghosts(World& world) : world_(world) {}
+  // `id_reuse_ticks`: ticks between removing a restarted source's old ghosts and placing
+  // its new ones (the replication history plus one, network.history_ticks + 1).
+  Ghosts(World& world, std::uint32_t id_reuse_ticks)
+      : world_(world), id_reuse_ticks_(id_reuse_ticks) {}
 
   // The complete list of zone `source`'s entities near this zone, received at `now`,
   // sent by the source's incarnation `epoch`. The first list of a new epoch removes the
-  // earlier epoch's ghosts and is not applied itself: its entities appear with the next
-  // list, a tick later, so that no client sees an old entity turn into a new one.
+  // earlier epoch's ghosts; its lists are applied once id_reuse_ticks calls of follow()
+  // (ticks) have passed, so that no client sees an old entity turn into a new one.
   // Returns false for a list refused (an earlier epoch).
   bool apply(std::uint32_t source, std::uint64_t epoch, std::span<const GhostState> list,
              Clock::time_point now);
@@ -89,11 +96,13 @@ class Ghosts {
     Clock::time_point heard;
     std::uint64_t lists = 0;
     std::uint64_t epoch = 0;
+    std::uint32_t quiet_ticks = 0;  // restarted: ticks before its lists are applied again
   };
   // Removes all of a source's ghosts; returns how many there were.
   std::uint64_t remove_all(Source& source);
 
   World& world_;
+  std::uint32_t id_reuse_ticks_;
   std::unordered_map<std::uint32_t, Source> sources_;
   GhostStats stats_;
 };

@@ -11,8 +11,9 @@ inline aoi::Bounds to_bounds(const config::Rect& r) {
   return {{r.min_x, r.min_y}, {r.max_x, r.max_y}};
 }
 
-inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map,
-                                                    std::size_t index) {
+// `history_ticks`: the zone's replication history (network.history_ticks).
+inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map, std::size_t index,
+                                                    std::uint32_t history_ticks) {
   cluster::ExchangeParams p;
   p.nats_url = map.nats_url;
   p.subject_prefix = map.subject_prefix;
@@ -24,6 +25,7 @@ inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map,
   }
   p.ghost_distance = map.ghost_distance;
   p.ghost_timeout = std::chrono::milliseconds(map.ghost_timeout_ms);
+  p.id_reuse_ticks = history_ticks + 1;
   return p;
 }
 

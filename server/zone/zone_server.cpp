@@ -52,7 +52,9 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   world_.spawn_npcs();
   if (world_setup.map) {
     cluster_ = std::make_unique<cluster::GhostExchange>(
-        make_exchange_params(*world_setup.map, world_setup.zone_index), world_);
+        make_exchange_params(*world_setup.map, world_setup.zone_index,
+                             config.network.history_ticks),
+        world_);
   }
   load_.configure(make_load_params(config));
   if (config.debug.truth)

@@ -18,6 +18,8 @@ namespace {
 
 // The neighbour's incarnation (its start time) in the tests that do not restart it.
 constexpr std::uint64_t kEpoch = 1'700'000'000'000'000;
+// Ticks a restarted source's new entities wait for (the replication history plus one).
+constexpr std::uint32_t kIdReuseTicks = 4;
 
 // This zone owns [0,200] x [0,200]; its neighbour (zone 1) owns the strip east of it.
 world::WorldParams zone_params() {
@@ -57,7 +59,7 @@ TEST_CASE("ghosts: collect_near lists owned entities within the distance of a re
 
 TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kinds") {
   world::World w(zone_params());
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 230, 60)}, t0);
   CHECK(ghosts.count() == 2);
@@ -87,7 +89,7 @@ TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kind
 
 TEST_CASE("ghosts: a ghost follows a jump in its owner's reports at the speed bound") {
   world::World w(zone_params());
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50)}, t0);
   ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 211, 50)}, t0);  // two reports, one tick
@@ -101,7 +103,7 @@ TEST_CASE("ghosts: a ghost follows a jump in its owner's reports at the speed bo
 
 TEST_CASE("ghosts: a silent source loses all its ghosts after the timeout, others stay") {
   world::World w(zone_params());
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210, 50), ghost(2, 220, 50)}, t0);
   GhostState other = ghost(1, 100, 210);
@@ -119,7 +121,7 @@ TEST_CASE("ghosts: a silent source loses all its ghosts after the timeout, other
 TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
   world::World w(zone_params());
   const std::uint32_t own = w.spawn_player("p");
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   GhostState clash = ghost(1, 210, 50);
   clash.id = w.entity(own).id;
   ghosts.apply(1, kEpoch, std::vector<GhostState>{clash}, world::Ghosts::Clock::now());
@@ -128,9 +130,9 @@ TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
   CHECK(w.find(clash.id)->kind == world::EntityKind::kPlayer);
 }
 
-TEST_CASE("ghosts: a restarted source's old ghosts go at once; its old lists are refused") {
+TEST_CASE("ghosts: a restarted source's old ghosts go at once - its old lists are refused") {
   world::World w(zone_params());
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   const GhostState before = ghost(1, 210, 50);
   REQUIRE(ghosts.apply(1, kEpoch, std::vector<GhostState>{before, ghost(2, 220, 50)}, t0));
@@ -147,7 +149,15 @@ TEST_CASE("ghosts: a restarted source's old ghosts go at once; its old lists are
   CHECK_FALSE(ghosts.apply(1, kEpoch, std::vector<GhostState>{before}, t0 + 60ms));
   CHECK(ghosts.count() == 0);
   CHECK(ghosts.stats().stale_lists == 1);
-  // ...and the next list of the new epoch brings the new entity, where it is.
+  // ...the new epoch's lists wait until no client can hold a frame with the old entity
+  // as a baseline (id_reuse_ticks ticks)...
+  for (std::uint32_t t = 0; t + 1 < kIdReuseTicks; ++t) {
+    ghosts.follow(1.0);
+    CHECK(ghosts.apply(1, kEpoch + 5'000'000, std::vector<GhostState>{after}, t0 + 100ms));
+    CHECK(w.find(after.id) == nullptr);
+  }
+  ghosts.follow(1.0);
+  // ...and the next list of the new epoch then brings the new entity, where it is.
   CHECK(ghosts.apply(1, kEpoch + 5'000'000, std::vector<GhostState>{after}, t0 + 100ms));
   REQUIRE(w.find(after.id) != nullptr);
   CHECK(w.find(after.id)->x == 230.0);
@@ -172,7 +182,7 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
     w.set_intent(a.slot, dx / std::max(1.0, len), dy / std::max(1.0, len));
     lb.step();
   }
-  world::Ghosts ghosts(w);
+  world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   GhostState g = ghost(1, 215, 100);  // 20 m away, across the border
   for (int t = 0; t < 40; ++t) {
