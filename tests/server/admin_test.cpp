@@ -12,11 +12,13 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -278,7 +280,7 @@ TEST_CASE(
   const auto none = nlohmann::json::parse(body_of(get(port, "/debug/truth?players=", bearer())));
   CHECK(none.at("players").empty());
   std::string many = "1";  // one more than a request may name
-  for (int i = 2; i <= 1001; ++i) many += "," + std::to_string(i);
+  for (int i = 2; i <= 1001; ++i) fmt::format_to(std::back_inserter(many), ",{}", i);
   for (const std::string& bad : {std::string("x"), std::string("1,,2"), std::string("1,"),
                                  std::string("-1"), std::string(",1"), many}) {
     CAPTURE(bad.substr(0, 20));
