@@ -54,7 +54,21 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     welcome_.view_radius = p->view_radius();
     welcome_.hysteresis = p->hysteresis();
     welcome_.aoi_enabled = p->aoi_enabled();
+  } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
+    party_.party = s->party();
+    party_.last_result = static_cast<std::uint8_t>(s->result());
+    party_.members.clear();
+    if (s->members() != nullptr) party_.members.assign(s->members()->begin(), s->members()->end());
+    ++party_.statuses;
   }
+}
+
+void Bot::join_party(net::EnetHost& host, std::uint64_t key) {
+  if (phase_ != Phase::kPlaying) return;
+  protocol::build_join_party(fbb_, key);
+  host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
+  ++counters_.packets_out;
+  counters_.bytes_out += fbb_.GetSize();
 }
 
 void Bot::light_part(std::span<const std::uint8_t> bytes) {

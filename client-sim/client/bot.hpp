@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -25,6 +26,14 @@ struct WelcomeInfo {
   float world_min_x = 0.0f, world_min_y = 0.0f, world_max_x = 0.0f, world_max_y = 0.0f;
   bool aoi_enabled = true;
   float max_speed = 0.0f;
+};
+
+// The bot's party as the server last described it (PartyStatus).
+struct PartyInfo {
+  std::uint32_t party = 0;             // 0: none
+  std::uint8_t last_result = 0;        // protocol::PartyResult of the last status
+  std::vector<std::uint32_t> members;  // entity ids, ascending, the bot included
+  std::uint64_t statuses = 0;          // PartyStatus messages received
 };
 
 struct BotCounters {
@@ -50,6 +59,9 @@ class Bot {
   void on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes);
   // Sends one input with the given movement intent and the newest complete frame as ack.
   void send_input(net::EnetHost& host, float move_x, float move_y);
+  // Asks for the party of `key` (0 leaves); the answer updates party().
+  void join_party(net::EnetHost& host, std::uint64_t key);
+  const PartyInfo& party() const { return party_; }
   // Says goodbye (ClientQuit) and forgets the connection.
   void quit(net::EnetHost& host);
 
@@ -79,6 +91,7 @@ class Bot {
   Phase phase_ = Phase::kIdle;
   net::PeerId peer_;
   WelcomeInfo welcome_;
+  PartyInfo party_;
   replica::FrameReplica replica_;
   std::uint32_t disconnect_reason_ = 0;
   std::uint32_t sequence_ = 0;

@@ -35,12 +35,13 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.tick = j.at("tick").get<std::uint32_t>();
     out.view_radius = j.at("view_radius").get<double>();
     out.hysteresis = j.at("hysteresis").get<double>();
+    out.party_full_range = j.at("party_full_range").get<bool>();
     out.max_deferral_ticks = j.at("max_deferral_ticks").get<std::uint32_t>();
     out.max_staleness_ticks = j.at("max_staleness_ticks").get<std::uint32_t>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
-      out.entities.push_back(
-          {e.at(0).get<std::uint32_t>(), e.at(1).get<double>(), e.at(2).get<double>()});
+      out.entities.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<double>(),
+                              e.at(2).get<double>(), e.at(3).get<std::uint32_t>()});
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
@@ -77,6 +78,7 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
   stale_entities += o.stale_entities;
   deferred_spawns += o.deferred_spawns;
   tier_stale_entities += o.tier_stale_entities;
+  party_checks += o.party_checks;
   max_staleness_ticks = std::max(max_staleness_ticks, o.max_staleness_ticks);
   for (const std::string& d : o.details) {
     if (details.size() < max_details) details.push_back(d);
@@ -85,9 +87,11 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
 
 namespace {
 
+// Position and party: a record carries every field as of one tick, so a held-back one
+// matches an older tick in both.
 bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
   return held.x() == protocol::quantize_position(truth.x) &&
-         held.y() == protocol::quantize_position(truth.y);
+         held.y() == protocol::quantize_position(truth.y) && held.party() == truth.party;
 }
 
 }  // namespace
@@ -138,8 +142,9 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     }
   };
   if (!at_truth({self_id, frame->self}, *self)) {
-    fail(fmt::format("own position ({}, {}) cm, truth ({:.3f}, {:.3f}) m",
-                     frame->self[protocol::kX], frame->self[protocol::kY], self->x, self->y));
+    fail(fmt::format("own position ({}, {}) cm party {}, truth ({:.3f}, {:.3f}) m party {}",
+                     frame->self[protocol::kX], frame->self[protocol::kY],
+                     frame->self[protocol::kParty], self->x, self->y, self->party));
   }
   static const std::unordered_map<std::uint32_t, std::uint32_t> kNone;
   const auto d_it = truth->deferred.find(self_id);
@@ -162,9 +167,12 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     const double dx = e.x - self->x;
     const double dy = e.y - self->y;
     const double d2 = dx * dx + dy * dy;
+    // A member of the bot's party is in view at any distance (party.full_range).
+    const bool member = truth->party_full_range && self->party != 0 && e.party == self->party;
+    if (member) ++report.party_checks;
     ++report.entity_checks;
     if (!present) {
-      if (d2 > r * r) continue;
+      if (d2 > r * r && !member) continue;
       const auto held = deferred.find(e.id);
       if (held == deferred.end()) {
         fail(fmt::format("entity {} at {:.3f} m (view radius {:.2f} m) missing from the replica",
@@ -180,7 +188,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     const replica::EntityState& have = seen[s];
     const std::uint32_t updated = frame->updated[s];
     ++s;
-    if (d2 > outer * outer) {
+    if (d2 > outer * outer && !member) {
       fail(fmt::format("entity {} at {:.3f} m (beyond radius + hysteresis {:.2f} m) in the replica",
                        e.id, std::sqrt(d2), outer));
       continue;
@@ -205,10 +213,10 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
       }
     }
     if (age == 0) {
-      fail(
-          fmt::format("entity {} at ({}, {}) cm, truth ({:.3f}, {:.3f}) m, and at none of the {} "
-                      "ticks before (last record at tick {})",
-                      e.id, have.x(), have.y(), e.x, e.y, limit - 1, updated));
+      fail(fmt::format(
+          "entity {} at ({}, {}) cm party {}, truth ({:.3f}, {:.3f}) m party {}, and at none of "
+          "the {} ticks before (last record at tick {})",
+          e.id, have.x(), have.y(), have.party(), e.x, e.y, e.party, limit - 1, updated));
     } else {
       ++report.stale_entities;
       if (slack > 0) ++report.tier_stale_entities;

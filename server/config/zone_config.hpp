@@ -84,6 +84,13 @@ struct InterestConfig {
   double load_radius_step = 0.1;            // by this share of view_radius per level
 };
 
+struct PartyConfig {
+  bool enabled = true;                          // players may form parties (JoinParty)
+  std::uint32_t max_size = 5;                   // members per party
+  bool full_range = true;                       // members see each other at any distance
+  std::uint32_t min_request_interval_ms = 500;  // per player, between two JoinParty requests
+};
+
 struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
@@ -135,6 +142,7 @@ struct ZoneConfig {
   NpcConfig npcs;
   NetworkConfig network;
   InterestConfig interest;
+  PartyConfig party;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

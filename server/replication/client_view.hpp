@@ -50,12 +50,17 @@ class FrameHistory {
   std::vector<Frame> frames_;
 };
 
-// An entity in the client's view (from AOI enter/leave events), with its send priority.
+// Why an entity is in a client's interest set: the AOI put it in view, or it is a member
+// of the player's party (full range). It stays while any reason holds.
+enum InterestSource : std::uint8_t { kInAoi = 1, kInParty = 2 };
+
+// An entity in the client's interest set, with its send priority.
 struct InterestEntry {
   world::EntityId id;
   std::uint32_t slot;          // the entity's world slot
   std::uint32_t entered_tick;  // when it entered the view (bounds a deferred spawn's wait)
   float priority = 0.0f;       // grows every tick a pending change is deferred
+  std::uint8_t sources = kInAoi;
   // Whether a due record is being held back for budget, and since which snapshot tick:
   // what oldest_deferral_ticks reports is the wait the budget caused, not the snapshot
   // interval or the acknowledgement lag.

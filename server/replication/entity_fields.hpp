@@ -15,6 +15,7 @@ inline protocol::FieldValues entity_fields(const world::Entity& e) {
   v[protocol::kHeading] = protocol::quantize_heading(e.heading);
   v[protocol::kMoveState] = e.moving() ? 1 : 0;
   v[protocol::kHealth] = e.health;
+  v[protocol::kParty] = static_cast<std::int32_t>(e.party);
   return v;
 }
 

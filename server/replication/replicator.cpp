@@ -45,6 +45,7 @@ void ReplicationStats::add(const ReplicationStats& o) {
   tier_held += o.tier_held;
   crowded += o.crowded;
   behind += o.behind;
+  party_entities += o.party_entities;
 }
 
 std::uint32_t tier_slack_ticks(const ReplicationParams& p, std::uint8_t tier) {
@@ -130,17 +131,41 @@ void Replicator::apply_events(std::uint32_t tick, std::span<const aoi::Visibilit
   for (const aoi::VisibilityEvent& ev : events) {
     const std::uint32_t observer = ev.observer.index;
     if (observer >= client_of_slot_.size() || client_of_slot_[observer] == kNoClient) continue;
-    ClientView& v = clients_[client_of_slot_[observer]];
-    const world::Entity& target = world_.entity(ev.target.index);
-    auto it = std::lower_bound(v.interest.begin(), v.interest.end(), target.id, id_less);
-    const bool present = it != v.interest.end() && it->id == target.id;
     if (ev.kind == aoi::EventKind::kEnter) {
       ++stats_.enter_events;
-      if (!present) v.interest.insert(it, InterestEntry{target.id, ev.target.index, tick, 0.0f});
     } else {
       ++stats_.leave_events;
-      if (present) v.interest.erase(it);
     }
+    ClientView& v = clients_[client_of_slot_[observer]];
+    set_source(v, world_.entity(ev.target.index).id, ev.target.index, tick, kInAoi,
+               ev.kind == aoi::EventKind::kEnter);
+  }
+}
+
+void Replicator::apply_party_links(std::uint32_t tick, std::span<const world::PartyLink> links) {
+  for (const world::PartyLink& link : links) {
+    const std::uint32_t observer = link.observer_slot;
+    if (observer >= client_of_slot_.size() || client_of_slot_[observer] == kNoClient) continue;
+    set_source(clients_[client_of_slot_[observer]], link.target, link.target_slot, tick, kInParty,
+               link.linked);
+  }
+}
+
+void Replicator::set_source(ClientView& v, world::EntityId id, std::uint32_t slot,
+                            std::uint32_t tick, InterestSource source, bool on) {
+  auto it = std::lower_bound(v.interest.begin(), v.interest.end(), id, id_less);
+  const bool present = it != v.interest.end() && it->id == id;
+  if (on) {
+    if (present) {
+      it->sources |= source;
+    } else {
+      InterestEntry entry{id, slot, tick, 0.0f};
+      entry.sources = source;
+      v.interest.insert(it, entry);
+    }
+  } else if (present) {
+    it->sources &= static_cast<std::uint8_t>(~source);
+    if (it->sources == 0) v.interest.erase(it);
   }
 }
 
@@ -222,12 +247,18 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   // go to the lowest ids (the merge below runs in id order), so exactly K are kept.
   double crowd_d2 = std::numeric_limits<double>::infinity();
   std::uint32_t crowd_ties = 0;
+  // Party members are not part of the crowd: they keep the near tier whatever it holds.
   const std::uint32_t k_nearest = ip.crowd_threshold;
-  const bool crowded = k_nearest > 0 && v.interest.size() > k_nearest;
+  std::size_t crowd_size = v.interest.size();
+  if (k_nearest > 0 && crowd_size > k_nearest) {
+    for (const InterestEntry& e : v.interest) crowd_size -= (e.sources & kInParty) ? 1 : 0;
+  }
+  const bool crowded = k_nearest > 0 && crowd_size > k_nearest;
   if (crowded) {
     ++stats.crowded;
     w.nearest.clear();
     for (const InterestEntry& e : v.interest) {
+      if (e.sources & kInParty) continue;
       const FieldValues& p = current_[e.slot];
       const double dx = p[protocol::kX] - self_x, dy = p[protocol::kY] - self_y;
       w.nearest.push_back(dx * dx + dy * dy);
@@ -294,8 +325,11 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     const FieldValues& now = current_[entry.slot];
     const double dx = now[protocol::kX] - self_x, dy = now[protocol::kY] - self_y;
     const double d2 = dx * dx + dy * dy;
-    const auto weight = static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
-    entry.tier = policy ? tier_of(dx, dy, d2) : 0;
+    // A party member ranks as if it stood next to the player, wherever it is.
+    const bool party = (entry.sources & kInParty) != 0;
+    const auto weight = party ? 1.0f : static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
+    if (entry.sources == kInParty) ++stats.party_entities;
+    entry.tier = policy && !party ? tier_of(dx, dy, d2) : 0;
     entry.slack_ticks = slack[entry.tier];
     ++stats.tier_entities[entry.tier];
     if (i == base.size() || entry.id < base[i].id) {

@@ -93,6 +93,7 @@ struct ReplicationStats {
   std::uint64_t tier_held = 0;
   std::uint64_t crowded = 0;
   std::uint64_t behind = 0;
+  std::uint64_t party_entities = 0;  // entities in view through a party link alone
   void add(const ReplicationStats& o);
 };
 
@@ -169,6 +170,10 @@ class Replicator {
 
   // Applies tick's AOI events to the clients' interest sets (simulation thread).
   void apply_events(std::uint32_t tick, std::span<const aoi::VisibilityEvent> events);
+  // Then the party links made or broken this tick (world::Parties): a linked member is in
+  // the client's interest set at any distance, in the near tier, ahead of everything
+  // else that is due, and never counted in a crowd nor put behind by the view cone.
+  void apply_party_links(std::uint32_t tick, std::span<const world::PartyLink> links);
 
   // Simulation thread, once per tick before replicate_clients(): the world's values
   // for this tick, quantised once for every client.
@@ -209,6 +214,10 @@ class Replicator {
 
  private:
   void refill_budget(ClientView& view) const;
+  // Sets or clears one reason for `id` to be in the client's interest set; the entry
+  // goes when no reason is left.
+  static void set_source(ClientView& v, world::EntityId id, std::uint32_t slot, std::uint32_t tick,
+                         InterestSource source, bool on);
   void replicate_client(ClientId c, std::uint32_t tick, ReplicationWorker& w);
 
   ReplicationParams params_;

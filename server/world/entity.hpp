@@ -32,6 +32,10 @@ constexpr std::uint32_t zone_of(EntityId id) {
 
 enum class EntityKind : std::uint8_t { kPlayer = 0, kNpc = 1 };
 
+// A party's id (world/parties.hpp); 0 is no party. Replicated as the entity's party field.
+using PartyId = std::uint32_t;
+inline constexpr PartyId kNoParty = 0;
+
 struct Entity {
   EntityId id = kNoEntity;
   EntityKind kind = EntityKind::kNpc;
@@ -44,6 +48,7 @@ struct Entity {
   std::uint16_t health = 0;
   std::uint16_t max_health = 0;
   std::string name;
+  PartyId party = kNoParty;
   // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
   // and moved only by world::Ghosts from that zone's reports, never by step().
   bool ghost = false;

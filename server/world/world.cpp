@@ -24,6 +24,7 @@ aoi::GridConfig grid_with_margin(const WorldParams& p) {
 World::World(const WorldParams& params)
     : params_(params),
       aoi_(grid_with_margin(params)),
+      parties_(params.parties),
       next_id_(first_entity_id(params.zone_index)),
       spawn_rng_(params.spawn_seed),
       npc_rng_(params.npcs.seed) {}
@@ -96,6 +97,8 @@ void World::despawn(std::uint32_t slot) {
   if (!e.live()) return;
   aoi_.remove(e.aoi);
   slot_of_id_.erase(e.id);
+  parties_.leave(e.id, e.party);
+  e.party = kNoParty;
   if (e.ghost) {
     --ghosts_;
   } else if (e.kind == EntityKind::kPlayer) {
@@ -105,6 +108,16 @@ void World::despawn(std::uint32_t slot) {
   }
   e.despawned = true;
   e.vx = e.vy = 0.0;
+}
+
+PartyChange World::join_party(std::uint32_t slot, std::uint64_t key) {
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost || e.kind != EntityKind::kPlayer) {
+    throw std::logic_error("world: only a live player of this zone joins a party");
+  }
+  const PartyChange change = parties_.request(e.id, slot, e.party, key);
+  e.party = change.party;
+  return change;
 }
 
 std::uint32_t World::spawn_ghost(EntityId id, EntityKind kind, std::string name,

@@ -56,7 +56,7 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
         on_connect(ev, out);
         break;
       case InboundEvent::Kind::kDisconnect:
-        on_disconnect(ev);
+        on_disconnect(ev, out);
         break;
       case InboundEvent::Kind::kHello:
         if (Session* s = find(ev.peer)) {
@@ -65,6 +65,9 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
         break;
       case InboundEvent::Kind::kInput:
         if (Session* s = find(ev.peer)) on_input(*s, ev, out);
+        break;
+      case InboundEvent::Kind::kJoinParty:
+        if (Session* s = find(ev.peer)) on_join_party(*s, ev, out);
         break;
       case InboundEvent::Kind::kBad: {
         const auto why = static_cast<DropReason>(ev.data);
@@ -131,7 +134,7 @@ void Sessions::broadcast(std::span<const std::uint8_t> bytes, std::span<net::Sen
 void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out) {
   if (ev.peer.host >= table_.size() || ev.peer.index >= table_[ev.peer.host].size()) return;
   Session& s = table_[ev.peer.host][ev.peer.index];
-  if (s.phase != Session::Phase::kFree) end_session(s);  // its goodbye was never reported
+  if (s.phase != Session::Phase::kFree) end_session(s, out);  // its goodbye was never reported
   s.peer = ev.peer;
   s.phase = Session::Phase::kAwaitingHello;
   s.connected_at = ev.at;
@@ -157,7 +160,7 @@ void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out)
   }
 }
 
-void Sessions::on_disconnect(const InboundEvent& ev) {
+void Sessions::on_disconnect(const InboundEvent& ev, std::span<net::SendBatch> out) {
   Session* s = find(ev.peer);
   if (s == nullptr) return;
   // ENet 1.3 reports a timeout as a disconnect with no data; a client that quits
@@ -170,16 +173,20 @@ void Sessions::on_disconnect(const InboundEvent& ev) {
     log_session(log_, session_log_, "player '{}' left (entity {}): {}", s->name,
                 world_.entity(s->player_slot).id, protocol::to_string(reason));
   }
-  end_session(*s);
+  end_session(*s, out);
 }
 
-void Sessions::end_session(Session& s) {
+void Sessions::end_session(Session& s, std::span<net::SendBatch> out) {
   if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
   if (s.phase == Session::Phase::kPlaying) {
-    // Despawning makes the AOI emit leave events to everyone who saw this player.
+    // Despawning makes the AOI emit leave events to everyone who saw this player, and
+    // takes it out of its party, whose other members are told.
+    const world::PartyId party = world_.entity(s.player_slot).party;
     replicator_.remove_client(s.client);
     world_.despawn(s.player_slot);
+    peer_of_slot_[s.player_slot] = net::PeerId{};
     ++counters_.leaves;
+    if (party != world::kNoParty) notify_party(party, out);
   }
   s = Session{};
 }
@@ -194,7 +201,7 @@ void Sessions::kick(Session& s, DisconnectReason reason, std::span<net::SendBatc
   // that never said hello gets one unreliable word and its slot is freed at once.
   out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(reason),
                          s.phase == Session::Phase::kAwaitingHello);
-  end_session(s);
+  end_session(s, out);
 }
 
 void Sessions::drop(Session& s, DropReason reason, std::span<net::SendBatch> out) {
@@ -234,6 +241,8 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
   --awaiting_hello_;
   s.player_slot = world_.spawn_player(s.name);
   s.client = replicator_.add_client(s.player_slot);
+  if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
+  peer_of_slot_[s.player_slot] = s.peer;
   if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
   peer_of_client_[s.client] = s.peer;
   s.phase = Session::Phase::kPlaying;
@@ -260,15 +269,7 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
 
 void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {
   if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
-  // Flood control: a token bucket of one second's worth of inputs, refilled by the time
-  // each input arrived, so a slow tick or a network stall followed by a burst is not a
-  // flood.
-  const double rate = config_.limits.max_inputs_per_second;
-  s.input_tokens = std::min(
-      rate, s.input_tokens + rate * std::chrono::duration<double>(ev.at - s.input_refill).count());
-  s.input_refill = std::max(s.input_refill, ev.at);
-  if (s.input_tokens < 1.0) return drop(s, DropReason::kFlood, out);
-  s.input_tokens -= 1.0;
+  if (!take_token(s, ev.at, out)) return;
   const protocol::InputMessage& in = ev.input;
   if (!std::isfinite(in.move_x) || !std::isfinite(in.move_y) ||
       std::abs(in.move_x) > kMaxIntentComponent || std::abs(in.move_y) > kMaxIntentComponent) {
@@ -282,6 +283,83 @@ void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendB
   s.last_input_at = ev.at;
   ++counters_.inputs;
   replicator_.set_last_input_sequence(s.client, s.last_sequence);
+}
+
+bool Sessions::take_token(Session& s, Clock::time_point at, std::span<net::SendBatch> out) {
+  // Flood control: a token bucket of one second's worth of inputs, refilled by the time
+  // each packet arrived, so a slow tick or a network stall followed by a burst is not a
+  // flood.
+  const double rate = config_.limits.max_inputs_per_second;
+  s.input_tokens = std::min(
+      rate, s.input_tokens + rate * std::chrono::duration<double>(at - s.input_refill).count());
+  s.input_refill = std::max(s.input_refill, at);
+  if (s.input_tokens < 1.0) {
+    drop(s, DropReason::kFlood, out);
+    return false;
+  }
+  s.input_tokens -= 1.0;
+  return true;
+}
+
+void Sessions::on_join_party(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {
+  if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
+  if (!take_token(s, ev.at, out)) return;
+  const auto interval = std::chrono::milliseconds(config_.party.min_request_interval_ms);
+  using protocol::PartyResult;
+  PartyResult result;
+  if (s.last_party_request != Clock::time_point{} && ev.at - s.last_party_request < interval) {
+    result = PartyResult::TooSoon;
+  } else {
+    s.last_party_request = ev.at;
+    const world::PartyChange change = world_.join_party(s.player_slot, ev.party_key);
+    switch (change.result) {
+      case world::PartyResult::kJoined:
+        result = PartyResult::Joined;
+        break;
+      case world::PartyResult::kLeft:
+        result = PartyResult::Left;
+        break;
+      case world::PartyResult::kFull:
+        result = PartyResult::Full;
+        break;
+      case world::PartyResult::kDisabled:
+      default:
+        result = PartyResult::Disabled;
+        break;
+    }
+    // The requester gets its answer below; the other members of both parties a notice.
+    if (change.left_party != world::kNoParty) notify_party(change.left_party, out);
+    if (change.party != world::kNoParty && change.party != change.left_party &&
+        change.result == world::PartyResult::kJoined) {
+      notify_party(change.party, out, s.player_slot);
+    }
+  }
+  ++counters_.party_requests[static_cast<std::size_t>(result)];
+  send_party_status(s.player_slot, result, out);
+}
+
+void Sessions::notify_party(world::PartyId party, std::span<net::SendBatch> out,
+                            std::uint32_t except_slot) {
+  for (const world::Parties::Member& m : world_.parties().members(party)) {
+    if (m.slot != except_slot) send_party_status(m.slot, protocol::PartyResult::Changed, out);
+  }
+}
+
+void Sessions::send_party_status(std::uint32_t slot, protocol::PartyResult result,
+                                 std::span<net::SendBatch> out) {
+  if (slot >= peer_of_slot_.size() || !peer_of_slot_[slot].valid()) return;
+  const net::PeerId peer = peer_of_slot_[slot];
+  const world::PartyId party = world_.entity(slot).party;
+  fbb_.Clear();
+  std::vector<std::uint32_t>& ids = member_ids_;
+  ids.clear();
+  for (const world::Parties::Member& m : world_.parties().members(party)) ids.push_back(m.id);
+  const auto members = fbb_.CreateVector(ids);
+  const auto status = protocol::CreatePartyStatus(fbb_, party, result, members);
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::PartyStatus, status.Union()));
+  out[peer.host].add_copy(peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                          protocol::kReliableChannel);
 }
 
 std::vector<std::size_t> Sessions::players_per_host() const {

@@ -28,6 +28,8 @@ namespace zone {
 
 inline constexpr std::size_t kDisconnectReasons =
     static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
+inline constexpr std::size_t kPartyResults =
+    static_cast<std::size_t>(protocol::PartyResult::MAX) + 1;
 
 struct SessionCounters {
   std::uint64_t joins = 0;
@@ -38,6 +40,7 @@ struct SessionCounters {
   std::uint64_t evicted_silent = 0;
   std::array<std::uint64_t, kDropReasons> drops{};
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
+  std::array<std::uint64_t, kPartyResults> party_requests{};    // JoinParty, by answer
 };
 
 struct Session {
@@ -56,6 +59,7 @@ struct Session {
   // Flood control: a token bucket holding up to one second of inputs.
   double input_tokens = 0.0;
   std::chrono::steady_clock::time_point input_refill{};
+  std::chrono::steady_clock::time_point last_party_request{};  // zero: none yet
 };
 
 class Sessions {
@@ -87,13 +91,25 @@ class Sessions {
  private:
   Session* find(net::PeerId peer);
   void on_connect(const InboundEvent& ev, std::span<net::SendBatch> out);
-  void on_disconnect(const InboundEvent& ev);
+  void on_disconnect(const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_hello(Session& s, std::uint16_t version, std::string_view name, std::uint32_t tick,
                 std::span<net::SendBatch> out);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
+  void on_join_party(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
+  // Takes one token of the session's input bucket (inputs and requests share it);
+  // false, with the packet dropped as a flood, when none is left.
+  bool take_token(Session& s, std::chrono::steady_clock::time_point at,
+                  std::span<net::SendBatch> out);
+  // PartyStatus to the player in `slot` (its current party and members).
+  void send_party_status(std::uint32_t slot, protocol::PartyResult result,
+                         std::span<net::SendBatch> out);
+  // PartyStatus Changed to every member of `party` but `except_slot` (after a join or
+  // leave).
+  void notify_party(world::PartyId party, std::span<net::SendBatch> out,
+                    std::uint32_t except_slot = 0xFFFFFFFFu);
   void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
-  void end_session(Session& s);
+  void end_session(Session& s, std::span<net::SendBatch> out);
 
   const config::ZoneConfig& config_;
   Logger& log_;
@@ -101,10 +117,12 @@ class Sessions {
   replication::Replicator& replicator_;
   std::vector<std::vector<Session>> table_;  // by host, then peer slot
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
+  std::vector<net::PeerId> peer_of_slot_;    // world slot -> its player's peer (or invalid)
   bool accepting_ = true;
   std::size_t awaiting_hello_ = 0;  // sessions in kAwaitingHello
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
+  std::vector<std::uint32_t> member_ids_;  // scratch for PartyStatus
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
   LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};

@@ -13,9 +13,10 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
   f.view_radius = world.effective_player_radius();
   f.max_deferral_ticks = replicator.params().max_deferral_ticks;
   f.hysteresis = world.params().grid.hysteresis;
+  f.party_full_range = world.parties().params().enabled && world.parties().params().full_range;
   f.entities.clear();
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
-    f.entities.push_back({e.id, e.x, e.y});
+    f.entities.push_back({e.id, e.x, e.y, e.party});
   });
   std::size_t n = 0;
   for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
@@ -78,6 +79,7 @@ std::optional<std::string> TruthRecorder::json_for(
     copy.hysteresis = f.hysteresis;
     copy.max_deferral_ticks = f.max_deferral_ticks;
     copy.max_staleness_ticks = f.max_staleness_ticks;
+    copy.party_full_range = f.party_full_range;
     copy.entities = f.entities;
     if (detail == TruthDetail::kFull) {
       for (const Deferred& d : f.deferred) {
@@ -94,8 +96,9 @@ std::optional<std::string> TruthRecorder::json_for(
   j["hysteresis"] = copy.hysteresis;
   j["max_deferral_ticks"] = copy.max_deferral_ticks;
   j["max_staleness_ticks"] = copy.max_staleness_ticks;
+  j["party_full_range"] = copy.party_full_range;
   auto& entities = j["entities"] = nlohmann::json::array();
-  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y});
+  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y, p.party});
   if (detail == TruthDetail::kPositions) return j.dump();
   if (players != nullptr) j["players"] = *players;
   auto& deferred = j["deferred"] = nlohmann::json::object();

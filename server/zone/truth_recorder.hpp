@@ -1,7 +1,7 @@
-// Ground truth for verification runs (debug.truth): every entity's exact position at
-// each recent tick, and, per player, the entities in its view whose spawn the bandwidth
-// budget held back (with the tick each entered the view), and the entities whose
-// interest tier lets their updates wait (with how many ticks), served as JSON at
+// Ground truth for verification runs (debug.truth): every entity's exact position and
+// party at each recent tick (and whether parties are full range), and, per player, the entities in
+// its view whose spawn the bandwidth budget held back (with the tick each entered the view), and
+// the entities whose interest tier lets their updates wait (with how many ticks), served as JSON at
 // /debug/truth?tick=N (optionally for some players only) so client-sim can compare its
 // bots' replicas with the world.
 //
@@ -44,6 +44,7 @@ class TruthRecorder {
   struct Position {
     std::uint32_t id;
     double x, y;
+    std::uint32_t party;
   };
   // An entity in a player's view whose spawn the budget held back, and since when.
   struct DeferredSpawn {
@@ -70,6 +71,7 @@ class TruthRecorder {
     double hysteresis = 0.0;
     std::uint32_t max_deferral_ticks = 0;
     std::uint32_t max_staleness_ticks = 0;  // max_deferral_ticks + the largest tier slack
+    bool party_full_range = false;
     std::vector<Position> entities;
     std::vector<Deferred> deferred;
     std::vector<Tiered> tiers;

@@ -33,6 +33,25 @@ const char* metric_label(DisconnectReason r) {
   return "unknown";
 }
 
+// Label values for zone_party_requests_total.
+const char* party_label(protocol::PartyResult r) {
+  switch (r) {
+    case protocol::PartyResult::Joined:
+      return "joined";
+    case protocol::PartyResult::Left:
+      return "left";
+    case protocol::PartyResult::Full:
+      return "full";
+    case protocol::PartyResult::Disabled:
+      return "disabled";
+    case protocol::PartyResult::Changed:
+      return "changed";
+    case protocol::PartyResult::TooSoon:
+      return "too_soon";
+  }
+  return "unknown";
+}
+
 }  // namespace
 
 net::TrafficStats total_traffic(HostThreads hosts) {
@@ -71,6 +90,13 @@ void Observability::start(HostThreads hosts, std::size_t replication_workers) {
   }
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
     metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
+  }
+  // Changed is a notice, never an answer to a request.
+  for (std::size_t i = 0; i < kPartyResults; ++i) {
+    const auto result = static_cast<protocol::PartyResult>(i);
+    if (result == protocol::PartyResult::Changed) continue;
+    metrics_.party_requests.push_back({party_label(result), 0});
+    party_request_result_.push_back(i);
   }
   metrics_.network_hosts = hosts.size();
   metrics_.replication_workers = replication_workers;
@@ -165,6 +191,12 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.tier_held = r.tier_held;
   m.crowded_snapshots = r.crowded;
   m.behind_cone = r.behind;
+  m.party_entities = r.party_entities;
+  m.parties = zone.world.parties().party_count();
+  m.party_members = zone.world.parties().member_count();
+  for (std::size_t k = 0; k < m.party_requests.size(); ++k) {
+    m.party_requests[k].value = sc.party_requests[party_request_result_[k]];
+  }
   m.oldest_deferral_ticks = std::max(m.oldest_deferral_ticks, oldest_deferral_ticks);
   m.load_level = zone.load.level;
   m.load_level_max = std::max<std::uint64_t>(m.load_level_max, zone.load.level);

@@ -106,6 +106,8 @@ void ZoneServer::tick() {
   const auto events = world_.update_aoi();
   const auto aoi_end = clock::now();
   replicator_.apply_events(tick_, events);
+  replicator_.apply_party_links(tick_, world_.party_links());
+  world_.clear_party_links();
   replicate();
   post();
   simulate_load();

@@ -49,6 +49,12 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
 }
 
+void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key) {
+  fbb.Clear();
+  const auto join = CreateJoinParty(fbb, key);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::JoinParty, join.Union()));
+}
+
 const char* to_string(DisconnectReason reason) {
   switch (reason) {
     case DisconnectReason::None:

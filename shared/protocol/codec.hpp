@@ -34,6 +34,8 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
                  std::string_view player_name);
 
+void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
+
 inline std::span<const std::uint8_t> bytes_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {fbb.GetBufferPointer(), fbb.GetSize()};
 }

@@ -129,8 +129,8 @@ Values<N> expected(std::uint32_t mask, const Values<N>& base, const Values<N>& n
 }  // namespace
 
 TEST_CASE("field table: the production rows") {
-  CHECK(kFieldCount == 5);
-  const char* names[] = {"x", "y", "heading", "move_state", "health"};
+  CHECK(kFieldCount == 6);
+  const char* names[] = {"x", "y", "heading", "move_state", "health", "party"};
   std::set<std::string_view> seen;
   for (std::size_t i = 0; i < kFieldCount; ++i) {
     CHECK(kEntityFields[i].name == names[i]);
@@ -149,6 +149,8 @@ TEST_CASE("field table: the production rows") {
   CHECK(kEntityFields[kMoveState].bits == 8);
   CHECK(kEntityFields[kHealth].rule == DeltaRule::kAbsolute);
   CHECK(kEntityFields[kHealth].bits == 16);
+  CHECK(kEntityFields[kParty].rule == DeltaRule::kAbsolute);
+  CHECK(kEntityFields[kParty].bits == 32);
 }
 
 TEST_CASE("field table: a 16-bit delta wraps the short way round") {
@@ -302,7 +304,7 @@ TEST_CASE("field table: read refuses what no table row allows") {
   CHECK_FALSE(read({1u << kHeading, 0x80, 0x80, 0x04}));  // 65536: wider than 16 bits
   CHECK(read({1u << kMoveState, 0xFF, 0x01}));            // 255
   CHECK_FALSE(read({1u << kMoveState, 0x80, 0x02}));      // 256
-  CHECK_FALSE(read({1u << 5, 0}));                        // no row 5
+  CHECK_FALSE(read({1u << 6, 0}));                        // no row 6
   CHECK_FALSE(read({0x80, 0x80, 0x80, 0x80, 0x08}));      // bit 31
   CHECK_FALSE(read({1u << kX}));                          // value missing
   CHECK_FALSE(read({}));                                  // mask missing
@@ -344,7 +346,7 @@ TEST_CASE("field table: adding a field is one row") {
   now[kFieldCount + 1] = 1;
   const std::uint32_t mask = fields::change_mask(base, now);
   CHECK(mask == (3u << kFieldCount));
-  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0x60, 20, 4});
+  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0xC0, 0x01, 20, 4});
   CHECK(round_trip(kExtended, mask, base, now) == now);
   // A peer on the old table refuses a record that carries a field it does not know
   // (instead of misreading the rest of the packet)...

@@ -141,6 +141,8 @@ class Loopback {
     ++tick;
     world.step(1.0 / params.tick_rate);
     rep.apply_events(tick, world.update_aoi());
+    rep.apply_party_links(tick, world.party_links());
+    world.clear_party_links();
     outbox.clear();
     if (workers.empty()) {
       rep.replicate(tick, [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
@@ -169,7 +171,7 @@ class Loopback {
   }
 
   // The state the server means the client to hold: every entity in the player's AOI
-  // view, quantised, sorted by id.
+  // view and every other member of its party (full range), quantised, sorted by id.
   std::vector<EntityState> truth(const LoopClient& c) const {
     std::vector<aoi::EntityHandle> view;
     world.aoi().view_set(world.entity(c.slot).aoi, view);
@@ -177,6 +179,16 @@ class Loopback {
     for (const aoi::EntityHandle h : view) {
       const world::Entity& e = world.entity(h.index);
       out.push_back({e.id, replication::entity_fields(e)});
+    }
+    const world::PartyId party = world.entity(c.slot).party;
+    if (party != world::kNoParty && world.parties().params().full_range) {
+      for (const world::Parties::Member& m : world.parties().members(party)) {
+        const bool listed =
+            std::any_of(out.begin(), out.end(), [&](const EntityState& s) { return s.id == m.id; });
+        if (m.id != c.entity && !listed) {
+          out.push_back({m.id, replication::entity_fields(world.entity(m.slot))});
+        }
+      }
     }
     std::sort(out.begin(), out.end(),
               [](const EntityState& a, const EntityState& b) { return a.id < b.id; });

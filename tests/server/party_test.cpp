@@ -1,0 +1,165 @@
+// Parties through the real zone loop and ENet: JoinParty answered with PartyStatus, the
+// other members told of every change, members replicated across the zone with their
+// party field, refusals (full, too soon, switched off) changing nothing.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "test_util.hpp"
+
+using namespace std::chrono_literals;
+using namespace zone;
+using protocol::PartyResult;
+
+namespace {
+
+config::ZoneConfig party_zone() {
+  config::ZoneConfig cfg = test::tiny_zone();
+  cfg.world = {0.0, 0.0, 1000.0, 1000.0};  // players spawn far apart, mostly out of view
+  cfg.npcs.count = 0;
+  cfg.party.enabled = true;
+  cfg.party.max_size = 3;
+  cfg.party.min_request_interval_ms = 0;
+  return cfg;
+}
+
+PartyResult last_result(const client::Bot& b) {
+  return static_cast<PartyResult>(b.party().last_result);
+}
+
+std::vector<std::uint32_t> ids_of(std::initializer_list<const client::Bot*> bots) {
+  std::vector<std::uint32_t> ids;
+  for (const client::Bot* b : bots) ids.push_back(b->welcome().entity_id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("party: a shared key makes a party whose members see each other across the zone") {
+  net::EnetLibrary enet;
+  test::ServerThread server(party_zone());
+  test::Clients clients;
+  client::Bot& alice = clients.add("alice", server.port());
+  client::Bot& bob = clients.add("bob", server.port());
+  client::Bot& carol = clients.add("carol", server.port());
+  client::Bot& dave = clients.add("dave", server.port());
+  const std::vector<client::Bot*> all = {&alice, &bob, &carol, &dave};
+  REQUIRE(clients.pump_until(
+      [&] {
+        return std::all_of(all.begin(), all.end(), [](const client::Bot* b) {
+          return b->phase() == client::Bot::Phase::kPlaying;
+        });
+      },
+      5s));
+  constexpr std::uint64_t kKey = 0x5EC12E7C0FFEEull;
+  for (client::Bot* b : {&alice, &bob, &carol}) b->join_party(clients.host_of(*b), kKey);
+  const std::vector<std::uint32_t> trio = ids_of({&alice, &bob, &carol});
+  REQUIRE(clients.pump_until(
+      [&] {
+        return alice.party().members == trio && bob.party().members == trio &&
+               carol.party().members == trio;
+      },
+      5s));
+  const std::uint32_t party = alice.party().party;
+  CHECK(party != 0);
+  // An answer to each request, a notice to each other member: Alice heard of Bob and
+  // Carol joining, Carol (the last) only her own answer.
+  CHECK(alice.party().statuses == 3);
+  CHECK(carol.party().statuses == 1);
+  CHECK(bob.party().party == party);
+  CHECK(carol.party().party == party);
+  // Each member holds the other two wherever they are, with their party field.
+  const auto holds_members = [&](const client::Bot& me) {
+    for (const client::Bot* other : {&alice, &bob, &carol}) {
+      if (other == &me) continue;
+      const replica::EntityState* e = me.replica().find(other->welcome().entity_id);
+      if (e == nullptr || e->party() != party) return false;
+    }
+    return me.replica().self()[protocol::kParty] == static_cast<std::int32_t>(party);
+  };
+  REQUIRE(clients.pump_until(
+      [&] { return holds_members(alice) && holds_members(bob) && holds_members(carol); }, 5s));
+
+  // A fourth is refused: the party holds three.
+  dave.join_party(clients.host_of(dave), kKey);
+  REQUIRE(clients.pump_until([&] { return dave.party().statuses > 0; }, 5s));
+  CHECK(last_result(dave) == PartyResult::Full);
+  CHECK(dave.party().party == 0);
+  CHECK(dave.party().statuses == 1);
+  CHECK(alice.party().members == trio);
+
+  // Bob leaves: he is told, the others are told, and he is gone from their views unless
+  // he happens to stand within their view radius.
+  const std::uint64_t alice_statuses = alice.party().statuses;
+  bob.join_party(clients.host_of(bob), 0);
+  const std::vector<std::uint32_t> duo = ids_of({&alice, &carol});
+  REQUIRE(clients.pump_until(
+      [&] { return last_result(bob) == PartyResult::Left && alice.party().members == duo; }, 5s));
+  CHECK(bob.party().party == 0);
+  CHECK(bob.party().members.empty());
+  CHECK(alice.party().statuses > alice_statuses);
+  CHECK(last_result(alice) == PartyResult::Changed);
+  REQUIRE(clients.pump_until(
+      [&] {
+        const replica::EntityState* b = alice.replica().find(bob.welcome().entity_id);
+        return b == nullptr || b->party() == 0;
+      },
+      5s));
+
+  // Carol quits: Alice is told she is alone.
+  carol.quit(clients.host_of(carol));
+  const std::vector<std::uint32_t> solo = ids_of({&alice});
+  REQUIRE(clients.pump_until([&] { return alice.party().members == solo; }, 5s));
+  CHECK(alice.party().party == party);
+
+  ZoneServer& zone = server.stop();
+  const auto& requests = zone.counters().party_requests;
+  CHECK(requests[static_cast<std::size_t>(PartyResult::Joined)] == 3);
+  CHECK(requests[static_cast<std::size_t>(PartyResult::Full)] == 1);
+  CHECK(requests[static_cast<std::size_t>(PartyResult::Left)] == 1);
+  for (const client::Bot* b : all) CHECK(b->replica().violations().empty());
+}
+
+TEST_CASE("party: requests sooner than the interval and in a zone without parties change nothing") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = party_zone();
+  cfg.party.min_request_interval_ms = 60000;
+  test::ServerThread server(cfg);
+  config::ZoneConfig off = party_zone();
+  off.party.enabled = false;
+  test::ServerThread server_off(off);
+  test::Clients clients;
+  client::Bot& eve = clients.add("eve", server.port());
+  client::Bot& fred = clients.add("fred", server_off.port());
+  REQUIRE(clients.pump_until(
+      [&] {
+        return eve.phase() == client::Bot::Phase::kPlaying &&
+               fred.phase() == client::Bot::Phase::kPlaying;
+      },
+      5s));
+  eve.join_party(clients.host_of(eve), 1);
+  REQUIRE(clients.pump_until([&] { return eve.party().statuses == 1; }, 5s));
+  CHECK(last_result(eve) == PartyResult::Joined);
+  const std::uint32_t party = eve.party().party;
+  eve.join_party(clients.host_of(eve), 2);
+  REQUIRE(clients.pump_until([&] { return eve.party().statuses == 2; }, 5s));
+  CHECK(last_result(eve) == PartyResult::TooSoon);
+  CHECK(eve.party().party == party);  // unchanged
+
+  fred.join_party(clients.host_of(fred), 1);
+  REQUIRE(clients.pump_until([&] { return fred.party().statuses == 1; }, 5s));
+  CHECK(last_result(fred) == PartyResult::Disabled);
+  CHECK(fred.party().party == 0);
+  clients.pump(100ms);
+  CHECK(fred.replica().self()[protocol::kParty] == 0);
+  CHECK(eve.phase() == client::Bot::Phase::kPlaying);  // answered, not kicked
+  CHECK(server.stop().counters().party_requests[static_cast<std::size_t>(PartyResult::TooSoon)] ==
+        1);
+  CHECK(server_off.stop()
+            .counters()
+            .party_requests[static_cast<std::size_t>(PartyResult::Disabled)] == 1);
+}
