@@ -116,6 +116,8 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   if (scenario_.churn) {
     slot.leave_at = now + span_of(rng_.range(scenario_.session_s.min, scenario_.session_s.max));
   }
+  slot.party_at = now;  // joins its party as soon as it plays
+  slot.party_wanted = false;
 }
 
 void BotGroup::retire(Slot& slot) {
@@ -201,6 +203,25 @@ void BotGroup::churn(clock::time_point now) {
   }
 }
 
+void BotGroup::parties(clock::time_point now) {
+  if (scenario_.party_size == 0) return;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying || now < slot.party_at) {
+      continue;
+    }
+    // Consecutive bot numbers share a key, so the parties cut across bot threads the same
+    // way whatever the thread count.
+    const std::uint32_t party = (options_.first_bot + i) / scenario_.party_size;
+    const std::uint64_t key = util::SplitMix64(options_.party_seed ^ party).next() | 1u;
+    slot.party_wanted = !slot.party_wanted;
+    slot.bot->join_party(*hosts_[slot.host], slot.party_wanted ? key : 0);
+    const Range& r = scenario_.party_switch_s;
+    slot.party_at =
+        r.max > 0.0 ? now + span_of(rng_.range(r.min, r.max)) : clock::time_point::max();
+  }
+}
+
 void BotGroup::collect_violations(Slot& slot) {
   const auto& v = slot.bot->replica().violations();
   for (; slot.violations_seen < v.size(); ++slot.violations_seen) {
@@ -235,6 +256,7 @@ void BotGroup::publish() {
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));
     s.view_sum += static_cast<double>(b.replica().current().entities.size());
     s.newest_tick = std::max(s.newest_tick, b.ack_tick());
+    if (b.party().party != 0) ++s.in_party;
   }
   std::lock_guard lock(mutex_);
   published_ = std::move(s);
@@ -254,6 +276,7 @@ void BotGroup::run() {
 
     pump_network();
     churn(now);
+    parties(now);
 
     // Inputs at the scenario's rate, or the server's tick rate (learnt from a welcome).
     double rate = scenario_.input_rate_hz;

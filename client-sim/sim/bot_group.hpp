@@ -32,6 +32,7 @@ struct GroupOptions {
   double ramp_per_s = 100.0;  // this group's share of the ramp
   std::uint32_t bots_per_host = 250;
   std::uint64_t seed = 1;
+  std::uint64_t party_seed = 1;  // the run's seed: party keys are the same in every group
   bool light = false;
   bool progress = true;  // print server disconnects to stderr
 };
@@ -46,6 +47,7 @@ struct GroupStats {
   double view_sum = 0.0;          // entities in view, summed over playing bots
   std::vector<double> rtt_ms;     // one per playing bot
   std::uint32_t newest_tick = 0;  // newest frame any bot holds
+  std::uint32_t in_party = 0;     // playing bots the server has in a party now
   std::uint64_t violations = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::vector<std::string> violation_details;  // the first few
@@ -82,6 +84,9 @@ class BotGroup {
     DriverState driver;
     std::chrono::steady_clock::time_point leave_at{};   // churn: quit then
     std::chrono::steady_clock::time_point rejoin_at{};  // churn: reconnect then
+    // Parties: when the bot next joins (or leaves) its party; whether it asked to be in.
+    std::chrono::steady_clock::time_point party_at{};
+    bool party_wanted = false;
     bool joined_once = false;
     bool counted_join = false;  // this session's join already counted
     client::BotCounters past;   // finished sessions, so rejoining does not lose them
@@ -95,6 +100,7 @@ class BotGroup {
   void route(std::uint32_t host, const net::NetEvent& ev);
   void send_inputs(double dt);
   void churn(std::chrono::steady_clock::time_point now);
+  void parties(std::chrono::steady_clock::time_point now);
   void collect_violations(Slot& slot);
   void retire(Slot& slot);
   void publish();

@@ -1,5 +1,6 @@
 #include "sim/scenario.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -91,7 +92,7 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
   Reader r(path, out.errors);
   r.known_keys(root,
                {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
-                "patrol_length", "input_rate_hz", "churn"},
+                "patrol_length", "input_rate_hz", "churn", "party"},
                "");
   s.name =
       root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
@@ -137,6 +138,19 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       }
       r.range(c, "session_s", s.session_s);
       r.range(c, "offline_s", s.offline_s);
+    }
+  }
+  if (const YAML::Node p = root["party"]) {
+    if (!p.IsMap()) {
+      r.error(p, "party", "expected a map with size and switch_s");
+    } else {
+      r.known_keys(p, {"size", "switch_s"}, "party.");
+      double size = 0.0;
+      if (!p["size"]) r.error(p, "party.size", "missing (members per party, 2 to 64)");
+      r.number(p, "size", size, 2.0, 64.0);
+      if (size != std::floor(size)) r.error(p["size"], "party.size", "expected a whole number");
+      s.party_size = static_cast<std::uint32_t>(size);
+      r.range(p, "switch_s", s.party_switch_s);
     }
   }
   return out;

@@ -29,6 +29,11 @@ struct Scenario {
   bool churn = false;            // bots quit and rejoin
   Range session_s{3.0, 8.0};     // churn: connected time before quitting
   Range offline_s{0.5, 2.0};     // churn: time before rejoining
+  // Parties: bots form parties of this many (consecutive bot numbers share a key), 0 off.
+  std::uint32_t party_size = 0;
+  // Each bot leaves its party and joins it again after a time drawn from this range
+  // (seconds); {0, 0}: bots stay in their party.
+  Range party_switch_s{0.0, 0.0};
 };
 
 struct ScenarioLoad {

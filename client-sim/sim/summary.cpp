@@ -14,6 +14,7 @@ nlohmann::json Summary::to_json() const {
       {"bots_requested", bots_requested},
       {"bots_connected", bots_connected},
       {"bots_peak", bots_peak},
+      {"bots_in_party_peak", bots_in_party_peak},
       {"connect_failures", connect_failures},
       {"disconnects", disconnects},
       {"duration_s", duration_s},
@@ -36,6 +37,7 @@ nlohmann::json Summary::to_json() const {
       {"truth_deferred_spawns", truth_deferred_spawns},
       {"truth_tier_stale_entities", truth_tier_stale_entities},
       {"truth_max_staleness_ticks", truth_max_staleness_ticks},
+      {"truth_party_checks", truth_party_checks},
   };
 }
 

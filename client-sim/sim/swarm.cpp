@@ -52,6 +52,7 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
     o.ramp_per_s = options.ramp_per_s * o.bots / std::max(1u, options.bots);
     o.bots_per_host = options.bots_per_host;
     o.seed = options.seed + 0x9E3779B97F4A7C15ull * g;
+    o.party_seed = options.seed;
     o.light = options.light;
     o.progress = options.progress;
     groups_.push_back(std::make_unique<BotGroup>(o, scenario));
@@ -64,6 +65,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
   GroupStats t;
   for (const GroupStats& g : parts) {
     t.playing += g.playing;
+    t.in_party += g.in_party;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -87,6 +89,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
 
 void Swarm::report_second(const GroupStats& now, double elapsed_s, double window_s) {
   peak_ = std::max(peak_, now.playing);
+  party_peak_ = std::max(party_peak_, now.in_party);
   bot_seconds_ += now.playing * window_s;
   if (now.playing > 0) {
     view_samples_sum_ += now.view_sum / now.playing;
@@ -256,6 +259,7 @@ Summary Swarm::summary() const {
   s.bots_requested = options_.bots;
   s.bots_connected = final_.connected_ever;
   s.bots_peak = peak_;
+  s.bots_in_party_peak = party_peak_;
   s.connect_failures = final_.connect_failures;
   s.disconnects = final_.server_disconnects;
   s.duration_s = duration_s_;
@@ -284,6 +288,7 @@ Summary Swarm::summary() const {
   s.truth_deferred_spawns = final_.truth.deferred_spawns;
   s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
+  s.truth_party_checks = final_.truth.party_checks;
   return s;
 }
 

@@ -10,8 +10,7 @@ void Parties::set_params(const PartyParams& params) {
   params_ = params;
 }
 
-PartyChange Parties::request(EntityId id, std::uint32_t slot, PartyId current,
-                             std::uint64_t key) {
+PartyChange Parties::request(EntityId id, std::uint32_t slot, PartyId current, std::uint64_t key) {
   PartyChange change;
   change.party = current;
   if (!params_.enabled) {

@@ -196,7 +196,8 @@ TEST_CASE("party replication: members far apart hold each other - current every 
   for (const LoopClient* me : {&a, &b}) {
     const world::Entity& self = lb.world.entity(me->slot);
     const world::Entity& cc = lb.world.entity(c.slot);
-    if (std::hypot(cc.x - self.x, cc.y - self.y) > 32.0) CHECK(me->replica.find(c.entity) == nullptr);
+    if (std::hypot(cc.x - self.x, cc.y - self.y) > 32.0)
+      CHECK(me->replica.find(c.entity) == nullptr);
   }
   CHECK(lb.rep.stats().party_entities > 0);
   for (const LoopClient* me : {&a, &b, &c, &d}) check_clean(lb, *me);

@@ -5,6 +5,7 @@
 // looks for is reported.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -221,4 +222,91 @@ TEST_CASE("truth check: per-player lists asked for some players check those play
   CHECK(report.checks == 1);
   CHECK(report.skipped == run.lb.clients.size() - 1);
   CHECK(report.mismatches == 0);
+}
+
+namespace {
+
+// Two parties of two spread over a 400 m world with a 30 m view: members are mostly far
+// beyond the radius, and held all the same.
+struct PartyRun {
+  Loopback lb{[] {
+                world::WorldParams wp = test::small_world(40, world::NpcBehaviour::kWander);
+                wp.grid.bounds = {{0.0, 0.0}, {400.0, 400.0}};
+                wp.parties.enabled = true;
+                wp.parties.max_size = 2;
+                return wp;
+              }(),
+              test::rparams(64000)};
+  TruthRecorder recorder{64};
+  explicit PartyRun(int ticks) {
+    for (int i = 0; i < 4; ++i) {
+      const LoopClient& c = lb.connect("member-" + std::to_string(i));
+      lb.world.join_party(c.slot, 100 + i / 2);
+    }
+    for (int t = 0; t < ticks; ++t) {
+      lb.step();
+      recorder.record(lb.tick, lb.world, lb.rep);
+    }
+  }
+  // The other member of client k's party, and how far it is.
+  const LoopClient& partner(std::size_t k) const { return lb.clients[k ^ 1]; }
+};
+
+}  // namespace
+
+TEST_CASE("truth check: party members far beyond the radius are required and accepted") {
+  PartyRun run(60);
+  const sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+  const sim::Truth& top = window.by_tick.rbegin()->second;
+  CHECK(top.party_full_range);
+  // The members really are far apart.
+  const sim::TruthEntity* a = top.find(run.lb.clients[0].entity);
+  const sim::TruthEntity* b = top.find(run.partner(0).entity);
+  REQUIRE((a != nullptr && b != nullptr));
+  CHECK(a->party != 0);
+  CHECK(a->party == b->party);
+  CHECK(std::hypot(a->x - b->x, a->y - b->y) > 40.0);
+  const sim::TruthReport report = check_all(run.lb, window);
+  INFO("first mismatches: ", fmt::format("{}", fmt::join(report.details, "\n")));
+  CHECK(report.checks == 4);
+  CHECK(report.mismatches == 0);
+  CHECK(report.party_checks == 4);
+}
+
+TEST_CASE("truth check: a party member missing, a far stranger held, a wrong party field") {
+  PartyRun run(60);
+  SUBCASE("without full range, the far partner is beyond radius + hysteresis") {
+    sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+    for (auto& [tick, truth] : window.by_tick) truth.party_full_range = false;
+    const sim::TruthReport report = check_all(run.lb, window);
+    CHECK(mentions(report, "beyond radius + hysteresis"));
+  }
+  SUBCASE("a far entity of the client's party that the replica lacks") {
+    sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+    const LoopClient& c = run.lb.clients.front();
+    for (auto& [tick, truth] : window.by_tick) {
+      const sim::TruthEntity* self = truth.find(c.entity);
+      REQUIRE(self != nullptr);
+      truth.entities.push_back({4'000'000'000u, self->x + 300.0, self->y, self->party});
+    }
+    const sim::TruthReport report = check_all(run.lb, window);
+    CHECK(mentions(report, "entity 4000000000 at"));
+    CHECK(mentions(report, "missing from the replica"));
+  }
+  SUBCASE("a party the replica does not hold for its members") {
+    // The pair's party renamed in the truth: both stay members of one party (the partner
+    // is still required), but the party field the replica holds is now wrong.
+    sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+    const world::EntityId self = run.lb.clients.front().entity;
+    const world::EntityId partner = run.partner(0).entity;
+    for (auto& [tick, truth] : window.by_tick) {
+      for (sim::TruthEntity& e : truth.entities) {
+        if (e.id == partner || e.id == self) e.party += 1000;
+      }
+    }
+    const sim::TruthReport report = check_all(run.lb, window);
+    CHECK(mentions(report, fmt::format("entity {} at (", partner)));
+    CHECK(mentions(report, "own position"));
+    CHECK_FALSE(mentions(report, "beyond radius + hysteresis"));
+  }
 }
