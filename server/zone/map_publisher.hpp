@@ -70,6 +70,10 @@ class MapPublisher {
     float selected_x = 0, selected_y = 0, selected_radius = 0;
     std::uint8_t selected_kind = 0;
     std::vector<std::uint32_t> selected_view;  // entity ids
+    // Its party (0: none) and the other members, wherever they are: the map draws a line
+    // to each.
+    std::uint32_t selected_party = 0;
+    std::vector<Dot> selected_party_members;
   };
 
   std::uint32_t every_;

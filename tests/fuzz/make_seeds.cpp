@@ -1,6 +1,7 @@
 // Writes the seed corpora of the protocol fuzz targets, from the protocol's own encoders:
 //   CORPUS/client_packet   (fuzz_client_packet: byte 0 the channel, then the packet)
-//     hellos (FlatBuffers, build_hello) and inputs (encode_input), edge values and
+//     hellos (FlatBuffers, build_hello), party requests (build_join_party) and inputs
+//     (encode_input), edge values and
 //     near-misses: wrong channels, wrong sizes, an unknown message type, oversize;
 //   CORPUS/snapshot_part   (fuzz_snapshot_part: byte 0 the client's own id, then parts
 //     separated by "\xF5PRT") sequences of parts written with SnapshotPartWriter: full
@@ -85,6 +86,11 @@ void client_packet_seeds(const std::filesystem::path& dir) {
     fbb.Finish(CreateClientPacket(fbb));
     write(dir, "no-message", on_channel(kReliableChannel, bytes_of(fbb)));
   }
+  for (const std::uint64_t key : {std::uint64_t{0}, std::uint64_t{0x5EC12E7}, ~std::uint64_t{0}}) {
+    flatbuffers::FlatBufferBuilder fbb;
+    build_join_party(fbb, key);
+    write(dir, "join-party-" + std::to_string(key), on_channel(kReliableChannel, bytes_of(fbb)));
+  }
   write(dir, "input-zero", on_channel(kUnreliableChannel, input(1, 0, 0.0f, 0.0f)));
   write(dir, "input", on_channel(kUnreliableChannel, input(77, 76, 0.6f, -0.8f)));
   write(dir, "input-negative-zero", on_channel(kUnreliableChannel, input(2, 1, -0.0f, -0.0f)));
@@ -107,8 +113,8 @@ void client_packet_seeds(const std::filesystem::path& dir) {
 constexpr std::uint8_t kSeparator[] = {0xF5, 'P', 'R', 'T'};
 
 FieldValues v(std::int32_t x, std::int32_t y, std::int32_t heading = 0, std::int32_t moving = 0,
-              std::int32_t health = 100) {
-  return {x, y, heading, moving, health};
+              std::int32_t health = 100, std::int32_t party = 0) {
+  return {x, y, heading, moving, health, party};
 }
 
 struct Spawn {
@@ -177,7 +183,7 @@ Bytes sequence(std::uint8_t self_id, const std::vector<Bytes>& parts) {
 
 // Tick 1, no baseline: the client (id 1) and three entities.
 const FieldValues kSelf1 = v(5000, 5000, 0, 0, 100);
-const FieldValues kTen = v(1000, 2000, 100, 1, 90);
+const FieldValues kTen = v(1000, 2000, 100, 1, 90, 3);
 const FieldValues kEleven = v(-500, 0, 65535, 0, 80);
 const FieldValues kTwelve = v(0, 300, 300, 0, 0);
 

@@ -1,14 +1,18 @@
 // Parties through the real zone loop and ENet: JoinParty answered with PartyStatus, the
 // other members told of every change, members replicated across the zone with their
-// party field, refusals (full, too soon, switched off) changing nothing.
+// party field, refusals (full, too soon, switched off) changing nothing; and the live
+// map's view of the selection's party.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.hpp"
 #include "test_util.hpp"
+#include "zone/map_publisher.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -162,4 +166,30 @@ TEST_CASE("party: requests sooner than the interval and in a zone without partie
   CHECK(server_off.stop()
             .counters()
             .party_requests[static_cast<std::size_t>(PartyResult::Disabled)] == 1);
+}
+
+TEST_CASE("party: the live map's selection names its party and where the other members are") {
+  world::WorldParams wp;
+  wp.grid.bounds = {{0.0, 0.0}, {1000.0, 1000.0}};
+  wp.parties.enabled = true;
+  world::World w(wp);
+  const std::uint32_t a = w.spawn_player("a"), b = w.spawn_player("b"), c = w.spawn_player("c");
+  w.join_party(a, 9);
+  w.join_party(b, 9);
+  MapPublisher map(1);
+  map.select(w.entity(a).id);
+  map.publish(1, w, MapStats{});
+  const nlohmann::json j = nlohmann::json::parse(map.frame_json(MapWindow{}));
+  const nlohmann::json& sel = j.at("selected");
+  CHECK(sel.at("party").get<std::uint32_t>() == w.entity(a).party);
+  REQUIRE(sel.at("party_members").size() == 1);  // b, not a itself, not c
+  const nlohmann::json& member = sel.at("party_members")[0];
+  CHECK(member.at(0).get<std::uint32_t>() == w.entity(b).id);
+  CHECK(member.at(1).get<double>() == doctest::Approx(w.entity(b).x).epsilon(1e-6));
+  CHECK(member.at(2).get<double>() == doctest::Approx(w.entity(b).y).epsilon(1e-6));
+  map.select(w.entity(c).id);
+  map.publish(2, w, MapStats{});
+  const nlohmann::json alone = nlohmann::json::parse(map.frame_json(MapWindow{}));
+  CHECK(alone.at("selected").at("party").get<std::uint32_t>() == 0);
+  CHECK(alone.at("selected").at("party_members").empty());
 }
