@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Interest policy on versus off (docs/benchmarks.md, "Interest policy").
 #
-# Two scenarios, each run with the policy off and on, back to back in one invocation so
+# Three scenarios, each run with the policy off and on, back to back in one invocation so
 # the ratios compare runs on the same machine state:
 #   hotspot  - client-sim's hotspot scenario (every bot heads for the town square) on a
 #              600 x 600 m zone with 100 NPCs at the default budget; "on" is distance
 #              tiers plus the crowd policy (interest.crowd_threshold 24);
 #   overload - a crowded zone (200 x 200 m, 100 NPCs) whose tick is made to cost
 #              debug.simulated_load_ns_per_record per record sent, more than its budget;
-#              "on" is distance tiers plus interest.load_adaptive.
+#              "on" is distance tiers plus interest.load_adaptive;
+#   party    - client-sim's party scenario (parties of four that split and re-form) on
+#              the hotspot map; "off" is party.enabled false (every JoinParty refused),
+#              "on" the default (members see each other at any distance).
 # For each run, from the server's /metrics and client-sim's summary: snapshot payload
 # bytes per client per second, mean and p99-ish (histogram) tick time, overruns, the
 # load level reached, and the oldest values the truth check saw (every run is truth
@@ -91,6 +94,8 @@ out = {
     "truth_mismatches": s["truth_mismatches"],
     "protocol_violations": s["protocol_violations"],
     "oldest_values_ticks": s["truth_max_staleness_ticks"],
+    "bots_in_party_peak": s["bots_in_party_peak"],
+    "truth_party_checks": s["truth_party_checks"],
 }
 print(json.dumps(out))
 EOF
@@ -105,11 +110,13 @@ overload=(--set world.max_x=200 --set world.max_y=200 --npcs 100
   run hotspot-on hotspot "${hotspot[@]}" --set interest.tiers=true --set interest.crowd_threshold=24
   run overload-off wander "${overload[@]}"
   run overload-on wander "${overload[@]}" --set interest.tiers=true --set interest.load_adaptive=true
+  run party-off party "${hotspot[@]}" --set party.enabled=false
+  run party-on party "${hotspot[@]}"
 } | tee "$work/results.jsonl"
 python3 - "$work/results.jsonl" <<'EOF'
 import json, sys
 runs = {r["run"]: r for r in map(json.loads, open(sys.argv[1]))}
-for s in ("hotspot", "overload"):
+for s in ("hotspot", "overload", "party"):
     off, on = runs[s + "-off"], runs[s + "-on"]
     print(f"{s}: bytes/client/s on/off = {on['bytes_per_client_s'] / off['bytes_per_client_s']:.3f}, "
           f"tick mean on/off = {on['tick_mean_ms'] / off['tick_mean_ms']:.3f}, "
