@@ -6,6 +6,19 @@
 
 namespace zone::client {
 
+namespace {
+
+void update(GroupInfo& info, std::uint32_t id, protocol::GroupResult result,
+            const flatbuffers::Vector<std::uint32_t>* members) {
+  info.id = id;
+  info.last_result = static_cast<std::uint8_t>(result);
+  info.members.clear();
+  if (members != nullptr) info.members.assign(members->begin(), members->end());
+  ++info.statuses;
+}
+
+}  // namespace
+
 void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t port) {
   if (protocol_version_ == 0) protocol_version_ = protocol::kProtocolVersion;
   peer_ = host.connect(server, port);
@@ -55,17 +68,25 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     welcome_.hysteresis = p->hysteresis();
     welcome_.aoi_enabled = p->aoi_enabled();
   } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
-    party_.party = s->party();
-    party_.last_result = static_cast<std::uint8_t>(s->result());
-    party_.members.clear();
-    if (s->members() != nullptr) party_.members.assign(s->members()->begin(), s->members()->end());
-    ++party_.statuses;
+    update(party_, s->party(), s->result(), s->members());
+  } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
+    update(guild_, g->guild(), g->result(), g->members());
   }
 }
 
 void Bot::join_party(net::EnetHost& host, std::uint64_t key) {
   if (phase_ != Phase::kPlaying) return;
   protocol::build_join_party(fbb_, key);
+  send_reliable(host);
+}
+
+void Bot::join_guild(net::EnetHost& host, std::uint64_t key) {
+  if (phase_ != Phase::kPlaying) return;
+  protocol::build_join_guild(fbb_, key);
+  send_reliable(host);
+}
+
+void Bot::send_reliable(net::EnetHost& host) {
   host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
   ++counters_.packets_out;
   counters_.bytes_out += fbb_.GetSize();

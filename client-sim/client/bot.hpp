@@ -28,12 +28,12 @@ struct WelcomeInfo {
   float max_speed = 0.0f;
 };
 
-// The bot's party as the server last described it (PartyStatus).
-struct PartyInfo {
-  std::uint32_t party = 0;             // 0: none
-  std::uint8_t last_result = 0;        // protocol::PartyResult of the last status
+// The bot's party or guild as the server last described it (PartyStatus, GuildStatus).
+struct GroupInfo {
+  std::uint32_t id = 0;                // 0: none
+  std::uint8_t last_result = 0;        // protocol::GroupResult of the last status
   std::vector<std::uint32_t> members;  // entity ids, ascending, the bot included
-  std::uint64_t statuses = 0;          // PartyStatus messages received
+  std::uint64_t statuses = 0;          // status messages received
 };
 
 struct BotCounters {
@@ -59,9 +59,11 @@ class Bot {
   void on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes);
   // Sends one input with the given movement intent and the newest complete frame as ack.
   void send_input(net::EnetHost& host, float move_x, float move_y);
-  // Asks for the party of `key` (0 leaves); the answer updates party().
+  // Asks for the party (guild) of `key` (0 leaves); the answer updates party() (guild()).
   void join_party(net::EnetHost& host, std::uint64_t key);
-  const PartyInfo& party() const { return party_; }
+  void join_guild(net::EnetHost& host, std::uint64_t key);
+  const GroupInfo& party() const { return party_; }
+  const GroupInfo& guild() const { return guild_; }
   // Says goodbye (ClientQuit) and forgets the connection.
   void quit(net::EnetHost& host);
 
@@ -91,7 +93,9 @@ class Bot {
   Phase phase_ = Phase::kIdle;
   net::PeerId peer_;
   WelcomeInfo welcome_;
-  PartyInfo party_;
+  GroupInfo party_;
+  GroupInfo guild_;
+  void send_reliable(net::EnetHost& host);
   replica::FrameReplica replica_;
   std::uint32_t disconnect_reason_ = 0;
   std::uint32_t sequence_ = 0;

@@ -116,8 +116,9 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   if (scenario_.churn) {
     slot.leave_at = now + span_of(rng_.range(scenario_.session_s.min, scenario_.session_s.max));
   }
-  slot.party_at = now;  // joins its party as soon as it plays
+  slot.party_at = now;  // joins its party and guild as soon as it plays
   slot.party_wanted = false;
+  slot.guild_asked = false;
 }
 
 void BotGroup::retire(Slot& slot) {
@@ -203,17 +204,23 @@ void BotGroup::churn(clock::time_point now) {
   }
 }
 
-void BotGroup::parties(clock::time_point now) {
-  if (scenario_.party_size == 0) return;
+void BotGroup::groups(clock::time_point now) {
+  if (scenario_.party_size == 0 && scenario_.guild_size == 0) return;
+  // Consecutive bot numbers share a key, so the groups cut across bot threads the same
+  // way whatever the thread count; parties and guilds draw keys from different streams.
+  auto key_of = [&](std::uint32_t index, std::uint32_t size, std::uint64_t stream) {
+    const std::uint32_t group = (options_.first_bot + index) / size;
+    return util::SplitMix64(options_.party_seed ^ stream ^ group).next() | 1u;
+  };
   for (std::uint32_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
-    if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying || now < slot.party_at) {
-      continue;
+    if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+    if (scenario_.guild_size > 0 && !slot.guild_asked) {
+      slot.guild_asked = true;
+      slot.bot->join_guild(*hosts_[slot.host], key_of(i, scenario_.guild_size, 0x6D11Dull << 32));
     }
-    // Consecutive bot numbers share a key, so the parties cut across bot threads the same
-    // way whatever the thread count.
-    const std::uint32_t party = (options_.first_bot + i) / scenario_.party_size;
-    const std::uint64_t key = util::SplitMix64(options_.party_seed ^ party).next() | 1u;
+    if (scenario_.party_size == 0 || now < slot.party_at) continue;
+    const std::uint64_t key = key_of(i, scenario_.party_size, 0);
     slot.party_wanted = !slot.party_wanted;
     slot.bot->join_party(*hosts_[slot.host], slot.party_wanted ? key : 0);
     const Range& r = scenario_.party_switch_s;
@@ -256,7 +263,8 @@ void BotGroup::publish() {
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));
     s.view_sum += static_cast<double>(b.replica().current().entities.size());
     s.newest_tick = std::max(s.newest_tick, b.ack_tick());
-    if (b.party().party != 0) ++s.in_party;
+    if (b.party().id != 0) ++s.in_party;
+    if (b.guild().id != 0) ++s.in_guild;
   }
   std::lock_guard lock(mutex_);
   published_ = std::move(s);
@@ -276,7 +284,7 @@ void BotGroup::run() {
 
     pump_network();
     churn(now);
-    parties(now);
+    groups(now);
 
     // Inputs at the scenario's rate, or the server's tick rate (learnt from a welcome).
     double rate = scenario_.input_rate_hz;

@@ -48,6 +48,7 @@ struct GroupStats {
   std::vector<double> rtt_ms;     // one per playing bot
   std::uint32_t newest_tick = 0;  // newest frame any bot holds
   std::uint32_t in_party = 0;     // playing bots the server has in a party now
+  std::uint32_t in_guild = 0;     // ... in a guild now
   std::uint64_t violations = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::vector<std::string> violation_details;  // the first few
@@ -87,6 +88,7 @@ class BotGroup {
     // Parties: when the bot next joins (or leaves) its party; whether it asked to be in.
     std::chrono::steady_clock::time_point party_at{};
     bool party_wanted = false;
+    bool guild_asked = false;  // this session's JoinGuild sent
     bool joined_once = false;
     bool counted_join = false;  // this session's join already counted
     client::BotCounters past;   // finished sessions, so rejoining does not lose them
@@ -100,7 +102,7 @@ class BotGroup {
   void route(std::uint32_t host, const net::NetEvent& ev);
   void send_inputs(double dt);
   void churn(std::chrono::steady_clock::time_point now);
-  void parties(std::chrono::steady_clock::time_point now);
+  void groups(std::chrono::steady_clock::time_point now);
   void collect_violations(Slot& slot);
   void retire(Slot& slot);
   void publish();

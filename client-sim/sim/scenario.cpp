@@ -92,7 +92,7 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
   Reader r(path, out.errors);
   r.known_keys(root,
                {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
-                "patrol_length", "input_rate_hz", "churn", "party"},
+                "patrol_length", "input_rate_hz", "churn", "party", "guild"},
                "");
   s.name =
       root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
@@ -151,6 +151,18 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       if (size != std::floor(size)) r.error(p["size"], "party.size", "expected a whole number");
       s.party_size = static_cast<std::uint32_t>(size);
       r.range(p, "switch_s", s.party_switch_s);
+    }
+  }
+  if (const YAML::Node g = root["guild"]) {
+    if (!g.IsMap()) {
+      r.error(g, "guild", "expected a map with size");
+    } else {
+      r.known_keys(g, {"size"}, "guild.");
+      double size = 0.0;
+      if (!g["size"]) r.error(g, "guild.size", "missing (members per guild, 2 to 256)");
+      r.number(g, "size", size, 2.0, 256.0);
+      if (size != std::floor(size)) r.error(g["size"], "guild.size", "expected a whole number");
+      s.guild_size = static_cast<std::uint32_t>(size);
     }
   }
   return out;

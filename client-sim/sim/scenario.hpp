@@ -34,6 +34,8 @@ struct Scenario {
   // Each bot leaves its party and joins it again after a time drawn from this range
   // (seconds); {0, 0}: bots stay in their party.
   Range party_switch_s{0.0, 0.0};
+  // Guilds: bots join guilds of this many (consecutive bot numbers) once and stay; 0 off.
+  std::uint32_t guild_size = 0;
 };
 
 struct ScenarioLoad {

@@ -15,6 +15,7 @@ nlohmann::json Summary::to_json() const {
       {"bots_connected", bots_connected},
       {"bots_peak", bots_peak},
       {"bots_in_party_peak", bots_in_party_peak},
+      {"bots_in_guild_peak", bots_in_guild_peak},
       {"connect_failures", connect_failures},
       {"disconnects", disconnects},
       {"duration_s", duration_s},

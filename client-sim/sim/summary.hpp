@@ -19,6 +19,7 @@ struct Summary {
   std::uint32_t bots_connected = 0;      // bots that completed a join at least once
   std::uint32_t bots_peak = 0;           // most bots playing at the same time
   std::uint32_t bots_in_party_peak = 0;  // most bots in a party at the same time (scenario party)
+  std::uint32_t bots_in_guild_peak = 0;  // most bots in a guild at the same time
   std::uint32_t connect_failures = 0;
   std::uint32_t disconnects = 0;  // by the server, unexpected
   double duration_s = 0.0;
@@ -43,7 +44,7 @@ struct Summary {
   std::uint64_t truth_deferred_spawns = 0;      // in view, spawn held back (budget), within bound
   std::uint64_t truth_tier_stale_entities = 0;  // of those, in a tier whose updates may wait
   std::uint32_t truth_max_staleness_ticks = 0;
-  std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party
+  std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party or guild
 
   nlohmann::json to_json() const;
   // The numeric fields by their JSON names, for --fail-if.

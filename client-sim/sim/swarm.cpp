@@ -66,6 +66,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
   for (const GroupStats& g : parts) {
     t.playing += g.playing;
     t.in_party += g.in_party;
+    t.in_guild += g.in_guild;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -90,6 +91,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
 void Swarm::report_second(const GroupStats& now, double elapsed_s, double window_s) {
   peak_ = std::max(peak_, now.playing);
   party_peak_ = std::max(party_peak_, now.in_party);
+  guild_peak_ = std::max(guild_peak_, now.in_guild);
   bot_seconds_ += now.playing * window_s;
   if (now.playing > 0) {
     view_samples_sum_ += now.view_sum / now.playing;
@@ -260,6 +262,7 @@ Summary Swarm::summary() const {
   s.bots_connected = final_.connected_ever;
   s.bots_peak = peak_;
   s.bots_in_party_peak = party_peak_;
+  s.bots_in_guild_peak = guild_peak_;
   s.connect_failures = final_.connect_failures;
   s.disconnects = final_.server_disconnects;
   s.duration_s = duration_s_;

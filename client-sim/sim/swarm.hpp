@@ -63,6 +63,7 @@ class Swarm {
   GroupStats final_;
   std::uint32_t peak_ = 0;
   std::uint32_t party_peak_ = 0;  // most bots in a party at the same time
+  std::uint32_t guild_peak_ = 0;  // ... in a guild
   std::vector<double> rtt_samples_;
   double bot_seconds_ = 0.0;
   double view_samples_sum_ = 0.0;

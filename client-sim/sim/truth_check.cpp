@@ -36,12 +36,14 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.view_radius = j.at("view_radius").get<double>();
     out.hysteresis = j.at("hysteresis").get<double>();
     out.party_full_range = j.at("party_full_range").get<bool>();
+    out.guild_full_range = j.at("guild_full_range").get<bool>();
     out.max_deferral_ticks = j.at("max_deferral_ticks").get<std::uint32_t>();
     out.max_staleness_ticks = j.at("max_staleness_ticks").get<std::uint32_t>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
       out.entities.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<double>(),
-                              e.at(2).get<double>(), e.at(3).get<std::uint32_t>()});
+                              e.at(2).get<double>(), e.at(3).get<std::uint32_t>(),
+                              e.at(4).get<std::uint32_t>()});
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
@@ -87,11 +89,12 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
 
 namespace {
 
-// Position and party: a record carries every field as of one tick, so a held-back one
-// matches an older tick in both.
+// Position, party and guild: a record carries every field as of one tick, so a
+// held-back one matches an older tick in all of them.
 bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
   return held.x() == protocol::quantize_position(truth.x) &&
-         held.y() == protocol::quantize_position(truth.y) && held.party() == truth.party;
+         held.y() == protocol::quantize_position(truth.y) && held.party() == truth.party &&
+         held.guild() == truth.guild;
 }
 
 }  // namespace
@@ -142,9 +145,10 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     }
   };
   if (!at_truth({self_id, frame->self}, *self)) {
-    fail(fmt::format("own position ({}, {}) cm party {}, truth ({:.3f}, {:.3f}) m party {}",
-                     frame->self[protocol::kX], frame->self[protocol::kY],
-                     frame->self[protocol::kParty], self->x, self->y, self->party));
+    fail(fmt::format(
+        "own position ({}, {}) cm party {} guild {}, truth ({:.3f}, {:.3f}) m party {} guild {}",
+        frame->self[protocol::kX], frame->self[protocol::kY], frame->self[protocol::kParty],
+        frame->self[protocol::kGuild], self->x, self->y, self->party, self->guild));
   }
   static const std::unordered_map<std::uint32_t, std::uint32_t> kNone;
   const auto d_it = truth->deferred.find(self_id);
@@ -167,8 +171,9 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     const double dx = e.x - self->x;
     const double dy = e.y - self->y;
     const double d2 = dx * dx + dy * dy;
-    // A member of the bot's party is in view at any distance (party.full_range).
-    const bool member = truth->party_full_range && self->party != 0 && e.party == self->party;
+    // A member of the bot's party or guild is in view at any distance (full_range).
+    const bool member = (truth->party_full_range && self->party != 0 && e.party == self->party) ||
+                        (truth->guild_full_range && self->guild != 0 && e.guild == self->guild);
     if (member) ++report.party_checks;
     ++report.entity_checks;
     if (!present) {
@@ -214,9 +219,10 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     }
     if (age == 0) {
       fail(fmt::format(
-          "entity {} at ({}, {}) cm party {}, truth ({:.3f}, {:.3f}) m party {}, and at none of "
-          "the {} ticks before (last record at tick {})",
-          e.id, have.x(), have.y(), have.party(), e.x, e.y, e.party, limit - 1, updated));
+          "entity {} at ({}, {}) cm party {} guild {}, truth ({:.3f}, {:.3f}) m party {} guild {}, "
+          "and at none of the {} ticks before (last record at tick {})",
+          e.id, have.x(), have.y(), have.party(), have.guild(), e.x, e.y, e.party, e.guild,
+          limit - 1, updated));
     } else {
       ++report.stale_entities;
       if (slack > 0) ++report.tier_stale_entities;

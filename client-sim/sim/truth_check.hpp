@@ -12,10 +12,10 @@
 // compared with the truth of its tick (check_frame):
 //   - its own position is the truth at T, quantised to the protocol's step;
 //   - every entity within view_radius is in the frame, and so is every member of the
-//     bot's party when parties are full range, unless its spawn is held back, for less
-//     than max_deferral_ticks;
+//     bot's party and guild when those are full range, unless its spawn is held back,
+//     for less than max_deferral_ticks;
 //   - nothing else beyond view_radius + hysteresis is, and nothing that does not exist;
-//   - every entity's position and party are the truth at T, or, when its update was
+//   - every entity's position, party and guild are the truth at T, or, when its update was
 //     held back, the truth at the tick the client last got a record for it, less than
 //     max_deferral_ticks before T; for an entity whose interest tier lets its updates
 //     wait (tier_slack), less than max_deferral_ticks + its slack.
@@ -37,14 +37,16 @@ struct TruthEntity {
   double x;
   double y;
   std::uint32_t party = 0;  // 0: none
+  std::uint32_t guild = 0;  // 0: none
 };
 
 struct Truth {
   std::uint32_t tick = 0;
   double view_radius = 0.0;
   double hysteresis = 0.0;
-  // Members of one party are in each other's view at any distance.
+  // Members of one party (guild) are in each other's view at any distance.
   bool party_full_range = false;
+  bool guild_full_range = false;
   std::uint32_t max_deferral_ticks = 0;
   // How far back the truth is needed: max_deferral_ticks plus the largest tier slack.
   std::uint32_t max_staleness_ticks = 0;
@@ -87,7 +89,7 @@ struct TruthReport {
   std::uint64_t stale_entities = 0;       // held at an older tick's position (budget)
   std::uint64_t deferred_spawns = 0;      // in view, spawn held back (budget)
   std::uint64_t tier_stale_entities = 0;  // of those, in a tier whose updates may wait
-  std::uint64_t party_checks = 0;         // entity checks of a member of the bot's party
+  std::uint64_t party_checks = 0;         // entity checks of a member of the bot's party or guild
   std::uint32_t max_staleness_ticks = 0;
   std::vector<std::string> details;  // first few mismatches, readable
   void add(const TruthReport& o, std::size_t max_details = 20);

@@ -419,10 +419,15 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::interest, &InterestConfig::load_radius_step>("interest.load_radius_step", closed(0, 0.5)),
 
 
-    boolean<&ZoneConfig::party, &PartyConfig::enabled>("party.enabled"),
-    integer<&ZoneConfig::party, &PartyConfig::max_size>("party.max_size", 2, 64),
-    boolean<&ZoneConfig::party, &PartyConfig::full_range>("party.full_range"),
-    integer<&ZoneConfig::party, &PartyConfig::min_request_interval_ms>("party.min_request_interval_ms", 0, 60000),
+    boolean<&ZoneConfig::party, &GroupConfig::enabled>("party.enabled"),
+    integer<&ZoneConfig::party, &GroupConfig::max_size>("party.max_size", 2, 64),
+    boolean<&ZoneConfig::party, &GroupConfig::full_range>("party.full_range"),
+    integer<&ZoneConfig::party, &GroupConfig::min_request_interval_ms>("party.min_request_interval_ms", 0, 60000),
+
+    boolean<&ZoneConfig::guild, &GroupConfig::enabled>("guild.enabled"),
+    integer<&ZoneConfig::guild, &GroupConfig::max_size>("guild.max_size", 2, 256),
+    boolean<&ZoneConfig::guild, &GroupConfig::full_range>("guild.full_range"),
+    integer<&ZoneConfig::guild, &GroupConfig::min_request_interval_ms>("guild.min_request_interval_ms", 0, 60000),
 
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),

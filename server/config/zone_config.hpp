@@ -84,11 +84,12 @@ struct InterestConfig {
   double load_radius_step = 0.1;            // by this share of view_radius per level
 };
 
-struct PartyConfig {
-  bool enabled = true;                          // players may form parties (JoinParty)
-  std::uint32_t max_size = 5;                   // members per party
+// Parties and guilds: the same rules, separate tables and limits.
+struct GroupConfig {
+  bool enabled = true;                          // players may join (JoinParty / JoinGuild)
+  std::uint32_t max_size = 5;                   // members per group
   bool full_range = true;                       // members see each other at any distance
-  std::uint32_t min_request_interval_ms = 500;  // per player, between two JoinParty requests
+  std::uint32_t min_request_interval_ms = 500;  // per player, between two requests
 };
 
 struct LimitsConfig {
@@ -142,7 +143,8 @@ struct ZoneConfig {
   NpcConfig npcs;
   NetworkConfig network;
   InterestConfig interest;
-  PartyConfig party;
+  GroupConfig party;
+  GroupConfig guild{.max_size = 50};
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -51,8 +51,9 @@ class FrameHistory {
 };
 
 // Why an entity is in a client's interest set: the AOI put it in view, or it is a member
-// of the player's party (full range). It stays while any reason holds.
-enum InterestSource : std::uint8_t { kInAoi = 1, kInParty = 2 };
+// of the player's party or guild (full range). It stays while any reason holds.
+enum InterestSource : std::uint8_t { kInAoi = 1, kInParty = 2, kInGuild = 4 };
+inline constexpr std::uint8_t kInGroup = kInParty | kInGuild;
 
 // An entity in the client's interest set, with its send priority.
 struct InterestEntry {

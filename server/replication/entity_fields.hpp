@@ -16,6 +16,7 @@ inline protocol::FieldValues entity_fields(const world::Entity& e) {
   v[protocol::kMoveState] = e.moving() ? 1 : 0;
   v[protocol::kHealth] = e.health;
   v[protocol::kParty] = static_cast<std::int32_t>(e.party);
+  v[protocol::kGuild] = static_cast<std::int32_t>(e.guild);
   return v;
 }
 

@@ -45,7 +45,7 @@ void ReplicationStats::add(const ReplicationStats& o) {
   tier_held += o.tier_held;
   crowded += o.crowded;
   behind += o.behind;
-  party_entities += o.party_entities;
+  group_entities += o.group_entities;
 }
 
 std::uint32_t tier_slack_ticks(const ReplicationParams& p, std::uint8_t tier) {
@@ -142,12 +142,12 @@ void Replicator::apply_events(std::uint32_t tick, std::span<const aoi::Visibilit
   }
 }
 
-void Replicator::apply_party_links(std::uint32_t tick, std::span<const world::PartyLink> links) {
-  for (const world::PartyLink& link : links) {
+void Replicator::apply_group_links(std::uint32_t tick, std::span<const world::GroupLink> links) {
+  for (const world::GroupLink& link : links) {
     const std::uint32_t observer = link.observer_slot;
     if (observer >= client_of_slot_.size() || client_of_slot_[observer] == kNoClient) continue;
-    set_source(clients_[client_of_slot_[observer]], link.target, link.target_slot, tick, kInParty,
-               link.linked);
+    set_source(clients_[client_of_slot_[observer]], link.target, link.target_slot, tick,
+               link.kind == world::GroupKind::kParty ? kInParty : kInGuild, link.linked);
   }
 }
 
@@ -247,18 +247,19 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   // go to the lowest ids (the merge below runs in id order), so exactly K are kept.
   double crowd_d2 = std::numeric_limits<double>::infinity();
   std::uint32_t crowd_ties = 0;
-  // Party members are not part of the crowd: they keep the near tier whatever it holds.
+  // Party and guild members are not part of the crowd: they keep the near tier whatever
+  // it holds.
   const std::uint32_t k_nearest = ip.crowd_threshold;
   std::size_t crowd_size = v.interest.size();
   if (k_nearest > 0 && crowd_size > k_nearest) {
-    for (const InterestEntry& e : v.interest) crowd_size -= (e.sources & kInParty) ? 1 : 0;
+    for (const InterestEntry& e : v.interest) crowd_size -= (e.sources & kInGroup) ? 1 : 0;
   }
   const bool crowded = k_nearest > 0 && crowd_size > k_nearest;
   if (crowded) {
     ++stats.crowded;
     w.nearest.clear();
     for (const InterestEntry& e : v.interest) {
-      if (e.sources & kInParty) continue;
+      if (e.sources & kInGroup) continue;
       const FieldValues& p = current_[e.slot];
       const double dx = p[protocol::kX] - self_x, dy = p[protocol::kY] - self_y;
       w.nearest.push_back(dx * dx + dy * dy);
@@ -325,11 +326,11 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     const FieldValues& now = current_[entry.slot];
     const double dx = now[protocol::kX] - self_x, dy = now[protocol::kY] - self_y;
     const double d2 = dx * dx + dy * dy;
-    // A party member ranks as if it stood next to the player, wherever it is.
-    const bool party = (entry.sources & kInParty) != 0;
-    const auto weight = party ? 1.0f : static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
-    if (entry.sources == kInParty) ++stats.party_entities;
-    entry.tier = policy && !party ? tier_of(dx, dy, d2) : 0;
+    // A party or guild member ranks as if it stood next to the player, wherever it is.
+    const bool member = (entry.sources & kInGroup) != 0;
+    const auto weight = member ? 1.0f : static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
+    if (!(entry.sources & kInAoi)) ++stats.group_entities;
+    entry.tier = policy && !member ? tier_of(dx, dy, d2) : 0;
     entry.slack_ticks = slack[entry.tier];
     ++stats.tier_entities[entry.tier];
     if (i == base.size() || entry.id < base[i].id) {

@@ -93,7 +93,7 @@ struct ReplicationStats {
   std::uint64_t tier_held = 0;
   std::uint64_t crowded = 0;
   std::uint64_t behind = 0;
-  std::uint64_t party_entities = 0;  // entities in view through a party link alone
+  std::uint64_t group_entities = 0;  // entities in view through a party or guild link alone
   void add(const ReplicationStats& o);
 };
 
@@ -170,10 +170,11 @@ class Replicator {
 
   // Applies tick's AOI events to the clients' interest sets (simulation thread).
   void apply_events(std::uint32_t tick, std::span<const aoi::VisibilityEvent> events);
-  // Then the party links made or broken this tick (world::Parties): a linked member is in
-  // the client's interest set at any distance, in the near tier, ahead of everything
-  // else that is due, and never counted in a crowd nor put behind by the view cone.
-  void apply_party_links(std::uint32_t tick, std::span<const world::PartyLink> links);
+  // Then the party and guild links made or broken this tick (world::Groups): a linked
+  // member is in the client's interest set at any distance, in the near tier, ahead of
+  // everything else that is due, and never counted in a crowd nor put behind by the
+  // view cone.
+  void apply_group_links(std::uint32_t tick, std::span<const world::GroupLink> links);
 
   // Simulation thread, once per tick before replicate_clients(): the world's values
   // for this tick, quantised once for every client.

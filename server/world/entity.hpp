@@ -31,10 +31,12 @@ constexpr std::uint32_t zone_of(EntityId id) {
 }
 
 enum class EntityKind : std::uint8_t { kPlayer = 0, kNpc = 1 };
+enum class GroupKind : std::uint8_t { kParty = 0, kGuild = 1 };
 
-// A party's id (world/parties.hpp); 0 is no party. Replicated as the entity's party field.
-using PartyId = std::uint32_t;
-inline constexpr PartyId kNoParty = 0;
+// A party's or a guild's id (world/groups.hpp); 0 is none. Replicated as the entity's
+// party and guild fields.
+using GroupId = std::uint32_t;
+inline constexpr GroupId kNoGroup = 0;
 
 struct Entity {
   EntityId id = kNoEntity;
@@ -48,7 +50,10 @@ struct Entity {
   std::uint16_t health = 0;
   std::uint16_t max_health = 0;
   std::string name;
-  PartyId party = kNoParty;
+  GroupId party = kNoGroup;
+  GroupId guild = kNoGroup;
+  GroupId& group(GroupKind which) { return which == GroupKind::kParty ? party : guild; }
+  GroupId group(GroupKind which) const { return which == GroupKind::kParty ? party : guild; }
   // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
   // and moved only by world::Ghosts from that zone's reports, never by step().
   bool ghost = false;

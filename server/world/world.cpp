@@ -24,7 +24,8 @@ aoi::GridConfig grid_with_margin(const WorldParams& p) {
 World::World(const WorldParams& params)
     : params_(params),
       aoi_(grid_with_margin(params)),
-      parties_(params.parties),
+      parties_(GroupKind::kParty, params.parties),
+      guilds_(GroupKind::kGuild, params.guilds),
       next_id_(first_entity_id(params.zone_index)),
       spawn_rng_(params.spawn_seed),
       npc_rng_(params.npcs.seed) {}
@@ -98,7 +99,8 @@ void World::despawn(std::uint32_t slot) {
   aoi_.remove(e.aoi);
   slot_of_id_.erase(e.id);
   parties_.leave(e.id, e.party);
-  e.party = kNoParty;
+  guilds_.leave(e.id, e.guild);
+  e.party = e.guild = kNoGroup;
   if (e.ghost) {
     --ghosts_;
   } else if (e.kind == EntityKind::kPlayer) {
@@ -110,13 +112,14 @@ void World::despawn(std::uint32_t slot) {
   e.vx = e.vy = 0.0;
 }
 
-PartyChange World::join_party(std::uint32_t slot, std::uint64_t key) {
+GroupChange World::join_group(GroupKind kind, std::uint32_t slot, std::uint64_t key) {
   Entity& e = entities_[slot];
   if (!e.live() || e.ghost || e.kind != EntityKind::kPlayer) {
-    throw std::logic_error("world: only a live player of this zone joins a party");
+    throw std::logic_error("world: only a live player of this zone joins a party or guild");
   }
-  const PartyChange change = parties_.request(e.id, slot, e.party, key);
-  e.party = change.party;
+  Groups& groups = kind == GroupKind::kParty ? parties_ : guilds_;
+  const GroupChange change = groups.request(e.id, slot, e.group(kind), key);
+  e.group(kind) = change.group;
   return change;
 }
 

@@ -15,8 +15,8 @@
 #include "aoi/grid_aoi.hpp"
 #include "util/splitmix64.hpp"
 #include "world/entity.hpp"
+#include "world/groups.hpp"
 #include "world/npc_brain.hpp"
-#include "world/parties.hpp"
 
 namespace zone::world {
 
@@ -33,7 +33,8 @@ struct WorldParams {
   // zones (the world map's ghost distance; 0 alone). Owned entities stay inside bounds.
   double ghost_margin = 0.0;
   NpcParams npcs;
-  PartyParams parties;
+  GroupParams parties;
+  GroupParams guilds;
 };
 
 class World {
@@ -59,13 +60,22 @@ class World {
                        std::uint16_t health);
   std::uint32_t ghost_count() const { return ghosts_; }
 
-  // Parties (world/parties.hpp). A player asks for the party of `key` (0 leaves); its
-  // entity's party field follows. Despawning a player leaves its party too.
-  PartyChange join_party(std::uint32_t slot, std::uint64_t key);
-  const Parties& parties() const { return parties_; }
+  // Parties and guilds (world/groups.hpp). A player asks for the group of `key` (0
+  // leaves); its entity's party or guild field follows. Despawning a player leaves both.
+  GroupChange join_group(GroupKind kind, std::uint32_t slot, std::uint64_t key);
+  GroupChange join_party(std::uint32_t slot, std::uint64_t key) {
+    return join_group(GroupKind::kParty, slot, key);
+  }
+  const Groups& groups(GroupKind kind) const {
+    return kind == GroupKind::kParty ? parties_ : guilds_;
+  }
+  const Groups& parties() const { return parties_; }
+  const Groups& guilds() const { return guilds_; }
   // Links made or broken since the last clear (replication applies them each tick).
-  std::span<const PartyLink> party_links() const { return parties_.links(); }
-  void clear_party_links() { parties_.clear_links(); }
+  void clear_group_links() {
+    parties_.clear_links();
+    guilds_.clear_links();
+  }
 
   // Movement intent for a player: (mx, my) with length <= 1, scaled by max speed.
   // Longer vectors are shortened; non-finite ones stop the player.
@@ -116,7 +126,8 @@ class World {
   aoi::GridAoi aoi_;
   std::vector<Entity> entities_;  // by AOI slot; see Entity::live()
   std::vector<NpcBrain> npcs_;
-  Parties parties_;
+  Groups parties_;
+  Groups guilds_;
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
   EntityId next_id_;           // first_entity_id(zone_index), then counting up
   std::uint32_t players_ = 0;  // owned players (not ghosts)

@@ -61,13 +61,17 @@ void Ingest::on_event(const net::NetEvent& ev) {
         const protocol::ClientPacket* p = protocol::parse_client_packet(ev.bytes, &why);
         const protocol::Hello* hello = p ? p->message_as_Hello() : nullptr;
         const protocol::JoinParty* join = p ? p->message_as_JoinParty() : nullptr;
+        const protocol::JoinGuild* guild = p ? p->message_as_JoinGuild() : nullptr;
         if (hello != nullptr) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
           if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
         } else if (join != nullptr) {
           out.kind = InboundEvent::Kind::kJoinParty;
-          out.party_key = join->key();
+          out.group_key = join->key();
+        } else if (guild != nullptr) {
+          out.kind = InboundEvent::Kind::kJoinGuild;
+          out.group_key = guild->key();
         } else {
           bad(why == protocol::ParseError::kUnknownMessage ? DropReason::kUnknownMessage
                                                            : DropReason::kMalformed);

@@ -34,13 +34,21 @@ inline constexpr std::size_t kDropReasons = 10;
 const char* to_string(DropReason r);
 
 struct InboundEvent {
-  enum class Kind : std::uint8_t { kConnect, kDisconnect, kHello, kInput, kJoinParty, kBad };
+  enum class Kind : std::uint8_t {
+    kConnect,
+    kDisconnect,
+    kHello,
+    kInput,
+    kJoinParty,
+    kJoinGuild,
+    kBad
+  };
   Kind kind = Kind::kBad;
   net::PeerId peer;
   std::uint32_t data = 0;  // disconnect: ENet data; hello: protocol version; bad: DropReason
   std::chrono::steady_clock::time_point at{};  // when the network thread took it
   protocol::InputMessage input;                // kInput
-  std::uint64_t party_key = 0;                 // kJoinParty
+  std::uint64_t group_key = 0;                 // kJoinParty, kJoinGuild
   std::uint32_t name_at = 0;                   // kHello: the name, in Inbox::text
   std::uint32_t name_size = 0;
 };

@@ -29,6 +29,7 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   f.selected = 0;
   f.selected_view.clear();
   f.selected_party = 0;
+  f.selected_guild = 0;
   f.selected_party_members.clear();
   if (const std::uint32_t id = selected_.load(); id != 0) {
     if (const world::Entity* e = world.find(id)) {
@@ -42,7 +43,8 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
         f.selected_view.push_back(world.entity(slot).id);
       }
       f.selected_party = e->party;
-      for (const world::Parties::Member& m : world.parties().members(e->party)) {
+      f.selected_guild = e->guild;
+      for (const world::Groups::Member& m : world.parties().members(e->party)) {
         if (m.id == id) continue;
         const world::Entity& member = world.entity(m.slot);
         f.selected_party_members.push_back(
@@ -110,10 +112,11 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
   if (f.selected != 0) {
     nlohmann::json members = nlohmann::json::array();
     for (const Dot& m : f.selected_party_members) members.push_back({m.id, m.x, m.y});
-    nlohmann::json s = {
-        {"id", f.selected},        {"name", f.selected_name},   {"kind", f.selected_kind},
-        {"x", f.selected_x},       {"y", f.selected_y},         {"view_radius", f.selected_radius},
-        {"view", f.selected_view}, {"party", f.selected_party}, {"party_members", members}};
+    nlohmann::json s = {{"id", f.selected},          {"name", f.selected_name},
+                        {"kind", f.selected_kind},   {"x", f.selected_x},
+                        {"y", f.selected_y},         {"view_radius", f.selected_radius},
+                        {"view", f.selected_view},   {"party", f.selected_party},
+                        {"guild", f.selected_guild}, {"party_members", members}};
     selected = s.dump();
   }
   return fmt::format(

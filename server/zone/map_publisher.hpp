@@ -73,6 +73,7 @@ class MapPublisher {
     // Its party (0: none) and the other members, wherever they are: the map draws a line
     // to each.
     std::uint32_t selected_party = 0;
+    std::uint32_t selected_guild = 0;
     std::vector<Dot> selected_party_members;
   };
 

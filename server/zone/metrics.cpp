@@ -171,14 +171,18 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "Entities in view moved to the far tier by the view cone (interest.cone), summed "
             "over the snapshots built.",
             m.behind_cone);
-  w.counter("zone_interest_party_entities_total",
-            "Entities in a client's view only as a member of its party (beyond the view "
-            "radius), summed over the snapshots built.",
-            m.party_entities);
-  w.gauge("zone_parties", "Parties now (party.enabled).", static_cast<double>(m.parties));
-  w.gauge("zone_party_members", "Players in a party now.", static_cast<double>(m.party_members));
+  w.counter("zone_interest_group_entities_total",
+            "Entities in a client's view only as a member of its party or guild (beyond the "
+            "view radius), summed over the snapshots built.",
+            m.group_entities);
+  w.gauge("zone_parties", "Parties now (party.enabled).", static_cast<double>(m.groups[0]));
+  w.gauge("zone_party_members", "Players in a party now.", static_cast<double>(m.group_members[0]));
   w.labelled("zone_party_requests_total", "counter", "JoinParty requests, by answer.", "result",
-             m.party_requests);
+             m.group_requests[0]);
+  w.gauge("zone_guilds", "Guilds now (guild.enabled).", static_cast<double>(m.groups[1]));
+  w.gauge("zone_guild_members", "Players in a guild now.", static_cast<double>(m.group_members[1]));
+  w.labelled("zone_guild_requests_total", "counter", "JoinGuild requests, by answer.", "result",
+             m.group_requests[1]);
   w.gauge("zone_interest_load_level",
           "Load-adaptive sync level (interest.load_adaptive): 0 normal, 1 far tier slowed, 2+ "
           "view radius shrunk.",

@@ -80,14 +80,16 @@ struct ZoneMetrics {
   // snapshots built; changed entities whose update waited for its tier's turn.
   std::array<std::uint64_t, 3> tier_entities{};
   std::uint64_t tier_held = 0;
-  std::uint64_t crowded_snapshots = 0;        // built for a view above interest.crowd_threshold
-  std::uint64_t behind_cone = 0;              // entities made far by interest.cone
-  std::uint64_t party_entities = 0;           // entities in view through a party link alone
-  std::uint64_t parties = 0;                  // parties now
-  std::uint64_t party_members = 0;            // players in a party now
-  std::vector<LabelledCount> party_requests;  // JoinParty requests, by answer
-  std::uint64_t load_level = 0;               // interest.load_adaptive
-  std::uint64_t load_level_max = 0;           // highest level since start
+  std::uint64_t crowded_snapshots = 0;  // built for a view above interest.crowd_threshold
+  std::uint64_t behind_cone = 0;        // entities made far by interest.cone
+  std::uint64_t group_entities = 0;     // entities in view through a party or guild link alone
+  // Parties and guilds (index: world::GroupKind): groups now, players in one now, and the
+  // JoinParty / JoinGuild requests by answer.
+  std::array<std::uint64_t, 2> groups{};
+  std::array<std::uint64_t, 2> group_members{};
+  std::array<std::vector<LabelledCount>, 2> group_requests;
+  std::uint64_t load_level = 0;      // interest.load_adaptive
+  std::uint64_t load_level_max = 0;  // highest level since start
   std::uint64_t load_level_changes = 0;
   double load_share = 0.0;   // smoothed tick time / budget
   double view_radius = 0.0;  // metres, as the AOI uses it now

@@ -13,12 +13,15 @@ inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
   constexpr std::array<std::string_view, 5> kSections = {"zone.", "world.", "admin.", "debug.",
                                                          "threads."};
-  // Parties: links made under one rule are never undone under another, so only the
-  // request interval changes live.
-  constexpr std::array<std::string_view, 16> kKeys = {
+  // Parties and guilds: links made under one rule are never undone under another, so
+  // only the request interval changes live.
+  constexpr std::array<std::string_view, 19> kKeys = {
       "party.enabled",
       "party.max_size",
       "party.full_range",
+      "guild.enabled",
+      "guild.max_size",
+      "guild.full_range",
       "tick.rate_hz",
       "network.bind_address",
       "network.port",

@@ -67,7 +67,10 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
         if (Session* s = find(ev.peer)) on_input(*s, ev, out);
         break;
       case InboundEvent::Kind::kJoinParty:
-        if (Session* s = find(ev.peer)) on_join_party(*s, ev, out);
+        if (Session* s = find(ev.peer)) on_join_group(*s, world::GroupKind::kParty, ev, out);
+        break;
+      case InboundEvent::Kind::kJoinGuild:
+        if (Session* s = find(ev.peer)) on_join_group(*s, world::GroupKind::kGuild, ev, out);
         break;
       case InboundEvent::Kind::kBad: {
         const auto why = static_cast<DropReason>(ev.data);
@@ -180,13 +183,15 @@ void Sessions::end_session(Session& s, std::span<net::SendBatch> out) {
   if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
   if (s.phase == Session::Phase::kPlaying) {
     // Despawning makes the AOI emit leave events to everyone who saw this player, and
-    // takes it out of its party, whose other members are told.
-    const world::PartyId party = world_.entity(s.player_slot).party;
+    // takes it out of its party and guild, whose other members are told.
+    const world::GroupId party = world_.entity(s.player_slot).party;
+    const world::GroupId guild = world_.entity(s.player_slot).guild;
     replicator_.remove_client(s.client);
     world_.despawn(s.player_slot);
     peer_of_slot_[s.player_slot] = net::PeerId{};
     ++counters_.leaves;
-    if (party != world::kNoParty) notify_party(party, out);
+    if (party != world::kNoGroup) notify_group(world::GroupKind::kParty, party, out);
+    if (guild != world::kNoGroup) notify_group(world::GroupKind::kGuild, guild, out);
   }
   s = Session{};
 }
@@ -301,63 +306,74 @@ bool Sessions::take_token(Session& s, Clock::time_point at, std::span<net::SendB
   return true;
 }
 
-void Sessions::on_join_party(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {
+const config::GroupConfig& Sessions::group_config(world::GroupKind kind) const {
+  return kind == world::GroupKind::kParty ? config_.party : config_.guild;
+}
+
+void Sessions::on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
+                             std::span<net::SendBatch> out) {
   if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
   if (!take_token(s, ev.at, out)) return;
-  const auto interval = std::chrono::milliseconds(config_.party.min_request_interval_ms);
-  using protocol::PartyResult;
-  PartyResult result;
-  if (s.last_party_request != Clock::time_point{} && ev.at - s.last_party_request < interval) {
-    result = PartyResult::TooSoon;
+  const auto interval = std::chrono::milliseconds(group_config(kind).min_request_interval_ms);
+  using protocol::GroupResult;
+  GroupResult result = GroupResult::Disabled;
+  Clock::time_point& last = s.last_group_request[static_cast<std::size_t>(kind)];
+  if (last != Clock::time_point{} && ev.at - last < interval) {
+    result = GroupResult::TooSoon;
   } else {
-    s.last_party_request = ev.at;
-    const world::PartyChange change = world_.join_party(s.player_slot, ev.party_key);
+    last = ev.at;
+    const world::GroupChange change = world_.join_group(kind, s.player_slot, ev.group_key);
     switch (change.result) {
-      case world::PartyResult::kJoined:
-        result = PartyResult::Joined;
+      case world::GroupResult::kJoined:
+        result = GroupResult::Joined;
         break;
-      case world::PartyResult::kLeft:
-        result = PartyResult::Left;
+      case world::GroupResult::kLeft:
+        result = GroupResult::Left;
         break;
-      case world::PartyResult::kFull:
-        result = PartyResult::Full;
+      case world::GroupResult::kFull:
+        result = GroupResult::Full;
         break;
-      case world::PartyResult::kDisabled:
-      default:
-        result = PartyResult::Disabled;
+      case world::GroupResult::kDisabled:
+        result = GroupResult::Disabled;
         break;
     }
-    // The requester gets its answer below; the other members of both parties a notice.
-    if (change.left_party != world::kNoParty) notify_party(change.left_party, out);
-    if (change.party != world::kNoParty && change.party != change.left_party &&
-        change.result == world::PartyResult::kJoined) {
-      notify_party(change.party, out, s.player_slot);
+    // The requester gets its answer below; the other members of both groups a notice.
+    if (change.left_group != world::kNoGroup) notify_group(kind, change.left_group, out);
+    if (change.group != world::kNoGroup && change.group != change.left_group &&
+        change.result == world::GroupResult::kJoined) {
+      notify_group(kind, change.group, out, s.player_slot);
     }
   }
-  ++counters_.party_requests[static_cast<std::size_t>(result)];
-  send_party_status(s.player_slot, result, out);
+  ++counters_.group_requests[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)];
+  send_group_status(kind, s.player_slot, result, out);
 }
 
-void Sessions::notify_party(world::PartyId party, std::span<net::SendBatch> out,
-                            std::uint32_t except_slot) {
-  for (const world::Parties::Member& m : world_.parties().members(party)) {
-    if (m.slot != except_slot) send_party_status(m.slot, protocol::PartyResult::Changed, out);
+void Sessions::notify_group(world::GroupKind kind, world::GroupId group,
+                            std::span<net::SendBatch> out, std::uint32_t except_slot) {
+  for (const world::Groups::Member& m : world_.groups(kind).members(group)) {
+    if (m.slot != except_slot) send_group_status(kind, m.slot, protocol::GroupResult::Changed, out);
   }
 }
 
-void Sessions::send_party_status(std::uint32_t slot, protocol::PartyResult result,
-                                 std::span<net::SendBatch> out) {
+void Sessions::send_group_status(world::GroupKind kind, std::uint32_t slot,
+                                 protocol::GroupResult result, std::span<net::SendBatch> out) {
   if (slot >= peer_of_slot_.size() || !peer_of_slot_[slot].valid()) return;
   const net::PeerId peer = peer_of_slot_[slot];
-  const world::PartyId party = world_.entity(slot).party;
+  const world::GroupId group = world_.entity(slot).group(kind);
   fbb_.Clear();
   std::vector<std::uint32_t>& ids = member_ids_;
   ids.clear();
-  for (const world::Parties::Member& m : world_.parties().members(party)) ids.push_back(m.id);
+  for (const world::Groups::Member& m : world_.groups(kind).members(group)) ids.push_back(m.id);
   const auto members = fbb_.CreateVector(ids);
-  const auto status = protocol::CreatePartyStatus(fbb_, party, result, members);
-  fbb_.Finish(
-      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::PartyStatus, status.Union()));
+  if (kind == world::GroupKind::kParty) {
+    const auto status = protocol::CreatePartyStatus(fbb_, group, result, members);
+    fbb_.Finish(
+        protocol::CreateServerPacket(fbb_, protocol::ServerMessage::PartyStatus, status.Union()));
+  } else {
+    const auto status = protocol::CreateGuildStatus(fbb_, group, result, members);
+    fbb_.Finish(
+        protocol::CreateServerPacket(fbb_, protocol::ServerMessage::GuildStatus, status.Union()));
+  }
   out[peer.host].add_copy(peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                           protocol::kReliableChannel);
 }

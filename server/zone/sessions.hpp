@@ -28,8 +28,9 @@ namespace zone {
 
 inline constexpr std::size_t kDisconnectReasons =
     static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
-inline constexpr std::size_t kPartyResults =
-    static_cast<std::size_t>(protocol::PartyResult::MAX) + 1;
+inline constexpr std::size_t kGroupResults =
+    static_cast<std::size_t>(protocol::GroupResult::MAX) + 1;
+inline constexpr std::size_t kGroupKinds = 2;  // world::GroupKind: party, guild
 
 struct SessionCounters {
   std::uint64_t joins = 0;
@@ -40,7 +41,8 @@ struct SessionCounters {
   std::uint64_t evicted_silent = 0;
   std::array<std::uint64_t, kDropReasons> drops{};
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
-  std::array<std::uint64_t, kPartyResults> party_requests{};    // JoinParty, by answer
+  // JoinParty and JoinGuild requests (by world::GroupKind), by answer.
+  std::array<std::array<std::uint64_t, kGroupResults>, kGroupKinds> group_requests{};
 };
 
 struct Session {
@@ -59,7 +61,8 @@ struct Session {
   // Flood control: a token bucket holding up to one second of inputs.
   double input_tokens = 0.0;
   std::chrono::steady_clock::time_point input_refill{};
-  std::chrono::steady_clock::time_point last_party_request{};  // zero: none yet
+  // The last JoinParty and JoinGuild accepted (by world::GroupKind); zero: none yet.
+  std::array<std::chrono::steady_clock::time_point, kGroupKinds> last_group_request{};
 };
 
 class Sessions {
@@ -95,17 +98,19 @@ class Sessions {
   void on_hello(Session& s, std::uint16_t version, std::string_view name, std::uint32_t tick,
                 std::span<net::SendBatch> out);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
-  void on_join_party(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
+  void on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
+                     std::span<net::SendBatch> out);
+  const config::GroupConfig& group_config(world::GroupKind kind) const;
   // Takes one token of the session's input bucket (inputs and requests share it);
   // false, with the packet dropped as a flood, when none is left.
   bool take_token(Session& s, std::chrono::steady_clock::time_point at,
                   std::span<net::SendBatch> out);
-  // PartyStatus to the player in `slot` (its current party and members).
-  void send_party_status(std::uint32_t slot, protocol::PartyResult result,
+  // PartyStatus or GuildStatus to the player in `slot` (its current group and members).
+  void send_group_status(world::GroupKind kind, std::uint32_t slot, protocol::GroupResult result,
                          std::span<net::SendBatch> out);
-  // PartyStatus Changed to every member of `party` but `except_slot` (after a join or
+  // A Changed status to every member of `group` but `except_slot` (after a join or
   // leave).
-  void notify_party(world::PartyId party, std::span<net::SendBatch> out,
+  void notify_group(world::GroupKind kind, world::GroupId group, std::span<net::SendBatch> out,
                     std::uint32_t except_slot = 0xFFFFFFFFu);
   void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
@@ -122,7 +127,7 @@ class Sessions {
   std::size_t awaiting_hello_ = 0;  // sessions in kAwaitingHello
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
-  std::vector<std::uint32_t> member_ids_;  // scratch for PartyStatus
+  std::vector<std::uint32_t> member_ids_;  // scratch for PartyStatus and GuildStatus
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
   LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};

@@ -14,9 +14,10 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
   f.max_deferral_ticks = replicator.params().max_deferral_ticks;
   f.hysteresis = world.params().grid.hysteresis;
   f.party_full_range = world.parties().params().enabled && world.parties().params().full_range;
+  f.guild_full_range = world.guilds().params().enabled && world.guilds().params().full_range;
   f.entities.clear();
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
-    f.entities.push_back({e.id, e.x, e.y, e.party});
+    f.entities.push_back({e.id, e.x, e.y, e.party, e.guild});
   });
   std::size_t n = 0;
   for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
@@ -80,6 +81,7 @@ std::optional<std::string> TruthRecorder::json_for(
     copy.max_deferral_ticks = f.max_deferral_ticks;
     copy.max_staleness_ticks = f.max_staleness_ticks;
     copy.party_full_range = f.party_full_range;
+    copy.guild_full_range = f.guild_full_range;
     copy.entities = f.entities;
     if (detail == TruthDetail::kFull) {
       for (const Deferred& d : f.deferred) {
@@ -97,8 +99,9 @@ std::optional<std::string> TruthRecorder::json_for(
   j["max_deferral_ticks"] = copy.max_deferral_ticks;
   j["max_staleness_ticks"] = copy.max_staleness_ticks;
   j["party_full_range"] = copy.party_full_range;
+  j["guild_full_range"] = copy.guild_full_range;
   auto& entities = j["entities"] = nlohmann::json::array();
-  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y, p.party});
+  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y, p.party, p.guild});
   if (detail == TruthDetail::kPositions) return j.dump();
   if (players != nullptr) j["players"] = *players;
   auto& deferred = j["deferred"] = nlohmann::json::object();

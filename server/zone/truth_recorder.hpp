@@ -1,5 +1,5 @@
-// Ground truth for verification runs (debug.truth): every entity's exact position and
-// party at each recent tick (and whether parties are full range), and, per player, the entities in
+// Ground truth for verification runs (debug.truth): every entity's exact position, party
+// and guild at each recent tick (and whether each is full range), and, per player, the entities in
 // its view whose spawn the bandwidth budget held back (with the tick each entered the view), and
 // the entities whose interest tier lets their updates wait (with how many ticks), served as JSON at
 // /debug/truth?tick=N (optionally for some players only) so client-sim can compare its
@@ -45,6 +45,7 @@ class TruthRecorder {
     std::uint32_t id;
     double x, y;
     std::uint32_t party;
+    std::uint32_t guild;
   };
   // An entity in a player's view whose spawn the budget held back, and since when.
   struct DeferredSpawn {
@@ -72,6 +73,7 @@ class TruthRecorder {
     std::uint32_t max_deferral_ticks = 0;
     std::uint32_t max_staleness_ticks = 0;  // max_deferral_ticks + the largest tier slack
     bool party_full_range = false;
+    bool guild_full_range = false;
     std::vector<Position> entities;
     std::vector<Deferred> deferred;
     std::vector<Tiered> tiers;

@@ -33,20 +33,20 @@ const char* metric_label(DisconnectReason r) {
   return "unknown";
 }
 
-// Label values for zone_party_requests_total.
-const char* party_label(protocol::PartyResult r) {
+// Label values for zone_party_requests_total and zone_guild_requests_total.
+const char* group_label(protocol::GroupResult r) {
   switch (r) {
-    case protocol::PartyResult::Joined:
+    case protocol::GroupResult::Joined:
       return "joined";
-    case protocol::PartyResult::Left:
+    case protocol::GroupResult::Left:
       return "left";
-    case protocol::PartyResult::Full:
+    case protocol::GroupResult::Full:
       return "full";
-    case protocol::PartyResult::Disabled:
+    case protocol::GroupResult::Disabled:
       return "disabled";
-    case protocol::PartyResult::Changed:
+    case protocol::GroupResult::Changed:
       return "changed";
-    case protocol::PartyResult::TooSoon:
+    case protocol::GroupResult::TooSoon:
       return "too_soon";
   }
   return "unknown";
@@ -92,11 +92,11 @@ void Observability::start(HostThreads hosts, std::size_t replication_workers) {
     metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
   }
   // Changed is a notice, never an answer to a request.
-  for (std::size_t i = 0; i < kPartyResults; ++i) {
-    const auto result = static_cast<protocol::PartyResult>(i);
-    if (result == protocol::PartyResult::Changed) continue;
-    metrics_.party_requests.push_back({party_label(result), 0});
-    party_request_result_.push_back(i);
+  for (std::size_t i = 0; i < kGroupResults; ++i) {
+    const auto result = static_cast<protocol::GroupResult>(i);
+    if (result == protocol::GroupResult::Changed) continue;
+    for (auto& requests : metrics_.group_requests) requests.push_back({group_label(result), 0});
+    group_request_result_.push_back(i);
   }
   metrics_.network_hosts = hosts.size();
   metrics_.replication_workers = replication_workers;
@@ -191,11 +191,14 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.tier_held = r.tier_held;
   m.crowded_snapshots = r.crowded;
   m.behind_cone = r.behind;
-  m.party_entities = r.party_entities;
-  m.parties = zone.world.parties().party_count();
-  m.party_members = zone.world.parties().member_count();
-  for (std::size_t k = 0; k < m.party_requests.size(); ++k) {
-    m.party_requests[k].value = sc.party_requests[party_request_result_[k]];
+  m.group_entities = r.group_entities;
+  for (std::size_t kind = 0; kind < kGroupKinds; ++kind) {
+    const world::Groups& groups = zone.world.groups(static_cast<world::GroupKind>(kind));
+    m.groups[kind] = groups.group_count();
+    m.group_members[kind] = groups.member_count();
+    for (std::size_t k = 0; k < m.group_requests[kind].size(); ++k) {
+      m.group_requests[kind][k].value = sc.group_requests[kind][group_request_result_[k]];
+    }
   }
   m.oldest_deferral_ticks = std::max(m.oldest_deferral_ticks, oldest_deferral_ticks);
   m.load_level = zone.load.level;

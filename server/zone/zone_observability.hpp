@@ -101,8 +101,8 @@ class Observability {
   const std::uint32_t metrics_publish_ticks_;
   std::chrono::steady_clock::time_point last_rate_sample_;
   std::vector<std::uint64_t> client_bytes_at_sample_;  // per client slot
-  // The SessionCounters::party_requests index of each zone_party_requests_total label.
-  std::vector<std::size_t> party_request_result_;
+  // The SessionCounters::group_requests index of each zone_*_requests_total label.
+  std::vector<std::size_t> group_request_result_;
 
   // The live map.
   MapPublisher map_;

@@ -53,9 +53,8 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   p.player_max_health = c.players.max_health;
   p.spawn_seed = c.npcs.seed ^ 0x5A17E5EEDull;
   p.npcs = make_npc_params(c.npcs);
-  p.parties.enabled = c.party.enabled;
-  p.parties.max_size = c.party.max_size;
-  p.parties.full_range = c.party.full_range;
+  p.parties = {c.party.enabled, c.party.max_size, c.party.full_range};
+  p.guilds = {c.guild.enabled, c.guild.max_size, c.guild.full_range};
   p.zone_index = zone_index;
   p.ghost_margin = ghost_margin;
   return p;

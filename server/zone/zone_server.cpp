@@ -106,8 +106,9 @@ void ZoneServer::tick() {
   const auto events = world_.update_aoi();
   const auto aoi_end = clock::now();
   replicator_.apply_events(tick_, events);
-  replicator_.apply_party_links(tick_, world_.party_links());
-  world_.clear_party_links();
+  replicator_.apply_group_links(tick_, world_.parties().links());
+  replicator_.apply_group_links(tick_, world_.guilds().links());
+  world_.clear_group_links();
   replicate();
   post();
   simulate_load();

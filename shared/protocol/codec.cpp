@@ -55,6 +55,12 @@ void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key) {
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::JoinParty, join.Union()));
 }
 
+void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key) {
+  fbb.Clear();
+  const auto join = CreateJoinGuild(fbb, key);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::JoinGuild, join.Union()));
+}
+
 const char* to_string(DisconnectReason reason) {
   switch (reason) {
     case DisconnectReason::None:

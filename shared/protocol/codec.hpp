@@ -35,6 +35,7 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
                  std::string_view player_name);
 
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
+void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 
 inline std::span<const std::uint8_t> bytes_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {fbb.GetBufferPointer(), fbb.GetSize()};

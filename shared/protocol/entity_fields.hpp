@@ -30,17 +30,26 @@ struct FieldSpec {
   std::string_view unit;
 };
 
-inline constexpr std::array<FieldSpec, 6> kEntityFields{{
+inline constexpr std::array<FieldSpec, 7> kEntityFields{{
     {"x", DeltaRule::kDelta, 32, "centimetre, world coordinates"},
     {"y", DeltaRule::kDelta, 32, "centimetre, world coordinates"},
     {"heading", DeltaRule::kDelta, 16, "1/65536 turn, counter-clockwise from +x"},
     {"move_state", DeltaRule::kAbsolute, 8, "0 idle, 1 walking"},
     {"health", DeltaRule::kAbsolute, 16, "hit points"},
     {"party", DeltaRule::kAbsolute, 32, "party id, 0 none (PartyStatus.party)"},
+    {"guild", DeltaRule::kAbsolute, 32, "guild id, 0 none (GuildStatus.guild)"},
 }};
 inline constexpr std::size_t kFieldCount = kEntityFields.size();
 // Row indices of kEntityFields, for code that needs one field by name.
-enum Field : std::size_t { kX = 0, kY = 1, kHeading = 2, kMoveState = 3, kHealth = 4, kParty = 5 };
+enum Field : std::size_t {
+  kX = 0,
+  kY = 1,
+  kHeading = 2,
+  kMoveState = 3,
+  kHealth = 4,
+  kParty = 5,
+  kGuild = 6
+};
 
 template <std::size_t N>
 using Values = std::array<std::int32_t, N>;

@@ -45,6 +45,7 @@ struct EntityState {
   std::int32_t x() const { return values[protocol::kX]; }
   std::int32_t y() const { return values[protocol::kY]; }
   std::uint32_t party() const { return static_cast<std::uint32_t>(values[protocol::kParty]); }
+  std::uint32_t guild() const { return static_cast<std::uint32_t>(values[protocol::kGuild]); }
   friend bool operator==(const EntityState&, const EntityState&) = default;
 };
 

@@ -12,9 +12,10 @@
 //   - channel 0: kHello only for a buffer the FlatBuffers Verifier accepts holding a Hello,
 //     with that Hello's version and name (the name passes the player-name rule's own
 //     consistency checks, and the hello re-built with the client's builder decodes through
-//     Ingest to the same version and name); kJoinParty only for a verifiable packet
-//     holding a JoinParty, with its key; kBad unknown_message for a verifiable packet of
-//     an unknown message type; otherwise kBad malformed;
+//     Ingest to the same version and name); kJoinParty (kJoinGuild) only for a
+//     verifiable packet holding a JoinParty (JoinGuild), with its key; kBad
+//     unknown_message for a verifiable packet of an unknown message type; otherwise kBad
+//     malformed;
 //   - any other channel: kBad malformed.
 #include <cstddef>
 #include <cstdint>
@@ -113,21 +114,30 @@ void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
       verifiable ? flatbuffers::GetRoot<ClientPacket>(bytes.data()) : nullptr;
   const Hello* hello = packet ? packet->message_as_Hello() : nullptr;
   const JoinParty* join = packet ? packet->message_as_JoinParty() : nullptr;
-  if (e.kind == Kind::kJoinParty) {
-    require(join != nullptr, "a party request is a verifiable ClientPacket holding a JoinParty");
-    require(e.party_key == join->key(), "the request's key is the packet's");
+  const JoinGuild* guild = packet ? packet->message_as_JoinGuild() : nullptr;
+  if (e.kind == Kind::kJoinParty || e.kind == Kind::kJoinGuild) {
+    const bool party = e.kind == Kind::kJoinParty;
+    require(party ? join != nullptr : guild != nullptr,
+            "a group request is a verifiable ClientPacket holding that request");
+    const std::uint64_t key = party ? join->key() : guild->key();
+    require(e.group_key == key, "the request's key is the packet's");
     flatbuffers::FlatBufferBuilder fbb;
-    build_join_party(fbb, join->key());
+    if (party) {
+      build_join_party(fbb, key);
+    } else {
+      build_join_guild(fbb, key);
+    }
     Inbox inbox2;
     const InboundEvent& e2 = decode(kReliableChannel, bytes_of(fbb), inbox2);
-    require(e2.kind == Kind::kJoinParty && e2.party_key == e.party_key,
-            "the client's own JoinParty decodes the same");
+    require(e2.kind == e.kind && e2.group_key == e.group_key,
+            "the client's own request decodes the same");
     return;
   }
   if (e.kind != Kind::kHello) {
-    require(e.kind == Kind::kBad, "channel 0: a hello, a party request or a bad packet");
+    require(e.kind == Kind::kBad, "channel 0: a hello, a group request or a bad packet");
     require(hello == nullptr, "a verifiable ClientPacket holding a Hello is accepted");
-    require(join == nullptr, "a verifiable ClientPacket holding a JoinParty is accepted");
+    require(join == nullptr && guild == nullptr,
+            "a verifiable ClientPacket holding a JoinParty or JoinGuild is accepted");
     if (is_bad(e, DropReason::kUnknownMessage)) {
       require(packet != nullptr && packet->message() != nullptr &&
                   packet->message_type() > ClientMessage::MAX,

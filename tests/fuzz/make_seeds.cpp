@@ -1,6 +1,7 @@
 // Writes the seed corpora of the protocol fuzz targets, from the protocol's own encoders:
 //   CORPUS/client_packet   (fuzz_client_packet: byte 0 the channel, then the packet)
-//     hellos (FlatBuffers, build_hello), party requests (build_join_party) and inputs
+//     hellos (FlatBuffers, build_hello), party and guild requests (build_join_party,
+//     build_join_guild) and inputs
 //     (encode_input), edge values and
 //     near-misses: wrong channels, wrong sizes, an unknown message type, oversize;
 //   CORPUS/snapshot_part   (fuzz_snapshot_part: byte 0 the client's own id, then parts
@@ -90,6 +91,8 @@ void client_packet_seeds(const std::filesystem::path& dir) {
     flatbuffers::FlatBufferBuilder fbb;
     build_join_party(fbb, key);
     write(dir, "join-party-" + std::to_string(key), on_channel(kReliableChannel, bytes_of(fbb)));
+    build_join_guild(fbb, key);
+    write(dir, "join-guild-" + std::to_string(key), on_channel(kReliableChannel, bytes_of(fbb)));
   }
   write(dir, "input-zero", on_channel(kUnreliableChannel, input(1, 0, 0.0f, 0.0f)));
   write(dir, "input", on_channel(kUnreliableChannel, input(77, 76, 0.6f, -0.8f)));
@@ -113,8 +116,8 @@ void client_packet_seeds(const std::filesystem::path& dir) {
 constexpr std::uint8_t kSeparator[] = {0xF5, 'P', 'R', 'T'};
 
 FieldValues v(std::int32_t x, std::int32_t y, std::int32_t heading = 0, std::int32_t moving = 0,
-              std::int32_t health = 100, std::int32_t party = 0) {
-  return {x, y, heading, moving, health, party};
+              std::int32_t health = 100, std::int32_t party = 0, std::int32_t guild = 0) {
+  return {x, y, heading, moving, health, party, guild};
 }
 
 struct Spawn {
@@ -183,7 +186,7 @@ Bytes sequence(std::uint8_t self_id, const std::vector<Bytes>& parts) {
 
 // Tick 1, no baseline: the client (id 1) and three entities.
 const FieldValues kSelf1 = v(5000, 5000, 0, 0, 100);
-const FieldValues kTen = v(1000, 2000, 100, 1, 90, 3);
+const FieldValues kTen = v(1000, 2000, 100, 1, 90, 3, 12);
 const FieldValues kEleven = v(-500, 0, 65535, 0, 80);
 const FieldValues kTwelve = v(0, 300, 300, 0, 0);
 

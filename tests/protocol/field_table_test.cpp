@@ -129,8 +129,8 @@ Values<N> expected(std::uint32_t mask, const Values<N>& base, const Values<N>& n
 }  // namespace
 
 TEST_CASE("field table: the production rows") {
-  CHECK(kFieldCount == 6);
-  const char* names[] = {"x", "y", "heading", "move_state", "health", "party"};
+  CHECK(kFieldCount == 7);
+  const char* names[] = {"x", "y", "heading", "move_state", "health", "party", "guild"};
   std::set<std::string_view> seen;
   for (std::size_t i = 0; i < kFieldCount; ++i) {
     CHECK(kEntityFields[i].name == names[i]);
@@ -151,6 +151,8 @@ TEST_CASE("field table: the production rows") {
   CHECK(kEntityFields[kHealth].bits == 16);
   CHECK(kEntityFields[kParty].rule == DeltaRule::kAbsolute);
   CHECK(kEntityFields[kParty].bits == 32);
+  CHECK(kEntityFields[kGuild].rule == DeltaRule::kAbsolute);
+  CHECK(kEntityFields[kGuild].bits == 32);
 }
 
 TEST_CASE("field table: a 16-bit delta wraps the short way round") {
@@ -304,7 +306,7 @@ TEST_CASE("field table: read refuses what no table row allows") {
   CHECK_FALSE(read({1u << kHeading, 0x80, 0x80, 0x04}));  // 65536: wider than 16 bits
   CHECK(read({1u << kMoveState, 0xFF, 0x01}));            // 255
   CHECK_FALSE(read({1u << kMoveState, 0x80, 0x02}));      // 256
-  CHECK_FALSE(read({1u << 6, 0}));                        // no row 6
+  CHECK_FALSE(read({0x80, 0x01, 0}));                     // no row 7
   CHECK_FALSE(read({0x80, 0x80, 0x80, 0x80, 0x08}));      // bit 31
   CHECK_FALSE(read({1u << kX}));                          // value missing
   CHECK_FALSE(read({}));                                  // mask missing
@@ -346,7 +348,7 @@ TEST_CASE("field table: adding a field is one row") {
   now[kFieldCount + 1] = 1;
   const std::uint32_t mask = fields::change_mask(base, now);
   CHECK(mask == (3u << kFieldCount));
-  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0xC0, 0x01, 20, 4});
+  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0x80, 0x03, 20, 4});
   CHECK(round_trip(kExtended, mask, base, now) == now);
   // A peer on the old table refuses a record that carries a field it does not know
   // (instead of misreading the rest of the packet)...
@@ -359,7 +361,7 @@ TEST_CASE("field table: adding a field is one row") {
   }
   // ... and the new table checks the new fields' widths like any other.
   {
-    const Bytes wide = {1u << kFieldCount, 0x80, 0x80, 0x04};  // mana 65536
+    const Bytes wide = {0x80, 0x01, 0x80, 0x80, 0x04};  // mask 1 << 7 (mana): 65536
     ByteReader r(wide);
     std::uint32_t m = 0;
     std::array<std::uint32_t, kExtendedCount> wire{};

@@ -141,8 +141,9 @@ class Loopback {
     ++tick;
     world.step(1.0 / params.tick_rate);
     rep.apply_events(tick, world.update_aoi());
-    rep.apply_party_links(tick, world.party_links());
-    world.clear_party_links();
+    rep.apply_group_links(tick, world.parties().links());
+    rep.apply_group_links(tick, world.guilds().links());
+    world.clear_group_links();
     outbox.clear();
     if (workers.empty()) {
       rep.replicate(tick, [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
@@ -171,7 +172,8 @@ class Loopback {
   }
 
   // The state the server means the client to hold: every entity in the player's AOI
-  // view and every other member of its party (full range), quantised, sorted by id.
+  // view and every other member of its party and guild (full range), quantised, sorted
+  // by id.
   std::vector<EntityState> truth(const LoopClient& c) const {
     std::vector<aoi::EntityHandle> view;
     world.aoi().view_set(world.entity(c.slot).aoi, view);
@@ -180,9 +182,11 @@ class Loopback {
       const world::Entity& e = world.entity(h.index);
       out.push_back({e.id, replication::entity_fields(e)});
     }
-    const world::PartyId party = world.entity(c.slot).party;
-    if (party != world::kNoParty && world.parties().params().full_range) {
-      for (const world::Parties::Member& m : world.parties().members(party)) {
+    for (const world::GroupKind kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
+      const world::Groups& groups = world.groups(kind);
+      const world::GroupId group = world.entity(c.slot).group(kind);
+      if (group == world::kNoGroup || !groups.params().full_range) continue;
+      for (const world::Groups::Member& m : groups.members(group)) {
         const bool listed =
             std::any_of(out.begin(), out.end(), [&](const EntityState& s) { return s.id == m.id; });
         if (m.id != c.entity && !listed) {

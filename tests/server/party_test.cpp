@@ -16,7 +16,7 @@
 
 using namespace std::chrono_literals;
 using namespace zone;
-using protocol::PartyResult;
+using protocol::GroupResult;
 
 namespace {
 
@@ -30,8 +30,8 @@ config::ZoneConfig party_zone() {
   return cfg;
 }
 
-PartyResult last_result(const client::Bot& b) {
-  return static_cast<PartyResult>(b.party().last_result);
+GroupResult last_result(const client::Bot& b) {
+  return static_cast<GroupResult>(b.party().last_result);
 }
 
 std::vector<std::uint32_t> ids_of(std::initializer_list<const client::Bot*> bots) {
@@ -68,14 +68,14 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
                carol.party().members == trio;
       },
       5s));
-  const std::uint32_t party = alice.party().party;
+  const std::uint32_t party = alice.party().id;
   CHECK(party != 0);
   // An answer to each request, a notice to each other member: Alice heard of Bob and
   // Carol joining, Carol (the last) only her own answer.
   CHECK(alice.party().statuses == 3);
   CHECK(carol.party().statuses == 1);
-  CHECK(bob.party().party == party);
-  CHECK(carol.party().party == party);
+  CHECK(bob.party().id == party);
+  CHECK(carol.party().id == party);
   // Each member holds the other two wherever they are, with their party field.
   const auto holds_members = [&](const client::Bot& me) {
     for (const client::Bot* other : {&alice, &bob, &carol}) {
@@ -91,8 +91,8 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   // A fourth is refused: the party holds three.
   dave.join_party(clients.host_of(dave), kKey);
   REQUIRE(clients.pump_until([&] { return dave.party().statuses > 0; }, 5s));
-  CHECK(last_result(dave) == PartyResult::Full);
-  CHECK(dave.party().party == 0);
+  CHECK(last_result(dave) == GroupResult::Full);
+  CHECK(dave.party().id == 0);
   CHECK(dave.party().statuses == 1);
   CHECK(alice.party().members == trio);
 
@@ -102,11 +102,11 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   bob.join_party(clients.host_of(bob), 0);
   const std::vector<std::uint32_t> duo = ids_of({&alice, &carol});
   REQUIRE(clients.pump_until(
-      [&] { return last_result(bob) == PartyResult::Left && alice.party().members == duo; }, 5s));
-  CHECK(bob.party().party == 0);
+      [&] { return last_result(bob) == GroupResult::Left && alice.party().members == duo; }, 5s));
+  CHECK(bob.party().id == 0);
   CHECK(bob.party().members.empty());
   CHECK(alice.party().statuses > alice_statuses);
-  CHECK(last_result(alice) == PartyResult::Changed);
+  CHECK(last_result(alice) == GroupResult::Changed);
   REQUIRE(clients.pump_until(
       [&] {
         const replica::EntityState* b = alice.replica().find(bob.welcome().entity_id);
@@ -118,13 +118,13 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   carol.quit(clients.host_of(carol));
   const std::vector<std::uint32_t> solo = ids_of({&alice});
   REQUIRE(clients.pump_until([&] { return alice.party().members == solo; }, 5s));
-  CHECK(alice.party().party == party);
+  CHECK(alice.party().id == party);
 
   ZoneServer& zone = server.stop();
-  const auto& requests = zone.counters().party_requests;
-  CHECK(requests[static_cast<std::size_t>(PartyResult::Joined)] == 3);
-  CHECK(requests[static_cast<std::size_t>(PartyResult::Full)] == 1);
-  CHECK(requests[static_cast<std::size_t>(PartyResult::Left)] == 1);
+  const auto requests = zone.counters().group_requests[0];  // parties
+  CHECK(requests[static_cast<std::size_t>(GroupResult::Joined)] == 3);
+  CHECK(requests[static_cast<std::size_t>(GroupResult::Full)] == 1);
+  CHECK(requests[static_cast<std::size_t>(GroupResult::Left)] == 1);
   for (const client::Bot* b : all) CHECK(b->replica().violations().empty());
 }
 
@@ -147,25 +147,26 @@ TEST_CASE("party: requests sooner than the interval and in a zone without partie
       5s));
   eve.join_party(clients.host_of(eve), 1);
   REQUIRE(clients.pump_until([&] { return eve.party().statuses == 1; }, 5s));
-  CHECK(last_result(eve) == PartyResult::Joined);
-  const std::uint32_t party = eve.party().party;
+  CHECK(last_result(eve) == GroupResult::Joined);
+  const std::uint32_t party = eve.party().id;
   eve.join_party(clients.host_of(eve), 2);
   REQUIRE(clients.pump_until([&] { return eve.party().statuses == 2; }, 5s));
-  CHECK(last_result(eve) == PartyResult::TooSoon);
-  CHECK(eve.party().party == party);  // unchanged
+  CHECK(last_result(eve) == GroupResult::TooSoon);
+  CHECK(eve.party().id == party);  // unchanged
 
   fred.join_party(clients.host_of(fred), 1);
   REQUIRE(clients.pump_until([&] { return fred.party().statuses == 1; }, 5s));
-  CHECK(last_result(fred) == PartyResult::Disabled);
-  CHECK(fred.party().party == 0);
+  CHECK(last_result(fred) == GroupResult::Disabled);
+  CHECK(fred.party().id == 0);
   clients.pump(100ms);
   CHECK(fred.replica().self()[protocol::kParty] == 0);
   CHECK(eve.phase() == client::Bot::Phase::kPlaying);  // answered, not kicked
-  CHECK(server.stop().counters().party_requests[static_cast<std::size_t>(PartyResult::TooSoon)] ==
-        1);
+  CHECK(
+      server.stop().counters().group_requests[0][static_cast<std::size_t>(GroupResult::TooSoon)] ==
+      1);
   CHECK(server_off.stop()
             .counters()
-            .party_requests[static_cast<std::size_t>(PartyResult::Disabled)] == 1);
+            .group_requests[0][static_cast<std::size_t>(GroupResult::Disabled)] == 1);
 }
 
 TEST_CASE("party: the live map's selection names its party and where the other members are") {
@@ -192,4 +193,40 @@ TEST_CASE("party: the live map's selection names its party and where the other m
   const nlohmann::json alone = nlohmann::json::parse(map.frame_json(MapWindow{}));
   CHECK(alone.at("selected").at("party").get<std::uint32_t>() == 0);
   CHECK(alone.at("selected").at("party_members").empty());
+}
+
+TEST_CASE("party: a guild is joined with JoinGuild and answered with GuildStatus") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = party_zone();
+  cfg.guild.min_request_interval_ms = 0;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& gina = clients.add("gina", server.port());
+  client::Bot& hugo = clients.add("hugo", server.port());
+  REQUIRE(clients.pump_until(
+      [&] {
+        return gina.phase() == client::Bot::Phase::kPlaying &&
+               hugo.phase() == client::Bot::Phase::kPlaying;
+      },
+      5s));
+  gina.join_guild(clients.host_of(gina), 31337);
+  hugo.join_guild(clients.host_of(hugo), 31337);
+  const std::vector<std::uint32_t> both = ids_of({&gina, &hugo});
+  REQUIRE(clients.pump_until(
+      [&] { return gina.guild().members == both && hugo.guild().members == both; }, 5s));
+  const std::uint32_t guild = gina.guild().id;
+  CHECK(guild != 0);
+  CHECK(hugo.guild().id == guild);
+  CHECK(gina.party().statuses == 0);  // a guild is not a party
+  REQUIRE(clients.pump_until(
+      [&] {
+        const replica::EntityState* h = gina.replica().find(hugo.welcome().entity_id);
+        return h != nullptr && h->guild() == guild && h->party() == 0;
+      },
+      5s));
+  CHECK(gina.replica().self()[protocol::kGuild] == static_cast<std::int32_t>(guild));
+  ZoneServer& zone = server.stop();
+  CHECK(zone.counters().group_requests[1][static_cast<std::size_t>(GroupResult::Joined)] == 2);
+  CHECK(zone.counters().group_requests[0][static_cast<std::size_t>(GroupResult::Joined)] == 0);
+  CHECK(zone.world().guilds().member_count() == 2);
 }

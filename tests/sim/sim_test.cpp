@@ -154,20 +154,22 @@ void tiers_case(const std::string& scenario, double loss, const std::vector<std:
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
 }
 
-// Parties of four that keep splitting and re-forming, on 600 x 600 m with a 30 m view:
-// the truth check holds every bot to having each member of its party, wherever it is,
-// at its exact position and party, and nobody else beyond the view radius.
+// Parties of four that keep splitting and re-forming, in guilds of twenty, on 600 x 600 m
+// with a 30 m view: the truth check holds every bot to having each member of its party
+// and guild, wherever it is, at its exact position, party and guild, and nobody else
+// beyond the view radius.
 void party_case(double loss) {
   const nlohmann::json s = scenario_case("party", loss);
   INFO("summary: ", s.dump(2));
   CHECK(s["bots_in_party_peak"].get<int>() >= 50);
+  CHECK(s["bots_in_guild_peak"].get<int>() >= 90);
   CHECK(s["truth_party_checks"].get<std::uint64_t>() > 0);
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
 }
 
 }  // namespace
 
-TEST_CASE("client-sim party: members far apart stay in each other's view - exact") {
+TEST_CASE("client-sim party: party and guild members far apart stay in view - exact") {
   party_case(0.0);
 }
 TEST_CASE("client-sim party through 10% packet loss both ways: still exact") {
