@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "protocol/codec.hpp"
+#include "protocol/quantize.hpp"
 
 namespace zone::client {
 
@@ -50,6 +53,7 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     for (std::size_t i = before; i < replica_.violations().size(); ++i) {
       if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++counters_.malformed;
     }
+    check_chunks();  // the frame a ChunkUpdate waits for may be complete now
     return;
   }
   const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
@@ -71,7 +75,89 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     update(party_, s->party(), s->result(), s->members());
   } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
     update(guild_, g->guild(), g->result(), g->members());
+  } else if (const protocol::ChunkUpdate* c = packet->message_as_ChunkUpdate()) {
+    on_chunk_update(*c);
   }
+}
+
+void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
+  ChunkInfo& ci = chunks_;
+  ++ci.updates;
+  auto mismatch = [&](std::string what) {
+    if (ci.mismatches++ == 0) ci.first_mismatch = std::move(what);
+  };
+  if (chunk_check_.tick != 0) ++ci.skipped;  // the previous one was never checked
+  std::vector<util::ChunkCoord>& loaded = ci.loaded;
+  if (u.unload() != nullptr) {
+    for (const protocol::Chunk* c : *u.unload()) {
+      const util::ChunkCoord cc{c->col(), c->row()};
+      const auto at = std::lower_bound(loaded.begin(), loaded.end(), cc);
+      if (at == loaded.end() || *at != cc) {
+        mismatch(fmt::format("tick {}: unload of chunk ({}, {}), which is not loaded",
+                             u.server_tick(), cc.col, cc.row));
+      } else {
+        loaded.erase(at);
+      }
+    }
+  }
+  if (u.load() != nullptr) {
+    for (const protocol::Chunk* c : *u.load()) {
+      const util::ChunkCoord cc{c->col(), c->row()};
+      const auto at = std::lower_bound(loaded.begin(), loaded.end(), cc);
+      if (at != loaded.end() && *at == cc) {
+        mismatch(fmt::format("tick {}: load of chunk ({}, {}), which is loaded already",
+                             u.server_tick(), cc.col, cc.row));
+      } else {
+        loaded.insert(at, cc);
+      }
+    }
+  }
+  chunk_check_.tick = u.server_tick();
+  chunk_check_.grid = {welcome_.world_min_x, welcome_.world_min_y, welcome_.world_max_x,
+                       welcome_.world_max_y, u.chunk_size()};
+  chunk_check_.load_radius = u.load_radius();
+  chunk_check_.unload_radius = u.unload_radius();
+  check_chunks();
+}
+
+void Bot::check_chunks() {
+  PendingChunkCheck& p = chunk_check_;
+  if (p.tick == 0 || light_) return;
+  const replica::Frame* frame = replica_.frame_at(p.tick);
+  if (frame == nullptr) {
+    // Not complete yet; once the bot holds newer frames only, it never will be.
+    if (replica_.ack_tick() > p.tick + 64) {
+      ++chunks_.skipped;
+      p.tick = 0;
+    }
+    return;
+  }
+  ++chunks_.checks;
+  // The server decides on the exact position, the frame holds it to the centimetre.
+  constexpr double kSlack = 0.02;
+  const double x = frame->self[protocol::kX] * protocol::kPositionStep;
+  const double y = frame->self[protocol::kY] * protocol::kPositionStep;
+  std::vector<util::ChunkCoord> near;
+  p.grid.within(x, y, std::max(0.0, p.load_radius - kSlack), near);
+  const std::vector<util::ChunkCoord>& loaded = chunks_.loaded;
+  auto fail = [&](const std::string& what) {
+    if (chunks_.mismatches++ == 0) chunks_.first_mismatch = what;
+  };
+  for (const util::ChunkCoord c : near) {
+    if (!std::binary_search(loaded.begin(), loaded.end(), c)) {
+      fail(fmt::format("tick {}: chunk ({}, {}) at {:.2f} m (load radius {:.1f} m) not loaded",
+                       p.tick, c.col, c.row, p.grid.distance(c, x, y), p.load_radius));
+      break;
+    }
+  }
+  for (const util::ChunkCoord c : loaded) {
+    if (p.grid.distance(c, x, y) > p.unload_radius + kSlack) {
+      fail(fmt::format("tick {}: chunk ({}, {}) at {:.2f} m (unload radius {:.1f} m) still loaded",
+                       p.tick, c.col, c.row, p.grid.distance(c, x, y), p.unload_radius));
+      break;
+    }
+  }
+  p.tick = 0;
 }
 
 void Bot::join_party(net::EnetHost& host, std::uint64_t key) {

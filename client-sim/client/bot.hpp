@@ -13,7 +13,9 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "net/enet_host.hpp"
+#include "protocol/zone_generated.h"
 #include "replica/frame_replica.hpp"
+#include "util/chunk_grid.hpp"
 
 namespace zone::client {
 
@@ -34,6 +36,19 @@ struct GroupInfo {
   std::uint8_t last_result = 0;        // protocol::GroupResult of the last status
   std::vector<std::uint32_t> members;  // entity ids, ascending, the bot included
   std::uint64_t statuses = 0;          // status messages received
+};
+
+// The chunk layer as the bot follows it (ChunkUpdate), and its checks of the server's
+// decisions: after each update the bot's chunks must be exactly right for its own
+// position at the update's tick (read from its frame of that tick): every chunk within
+// the load radius loaded, none beyond the unload radius.
+struct ChunkInfo {
+  std::vector<util::ChunkCoord> loaded;  // ascending
+  std::uint64_t updates = 0;
+  std::uint64_t checks = 0;
+  std::uint64_t skipped = 0;     // the frame of the update's tick never completed here
+  std::uint64_t mismatches = 0;  // a wrong set, or a load of a loaded chunk (unload of an absent)
+  std::string first_mismatch;
 };
 
 struct BotCounters {
@@ -64,6 +79,10 @@ class Bot {
   void join_guild(net::EnetHost& host, std::uint64_t key);
   const GroupInfo& party() const { return party_; }
   const GroupInfo& guild() const { return guild_; }
+  const ChunkInfo& chunks() const { return chunks_; }
+  // Checks the last ChunkUpdate against the bot's own position at its tick once the
+  // frame of that tick is complete (on_packet calls it as frames arrive).
+  void check_chunks();
   // Says goodbye (ClientQuit) and forgets the connection.
   void quit(net::EnetHost& host);
 
@@ -95,6 +114,13 @@ class Bot {
   WelcomeInfo welcome_;
   GroupInfo party_;
   GroupInfo guild_;
+  ChunkInfo chunks_;
+  struct PendingChunkCheck {
+    std::uint32_t tick = 0;  // 0: none
+    util::ChunkGrid grid;
+    double load_radius = 0.0, unload_radius = 0.0;
+  } chunk_check_;
+  void on_chunk_update(const protocol::ChunkUpdate& u);
   void send_reliable(net::EnetHost& host);
   replica::FrameReplica replica_;
   std::uint32_t disconnect_reason_ = 0;

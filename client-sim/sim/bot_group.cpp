@@ -131,6 +131,14 @@ void BotGroup::retire(Slot& slot) {
   slot.past.packets_out += c.packets_out;
   slot.past_enters += slot.bot->replica().enters();
   slot.past_leaves += slot.bot->replica().leaves();
+  const client::ChunkInfo& chunks = slot.bot->chunks();
+  slot.past_chunk_updates += chunks.updates;
+  slot.past_chunk_checks += chunks.checks;
+  slot.past_chunk_skipped += chunks.skipped;
+  slot.past_chunk_mismatches += chunks.mismatches;
+  if (chunks.mismatches > 0 && counters_.chunk_details.size() < 20) {
+    counters_.chunk_details.push_back(slot.bot->name() + ": " + chunks.first_mismatch);
+  }
   bot_of_peer_[slot.host][slot.bot->peer().index] = -1;
   slot.bot.reset();
 }
@@ -251,6 +259,10 @@ void BotGroup::publish() {
     s.packets_in += slot.past.packets_in;
     s.enters += slot.past_enters;
     s.leaves += slot.past_leaves;
+    s.chunk_updates += slot.past_chunk_updates;
+    s.chunk_checks += slot.past_chunk_checks;
+    s.chunk_skipped += slot.past_chunk_skipped;
+    s.chunk_mismatches += slot.past_chunk_mismatches;
     if (!slot.bot) continue;
     const client::Bot& b = *slot.bot;
     s.bytes_in += b.counters().bytes_in;
@@ -258,6 +270,13 @@ void BotGroup::publish() {
     s.packets_in += b.counters().packets_in;
     s.enters += b.replica().enters();
     s.leaves += b.replica().leaves();
+    s.chunk_updates += b.chunks().updates;
+    s.chunk_checks += b.chunks().checks;
+    s.chunk_skipped += b.chunks().skipped;
+    s.chunk_mismatches += b.chunks().mismatches;
+    if (b.chunks().mismatches > 0 && s.chunk_details.size() < 20) {
+      s.chunk_details.push_back(b.name() + ": " + b.chunks().first_mismatch);
+    }
     if (b.phase() != client::Bot::Phase::kPlaying) continue;
     ++s.playing;
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));

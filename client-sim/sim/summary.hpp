@@ -44,6 +44,12 @@ struct Summary {
   std::uint64_t truth_deferred_spawns = 0;      // in view, spawn held back (budget), within bound
   std::uint64_t truth_tier_stale_entities = 0;  // of those, in a tier whose updates may wait
   std::uint32_t truth_max_staleness_ticks = 0;
+  // Chunk layer: ChunkUpdates received, checked against the bot's own position at their
+  // tick, not checkable (frame never complete), and wrong.
+  std::uint64_t chunk_updates = 0;
+  std::uint64_t chunk_checks = 0;
+  std::uint64_t chunk_skipped = 0;
+  std::uint64_t chunk_mismatches = 0;
   std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party or guild
 
   nlohmann::json to_json() const;

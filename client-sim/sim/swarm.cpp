@@ -67,6 +67,13 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.playing += g.playing;
     t.in_party += g.in_party;
     t.in_guild += g.in_guild;
+    t.chunk_updates += g.chunk_updates;
+    t.chunk_checks += g.chunk_checks;
+    t.chunk_skipped += g.chunk_skipped;
+    t.chunk_mismatches += g.chunk_mismatches;
+    for (const std::string& d : g.chunk_details) {
+      if (t.chunk_details.size() < 20) t.chunk_details.push_back(d);
+    }
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -292,6 +299,10 @@ Summary Swarm::summary() const {
   s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   s.truth_party_checks = final_.truth.party_checks;
+  s.chunk_updates = final_.chunk_updates;
+  s.chunk_checks = final_.chunk_checks;
+  s.chunk_skipped = final_.chunk_skipped;
+  s.chunk_mismatches = final_.chunk_mismatches;
   return s;
 }
 

@@ -50,6 +50,7 @@ class Swarm {
   const TruthReport& truth() const { return final_.truth; }
   // The first violations seen, readable.
   const std::vector<std::string>& violation_details() const { return final_.violation_details; }
+  const std::vector<std::string>& chunk_details() const { return final_.chunk_details; }
   std::uint32_t threads() const { return static_cast<std::uint32_t>(groups_.size()); }
 
  private:

@@ -15,6 +15,7 @@
 #include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
+#include "util/chunk_grid.hpp"
 
 namespace zone::config {
 namespace {
@@ -27,6 +28,8 @@ constexpr double kMaxCoordinate = 1.0e6;
 // The AOI grid has ceil(W / cell) * ceil(H / cell) cells. It is sparse (no memory or work
 // per empty cell), but cell indices are 32-bit: same cap as aoi::GridAoi::kMaxCells (16 Mi).
 constexpr double kMaxGridCells = 16777216.0;
+// Chunks one player may hold (chunks.*): a ChunkUpdate of them all is 8 bytes each.
+constexpr std::uint64_t kMaxChunksLoaded = 1024;
 constexpr std::size_t kMaxZoneNameBytes = 64;
 constexpr std::string_view kMaxPacketWhy =
     "ENet's 1400-byte MTU less its 28 header bytes; anything larger is sent as reliable "
@@ -429,6 +432,12 @@ const std::vector<KeySpec>& schema() {
     boolean<&ZoneConfig::guild, &GroupConfig::full_range>("guild.full_range"),
     integer<&ZoneConfig::guild, &GroupConfig::min_request_interval_ms>("guild.min_request_interval_ms", 0, 60000),
 
+    boolean<&ZoneConfig::chunks, &ChunkConfig::enabled>("chunks.enabled"),
+    real<&ZoneConfig::chunks, &ChunkConfig::size>("chunks.size", closed(16, 1000000)),
+    real<&ZoneConfig::chunks, &ChunkConfig::load_radius>("chunks.load_radius", closed(0, 1000000)),
+    real<&ZoneConfig::chunks, &ChunkConfig::hysteresis>("chunks.hysteresis", closed(0, 1000000)),
+    integer<&ZoneConfig::chunks, &ChunkConfig::interval_ticks>("chunks.interval_ticks", 1, 1000),
+
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
 
@@ -465,6 +474,14 @@ const std::vector<CrossCheck>& cross_checks() {
     {{"world.max_x", "world.min_x"}, [](const ZoneConfig& c) { return check_axis(c.world.min_x, c.world.max_x, "world.min_x"); }},
     {{"world.max_y", "world.min_y"}, [](const ZoneConfig& c) { return check_axis(c.world.min_y, c.world.max_y, "world.min_y"); }},
     {{"aoi.cell_size", "world.min_x", "world.max_x", "world.min_y", "world.max_y"}, check_grid},
+    {{"chunks.load_radius", "chunks.hysteresis", "chunks.size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // A ChunkUpdate lists every chunk a player gains or drops at once: bounded.
+      const std::uint64_t most = util::ChunkGrid::max_loaded(c.chunks.size, c.chunks.load_radius + c.chunks.hysteresis);
+      if (most <= kMaxChunksLoaded) return std::nullopt;
+      return fmt::format("with chunks.hysteresis ({}) and chunks.size ({}) a player could hold {} chunks at once, more than {}; "
+                         "expected a smaller radius or larger chunks, got {}",
+                         c.chunks.hysteresis, c.chunks.size, most, kMaxChunksLoaded, c.chunks.load_radius);
+    }},
     {{"network.client_bandwidth", "network.max_packet_bytes"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.client_bandwidth >= c.network.max_packet_bytes) return std::nullopt;
       return fmt::format("must be at least network.max_packet_bytes ({}) so that a client can receive one full packet per second, got {}",

@@ -92,6 +92,15 @@ struct GroupConfig {
   std::uint32_t min_request_interval_ms = 500;  // per player, between two requests
 };
 
+// The chunk layer: which map chunks each client streams (ChunkUpdate).
+struct ChunkConfig {
+  bool enabled = false;
+  double size = 512.0;                // metres, the side of a chunk
+  double load_radius = 768.0;         // metres: chunks this close to the player are loaded
+  double hysteresis = 128.0;          // metres beyond it before a chunk is unloaded
+  std::uint32_t interval_ticks = 10;  // how often each player's chunks are checked
+};
+
 struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
@@ -145,6 +154,7 @@ struct ZoneConfig {
   InterestConfig interest;
   GroupConfig party;
   GroupConfig guild{.max_size = 50};
+  ChunkConfig chunks;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -183,6 +183,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.gauge("zone_guild_members", "Players in a guild now.", static_cast<double>(m.group_members[1]));
   w.labelled("zone_guild_requests_total", "counter", "JoinGuild requests, by answer.", "result",
              m.group_requests[1]);
+  w.counter("zone_chunk_updates_total", "ChunkUpdate messages sent to clients (chunks.enabled).",
+            m.chunk_updates);
+  w.counter("zone_chunk_loads_total", "Chunks clients were told to load.", m.chunk_loads);
+  w.counter("zone_chunk_unloads_total", "Chunks clients were told to unload.", m.chunk_unloads);
   w.gauge("zone_interest_load_level",
           "Load-adaptive sync level (interest.load_adaptive): 0 normal, 1 far tier slowed, 2+ "
           "view radius shrunk.",

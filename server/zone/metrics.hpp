@@ -88,6 +88,9 @@ struct ZoneMetrics {
   std::array<std::uint64_t, 2> groups{};
   std::array<std::uint64_t, 2> group_members{};
   std::array<std::vector<LabelledCount>, 2> group_requests;
+  std::uint64_t chunk_updates = 0;  // chunk layer: ChunkUpdate messages sent
+  std::uint64_t chunk_loads = 0;
+  std::uint64_t chunk_unloads = 0;
   std::uint64_t load_level = 0;      // interest.load_adaptive
   std::uint64_t load_level_max = 0;  // highest level since start
   std::uint64_t load_level_changes = 0;

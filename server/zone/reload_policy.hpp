@@ -15,7 +15,10 @@ inline bool needs_restart(std::string_view key) {
                                                          "threads."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
-  constexpr std::array<std::string_view, 19> kKeys = {
+  // Chunks: a chunk's column and row mean something else under another size.
+  constexpr std::array<std::string_view, 21> kKeys = {
+      "chunks.enabled",
+      "chunks.size",
       "party.enabled",
       "party.max_size",
       "party.full_range",

@@ -322,6 +322,7 @@ void Sessions::on_join_group(Session& s, world::GroupKind kind, const InboundEve
     result = GroupResult::TooSoon;
   } else {
     last = ev.at;
+    const world::GroupId before = world_.entity(s.player_slot).group(kind);
     const world::GroupChange change = world_.join_group(kind, s.player_slot, ev.group_key);
     switch (change.result) {
       case world::GroupResult::kJoined:
@@ -339,7 +340,8 @@ void Sessions::on_join_group(Session& s, world::GroupKind kind, const InboundEve
     }
     // The requester gets its answer below; the other members of both groups a notice.
     if (change.left_group != world::kNoGroup) notify_group(kind, change.left_group, out);
-    if (change.group != world::kNoGroup && change.group != change.left_group &&
+    // Asking again for one's own group changes nothing: nobody is told.
+    if (change.group != world::kNoGroup && change.group != before &&
         change.result == world::GroupResult::kJoined) {
       notify_group(kind, change.group, out, s.player_slot);
     }
@@ -376,6 +378,45 @@ void Sessions::send_group_status(world::GroupKind kind, std::uint32_t slot,
   }
   out[peer.host].add_copy(peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                           protocol::kReliableChannel);
+}
+
+void Sessions::update_chunks(std::uint32_t tick, std::span<net::SendBatch> out) {
+  const config::ChunkConfig& cc = config_.chunks;
+  if (!cc.enabled) return;
+  const bool due = tick % cc.interval_ticks == 0;
+  const config::WorldConfig& w = config_.world;
+  const util::ChunkGrid grid{w.min_x, w.min_y, w.max_x, w.max_y, cc.size};
+  const double unload_radius = cc.load_radius + cc.hysteresis;
+  for (auto& host : table_) {
+    for (Session& s : host) {
+      if (s.phase != Session::Phase::kPlaying || (!due && s.chunks_checked)) continue;
+      s.chunks_checked = true;
+      chunk_load_.clear();
+      chunk_unload_.clear();
+      const world::Entity& e = world_.entity(s.player_slot);
+      grid.update(e.x, e.y, cc.load_radius, unload_radius, s.chunks, chunk_load_, chunk_unload_,
+                  chunk_scratch_);
+      if (chunk_load_.empty() && chunk_unload_.empty()) continue;
+      fbb_.Clear();
+      auto wire = [&](const std::vector<util::ChunkCoord>& chunks) {
+        wire_chunks_.clear();
+        for (const util::ChunkCoord c : chunks) wire_chunks_.emplace_back(c.col, c.row);
+        return fbb_.CreateVectorOfStructs(wire_chunks_);
+      };
+      const auto load = wire(chunk_load_);
+      const auto unload = wire(chunk_unload_);
+      const auto update = protocol::CreateChunkUpdate(
+          fbb_, tick, static_cast<float>(cc.size), static_cast<float>(cc.load_radius),
+          static_cast<float>(unload_radius), load, unload);
+      fbb_.Finish(
+          protocol::CreateServerPacket(fbb_, protocol::ServerMessage::ChunkUpdate, update.Union()));
+      out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                                protocol::kReliableChannel);
+      ++counters_.chunk_updates;
+      counters_.chunk_loads += chunk_load_.size();
+      counters_.chunk_unloads += chunk_unload_.size();
+    }
+  }
 }
 
 std::vector<std::size_t> Sessions::players_per_host() const {

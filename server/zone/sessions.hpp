@@ -20,6 +20,7 @@
 #include "net/host_thread.hpp"
 #include "protocol/codec.hpp"
 #include "replication/replicator.hpp"
+#include "util/chunk_grid.hpp"
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
 #include "zone/logger.hpp"
@@ -43,6 +44,10 @@ struct SessionCounters {
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
   // JoinParty and JoinGuild requests (by world::GroupKind), by answer.
   std::array<std::array<std::uint64_t, kGroupResults>, kGroupKinds> group_requests{};
+  // Chunk layer: ChunkUpdate messages sent, and the chunk loads and unloads they carried.
+  std::uint64_t chunk_updates = 0;
+  std::uint64_t chunk_loads = 0;
+  std::uint64_t chunk_unloads = 0;
 };
 
 struct Session {
@@ -63,6 +68,10 @@ struct Session {
   std::chrono::steady_clock::time_point input_refill{};
   // The last JoinParty and JoinGuild accepted (by world::GroupKind); zero: none yet.
   std::array<std::chrono::steady_clock::time_point, kGroupKinds> last_group_request{};
+  // Chunk layer: the chunks the client was told to have loaded, ascending; whether it
+  // has had its first ChunkUpdate check.
+  std::vector<util::ChunkCoord> chunks;
+  bool chunks_checked = false;
 };
 
 class Sessions {
@@ -82,6 +91,10 @@ class Sessions {
   // Refuses newcomers from now on and says goodbye to everyone; returns how many players
   // were told (their clients confirm the goodbye).
   std::size_t close_all(protocol::DisconnectReason reason, std::span<net::SendBatch> out);
+  // Chunk layer (chunks.enabled): brings each player's loaded chunks up to date with its
+  // position at `tick` and sends the changes (ChunkUpdate). Players are checked every
+  // chunks.interval_ticks, and a newcomer at once.
+  void update_chunks(std::uint32_t tick, std::span<net::SendBatch> out);
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
 
@@ -128,6 +141,8 @@ class Sessions {
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   std::vector<std::uint32_t> member_ids_;  // scratch for PartyStatus and GuildStatus
+  std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
+  std::vector<protocol::Chunk> wire_chunks_;
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
   LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};

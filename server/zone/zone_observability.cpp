@@ -192,6 +192,9 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.crowded_snapshots = r.crowded;
   m.behind_cone = r.behind;
   m.group_entities = r.group_entities;
+  m.chunk_updates = sc.chunk_updates;
+  m.chunk_loads = sc.chunk_loads;
+  m.chunk_unloads = sc.chunk_unloads;
   for (std::size_t kind = 0; kind < kGroupKinds; ++kind) {
     const world::Groups& groups = zone.world.groups(static_cast<world::GroupKind>(kind));
     m.groups[kind] = groups.group_count();

@@ -109,6 +109,7 @@ void ZoneServer::tick() {
   replicator_.apply_group_links(tick_, world_.parties().links());
   replicator_.apply_group_links(tick_, world_.guilds().links());
   world_.clear_group_links();
+  sessions_.update_chunks(tick_, batches_);
   replicate();
   post();
   simulate_load();

@@ -184,10 +184,10 @@ TEST_CASE("a section that is not a map") {
     const ConfigError e = only_error(load("- zone\n- world\n"));
     CHECK(e.key.empty());
     CHECK(e.line == 1);
-    CHECK(e.message.find(
-              "expected a map of sections (zone, world, tick, aoi, players, npcs, "
-              "network, interest, party, guild, threads, limits, log, admin, debug) at the top "
-              "level, got a list") == 0);
+    CHECK(e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
+                         "network, interest, party, guild, chunks, threads, limits, log, admin, "
+                         "debug) at the top "
+                         "level, got a list") == 0);
   }
 }
 

@@ -165,3 +165,19 @@ TEST_CASE("set_value() sets one key from text - with the loader's checks") {
     CHECK(errors[0].key == "world.max_x");
   }
 }
+
+TEST_CASE("validate() bounds the chunks a player can hold, naming the keys involved") {
+  ZoneConfig c;
+  c.chunks.enabled = true;
+  c.chunks.size = 16;
+  c.chunks.load_radius = 1000;
+  const auto errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "chunks.load_radius");
+  CHECK(errors[0].message.find("could hold") != std::string::npos);
+  CHECK(errors[0].message.find("more than 1024") != std::string::npos);
+  c.chunks.load_radius = 200;  // (2 * 328 / 16 + 1)^2 = 1764 > 1024 with the hysteresis
+  CHECK(validate(c).size() == 1);
+  c.chunks.hysteresis = 16;  // (2 * 216 / 16 + 1)^2 = 784
+  CHECK(validate(c).empty());
+}
