@@ -127,12 +127,14 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "\"crowded_per_s\":{:.1f},\"load_level\":{},\"load_share\":{:.3f}}},"
       "\"entities_in_window\":{},\"entities\":[{}],"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
+      "\"chunks\":{{\"size\":{},\"load_radius\":{},\"unload_radius\":{}}},"
       "\"selected\":{}}}",
       f.tick, f.min_x, f.min_y, f.max_x, f.max_y, f.cell_size, f.view_radius, f.hysteresis,
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
-      f.stats.load_share, in_window, dots, col0, row0, cols, rows, cells, selected);
+      f.stats.load_share, in_window, dots, col0, row0, cols, rows, cells, f.stats.chunk_size,
+      f.stats.chunk_load_radius, f.stats.chunk_unload_radius, selected);
 }
 
 }  // namespace zone

@@ -29,6 +29,10 @@ struct MapStats {
   double crowded_per_s = 0.0;          // snapshots for views above crowd_threshold
   std::uint32_t load_level = 0;        // interest.load_adaptive
   double load_share = 0.0;             // smoothed tick time / budget
+  // Chunk layer (chunks.*): chunk side, load and unload radii, metres; size 0 when off.
+  double chunk_size = 0.0;
+  double chunk_load_radius = 0.0;
+  double chunk_unload_radius = 0.0;
 };
 
 // The part of the map the browser shows, in world metres.

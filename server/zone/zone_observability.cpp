@@ -154,6 +154,10 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
   last_map_publish_ = now;
   map_stats_.load_level = zone.load.level;
   map_stats_.load_share = zone.load.share;
+  const config::ChunkConfig& chunks = config_.chunks;
+  map_stats_.chunk_size = chunks.enabled ? chunks.size : 0.0;
+  map_stats_.chunk_load_radius = chunks.load_radius;
+  map_stats_.chunk_unload_radius = chunks.load_radius + chunks.hysteresis;
   map_stats_.players = zone.world.player_count();
   map_stats_.npcs = zone.world.npc_count();
   map_.publish(zone.tick, zone.world, map_stats_);

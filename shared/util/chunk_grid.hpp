@@ -39,8 +39,12 @@ struct ChunkGrid {
   // Every chunk of the world within `radius` of (x, y), ascending by (col, row),
   // appended to out.
   void within(double x, double y, double radius, std::vector<ChunkCoord>& out) const {
-    const auto clamp_col = [&](double v) { return std::clamp<std::int32_t>(index(v), 0, cols() - 1); };
-    const auto clamp_row = [&](double v) { return std::clamp<std::int32_t>(index(v), 0, rows() - 1); };
+    const auto clamp_col = [&](double v) {
+      return std::clamp<std::int32_t>(index(v), 0, cols() - 1);
+    };
+    const auto clamp_row = [&](double v) {
+      return std::clamp<std::int32_t>(index(v), 0, rows() - 1);
+    };
     const std::int32_t c0 = clamp_col((x - radius - min_x) / size);
     const std::int32_t c1 = clamp_col((x + radius - min_x) / size);
     const std::int32_t r0 = clamp_row((y - radius - min_y) / size);

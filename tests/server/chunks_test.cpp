@@ -1,12 +1,16 @@
 // The chunk layer through the real zone loop and ENet: a walking player is told which
 // chunks to load and unload, the bot checks every ChunkUpdate against its own position
-// at the update's tick, and a zone without the layer sends none.
+// at the update's tick, and a zone without the layer sends none; the live map is told the
+// layer's geometry.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.hpp"
 #include "test_util.hpp"
+#include "zone/map_publisher.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -70,4 +74,21 @@ TEST_CASE("chunks: a zone without the chunk layer sends no ChunkUpdate") {
   clients.pump(500ms, [](client::Bot&) { return std::pair<float, float>{1.0f, 0.0f}; });
   CHECK(bot.chunks().updates == 0);
   CHECK(server.stop().counters().chunk_updates == 0);
+}
+
+TEST_CASE("chunks: the live map is told the chunk size and radii (0 when the layer is off)") {
+  world::WorldParams wp;
+  world::World w(wp);
+  MapPublisher map(1);
+  MapStats stats;
+  map.publish(1, w, stats);
+  CHECK(nlohmann::json::parse(map.frame_json(MapWindow{})).at("chunks").at("size") == 0.0);
+  stats.chunk_size = 64.0;
+  stats.chunk_load_radius = 100.0;
+  stats.chunk_unload_radius = 120.0;
+  map.publish(2, w, stats);
+  const nlohmann::json chunks = nlohmann::json::parse(map.frame_json(MapWindow{})).at("chunks");
+  CHECK(chunks.at("size") == 64.0);
+  CHECK(chunks.at("load_radius") == 100.0);
+  CHECK(chunks.at("unload_radius") == 120.0);
 }
