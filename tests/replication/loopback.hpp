@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,29 @@ inline replication::ReplicationParams rparams(std::uint32_t bandwidth = 16000,
   p.history_ticks = 32;
   p.max_deferral_ticks = 20;
   return p;
+}
+
+// Walks a player through a fixed tour of the world at full speed.
+struct Tour {
+  std::vector<std::pair<double, double>> points;
+  std::size_t next = 0;
+  void steer(world::World& w, std::uint32_t slot) {
+    const world::Entity& e = w.entity(slot);
+    auto [tx, ty] = points[next % points.size()];
+    double dx = tx - e.x, dy = ty - e.y;
+    if (std::hypot(dx, dy) < 1.0) {
+      ++next;
+      std::tie(tx, ty) = points[next % points.size()];
+      dx = tx - e.x;
+      dy = ty - e.y;
+    }
+    const double len = std::max(1e-9, std::hypot(dx, dy));
+    w.set_intent(slot, dx / len, dy / len);
+  }
+};
+
+inline Tour square_tour(double lo, double hi) {
+  return Tour{{{lo, lo}, {hi, lo}, {hi, hi}, {lo, hi}}};
 }
 
 class Loopback {

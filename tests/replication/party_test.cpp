@@ -41,23 +41,6 @@ world::WorldParams wide_world(world::GroupParams parties) {
   return p;
 }
 
-// Steers a player towards a corner of a square tour, the next one once it is there.
-struct Walk {
-  std::vector<std::pair<double, double>> points;
-  std::size_t next = 0;
-  void steer(world::World& w, std::uint32_t slot) {
-    const world::Entity& e = w.entity(slot);
-    auto [tx, ty] = points[next % points.size()];
-    if (std::hypot(tx - e.x, ty - e.y) < 1.0) std::tie(tx, ty) = points[++next % points.size()];
-    const double len = std::max(1e-9, std::hypot(tx - e.x, ty - e.y));
-    w.set_intent(slot, (tx - e.x) / len, (ty - e.y) / len);
-  }
-};
-
-Walk square(double lo, double hi) {
-  return Walk{{{lo, lo}, {hi, lo}, {hi, hi}, {lo, hi}}};
-}
-
 }  // namespace
 
 TEST_CASE("parties: a key makes a party - others join until it is full - the last out ends it") {
@@ -161,7 +144,8 @@ TEST_CASE("party replication: members far apart hold each other - current every 
   LoopClient& b = lb.connect("b");
   LoopClient& c = lb.connect("c");
   LoopClient& d = lb.connect("d");  // never in the party
-  std::vector<Walk> walks = {square(20, 380), square(20, 380), square(150, 250), square(60, 340)};
+  std::vector<test::Tour> walks = {test::square_tour(20, 380), test::square_tour(20, 380),
+                                   test::square_tour(150, 250), test::square_tour(60, 340)};
   walks[1].next = 2;  // b walks the opposite corner of a's tour
   lb.world.join_party(a.slot, 0xABCDEF);
   lb.world.join_party(b.slot, 0xABCDEF);
@@ -218,7 +202,7 @@ TEST_CASE("party replication: members stay near tier and out of the crowd - thro
     lb.loss = loss;
     LoopClient& a = lb.connect("a");
     LoopClient& b = lb.connect("b");
-    Walk wa = square(10, 190), wb = square(10, 190);
+    test::Tour wa = test::square_tour(10, 190), wb = test::square_tour(10, 190);
     wb.next = 2;
     lb.world.join_party(a.slot, 42);
     lb.world.join_party(b.slot, 42);
@@ -288,7 +272,8 @@ TEST_CASE("guild replication: guild and party links add up - leaving one keeps t
   LoopClient& a = lb.connect("a");
   LoopClient& b = lb.connect("b");
   LoopClient& c = lb.connect("c");
-  std::vector<Walk> walks = {square(20, 380), square(20, 380), square(150, 250)};
+  std::vector<test::Tour> walks = {test::square_tour(20, 380), test::square_tour(20, 380),
+                                   test::square_tour(150, 250)};
   walks[1].next = 2;
   lb.world.join_group(world::GroupKind::kGuild, a.slot, 1);
   lb.world.join_group(world::GroupKind::kGuild, b.slot, 1);

@@ -24,6 +24,8 @@ using test::Loopback;
 using test::LoopClient;
 using test::rparams;
 using test::SentPart;
+using test::square_tour;
+using test::Tour;
 using test::violations_of;
 
 namespace {
@@ -35,29 +37,6 @@ world::WorldParams open_world(std::uint32_t npcs, double size = 60.0, double rad
   p.grid.bounds = {{0.0, 0.0}, {size, size}};
   p.player_view_radius = radius;
   return p;
-}
-
-// Walks a player through a fixed tour of the world at full speed.
-struct Tour {
-  std::vector<std::pair<double, double>> points;
-  std::size_t next = 0;
-  void steer(world::World& w, std::uint32_t slot) {
-    const world::Entity& e = w.entity(slot);
-    auto [tx, ty] = points[next % points.size()];
-    double dx = tx - e.x, dy = ty - e.y;
-    if (std::hypot(dx, dy) < 1.0) {
-      ++next;
-      std::tie(tx, ty) = points[next % points.size()];
-      dx = tx - e.x;
-      dy = ty - e.y;
-    }
-    const double len = std::max(1e-9, std::hypot(dx, dy));
-    w.set_intent(slot, dx / len, dy / len);
-  }
-};
-
-Tour square_tour(double lo, double hi) {
-  return Tour{{{lo, lo}, {hi, lo}, {hi, hi}, {lo, hi}}};
 }
 
 // The parts of one tick are numbered 0..n-1 in order, agree on their header, and each
