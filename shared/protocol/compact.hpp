@@ -1,7 +1,8 @@
 // The compact messages of channel 1 (unreliable): the client's Input and the server's
 // Snapshot parts. They are sent many times a second by every client, so they are laid
-// out byte by byte (docs/protocol.md, "Channel 1") rather than as FlatBuffers tables,
-// whose offsets and vtables would cost more than the records themselves.
+// out byte by byte (docs/protocol.md, "Input" and "Snapshots and frames") rather than as
+// FlatBuffers tables, whose offsets and vtables would cost more than the records
+// themselves.
 //
 // Input (16 bytes): u32 sequence, u32 ack_tick, f32 move_x, f32 move_y.
 //

@@ -1,7 +1,8 @@
-// Parties (docs/architecture.md, "Parties"): world::Parties' membership rules and links,
-// and Replicator + World end to end without a network (tests/replication/loopback.hpp):
-// members hold each other whatever the distance, current every tick, in the near tier
-// and outside crowds; a member who leaves is despawned like any entity leaving the view.
+// Parties and guilds (docs/architecture.md, "Parties and guilds"): world::Groups'
+// membership rules and links, and Replicator + World end to end without a network
+// (tests/replication/loopback.hpp): members hold each other whatever the distance,
+// current every tick, in the near tier and outside crowds; a member who leaves is
+// despawned like any entity leaving the view.
 #include <doctest/doctest.h>
 
 #include <algorithm>

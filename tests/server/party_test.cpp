@@ -88,6 +88,15 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   REQUIRE(clients.pump_until(
       [&] { return holds_members(alice) && holds_members(bob) && holds_members(carol); }, 5s));
 
+  // Asking again for one's own party changes nothing and tells nobody else.
+  alice.join_party(clients.host_of(alice), kKey);
+  REQUIRE(clients.pump_until([&] { return alice.party().statuses == 4; }, 5s));
+  CHECK(last_result(alice) == GroupResult::Joined);
+  CHECK(alice.party().members == trio);
+  clients.pump(100ms);
+  CHECK(bob.party().statuses == 2);  // his answer, Carol's arrival
+  CHECK(carol.party().statuses == 1);
+
   // A fourth is refused: the party holds three.
   dave.join_party(clients.host_of(dave), kKey);
   REQUIRE(clients.pump_until([&] { return dave.party().statuses > 0; }, 5s));
@@ -122,7 +131,7 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
 
   ZoneServer& zone = server.stop();
   const auto requests = zone.counters().group_requests[0];  // parties
-  CHECK(requests[static_cast<std::size_t>(GroupResult::Joined)] == 3);
+  CHECK(requests[static_cast<std::size_t>(GroupResult::Joined)] == 4);
   CHECK(requests[static_cast<std::size_t>(GroupResult::Full)] == 1);
   CHECK(requests[static_cast<std::size_t>(GroupResult::Left)] == 1);
   for (const client::Bot* b : all) CHECK(b->replica().violations().empty());
