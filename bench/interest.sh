@@ -9,9 +9,10 @@
 #   overload - a crowded zone (200 x 200 m, 100 NPCs) whose tick is made to cost
 #              debug.simulated_load_ns_per_record per record sent, more than its budget;
 #              "on" is distance tiers plus interest.load_adaptive;
-#   party    - client-sim's party scenario (parties of four that split and re-form) on
-#              the hotspot map; "off" is party.enabled false (every JoinParty refused),
-#              "on" the default (members see each other at any distance).
+#   party    - client-sim's party scenario (parties of four that split and re-form, in
+#              guilds of twenty) on the hotspot map; "off" is party.enabled and
+#              guild.enabled false (every request refused), "on" the default (members
+#              see each other at any distance).
 # For each run, from the server's /metrics and client-sim's summary: snapshot payload
 # bytes per client per second, mean and p99-ish (histogram) tick time, overruns, the
 # load level reached, and the oldest values the truth check saw (every run is truth
@@ -95,6 +96,7 @@ out = {
     "protocol_violations": s["protocol_violations"],
     "oldest_values_ticks": s["truth_max_staleness_ticks"],
     "bots_in_party_peak": s["bots_in_party_peak"],
+    "bots_in_guild_peak": s["bots_in_guild_peak"],
     "truth_party_checks": s["truth_party_checks"],
 }
 print(json.dumps(out))
@@ -110,7 +112,7 @@ overload=(--set world.max_x=200 --set world.max_y=200 --npcs 100
   run hotspot-on hotspot "${hotspot[@]}" --set interest.tiers=true --set interest.crowd_threshold=24
   run overload-off wander "${overload[@]}"
   run overload-on wander "${overload[@]}" --set interest.tiers=true --set interest.load_adaptive=true
-  run party-off party "${hotspot[@]}" --set party.enabled=false
+  run party-off party "${hotspot[@]}" --set party.enabled=false --set guild.enabled=false
   run party-on party "${hotspot[@]}"
 } | tee "$work/results.jsonl"
 python3 - "$work/results.jsonl" <<'EOF'
