@@ -425,12 +425,12 @@ const std::vector<KeySpec>& schema() {
     boolean<&ZoneConfig::party, &GroupConfig::enabled>("party.enabled"),
     integer<&ZoneConfig::party, &GroupConfig::max_size>("party.max_size", 2, 64),
     boolean<&ZoneConfig::party, &GroupConfig::full_range>("party.full_range"),
-    integer<&ZoneConfig::party, &GroupConfig::min_request_interval_ms>("party.min_request_interval_ms", 0, 60000),
+    integer<&ZoneConfig::party, &GroupConfig::min_request_interval_ms>("party.min_request_interval_ms", 100, 60000),
 
     boolean<&ZoneConfig::guild, &GroupConfig::enabled>("guild.enabled"),
     integer<&ZoneConfig::guild, &GroupConfig::max_size>("guild.max_size", 2, 256),
     boolean<&ZoneConfig::guild, &GroupConfig::full_range>("guild.full_range"),
-    integer<&ZoneConfig::guild, &GroupConfig::min_request_interval_ms>("guild.min_request_interval_ms", 0, 60000),
+    integer<&ZoneConfig::guild, &GroupConfig::min_request_interval_ms>("guild.min_request_interval_ms", 100, 60000),
 
     boolean<&ZoneConfig::chunks, &ChunkConfig::enabled>("chunks.enabled"),
     real<&ZoneConfig::chunks, &ChunkConfig::size>("chunks.size", closed(16, 1000000)),
@@ -474,6 +474,11 @@ const std::vector<CrossCheck>& cross_checks() {
     {{"world.max_x", "world.min_x"}, [](const ZoneConfig& c) { return check_axis(c.world.min_x, c.world.max_x, "world.min_x"); }},
     {{"world.max_y", "world.min_y"}, [](const ZoneConfig& c) { return check_axis(c.world.min_y, c.world.max_y, "world.min_y"); }},
     {{"aoi.cell_size", "world.min_x", "world.max_x", "world.min_y", "world.max_y"}, check_grid},
+    {{"chunks.size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // Clients get it as a 32-bit float: whole metres stay exact at any chunk number.
+      if (c.chunks.size == std::floor(c.chunks.size)) return std::nullopt;
+      return fmt::format("expected a whole number of metres, got {}", c.chunks.size);
+    }},
     {{"chunks.load_radius", "chunks.hysteresis", "chunks.size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       // A ChunkUpdate lists every chunk a player gains or drops at once: bounded.
       const std::uint64_t most = util::ChunkGrid::max_loaded(c.chunks.size, c.chunks.load_radius + c.chunks.hysteresis);

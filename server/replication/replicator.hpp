@@ -171,9 +171,9 @@ class Replicator {
   // Applies tick's AOI events to the clients' interest sets (simulation thread).
   void apply_events(std::uint32_t tick, std::span<const aoi::VisibilityEvent> events);
   // Then the party and guild links made or broken this tick (world::Groups): a linked
-  // member is in the client's interest set at any distance, in the near tier, ahead of
-  // everything else that is due, and never counted in a crowd nor put behind by the
-  // view cone.
+  // member is in the client's interest set at any distance, in the near tier, ranked for
+  // bandwidth as if it stood next to the player, and never counted in a crowd nor put
+  // behind by the view cone.
   void apply_group_links(std::uint32_t tick, std::span<const world::GroupLink> links);
 
   // Simulation thread, once per tick before replicate_clients(): the world's values

@@ -56,7 +56,7 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
         on_connect(ev, out);
         break;
       case InboundEvent::Kind::kDisconnect:
-        on_disconnect(ev, out);
+        on_disconnect(ev);
         break;
       case InboundEvent::Kind::kHello:
         if (Session* s = find(ev.peer)) {
@@ -137,7 +137,7 @@ void Sessions::broadcast(std::span<const std::uint8_t> bytes, std::span<net::Sen
 void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out) {
   if (ev.peer.host >= table_.size() || ev.peer.index >= table_[ev.peer.host].size()) return;
   Session& s = table_[ev.peer.host][ev.peer.index];
-  if (s.phase != Session::Phase::kFree) end_session(s, out);  // its goodbye was never reported
+  if (s.phase != Session::Phase::kFree) end_session(s);  // its goodbye was never reported
   s.peer = ev.peer;
   s.phase = Session::Phase::kAwaitingHello;
   s.connected_at = ev.at;
@@ -163,7 +163,7 @@ void Sessions::on_connect(const InboundEvent& ev, std::span<net::SendBatch> out)
   }
 }
 
-void Sessions::on_disconnect(const InboundEvent& ev, std::span<net::SendBatch> out) {
+void Sessions::on_disconnect(const InboundEvent& ev) {
   Session* s = find(ev.peer);
   if (s == nullptr) return;
   // ENet 1.3 reports a timeout as a disconnect with no data; a client that quits
@@ -176,10 +176,10 @@ void Sessions::on_disconnect(const InboundEvent& ev, std::span<net::SendBatch> o
     log_session(log_, session_log_, "player '{}' left (entity {}): {}", s->name,
                 world_.entity(s->player_slot).id, protocol::to_string(reason));
   }
-  end_session(*s, out);
+  end_session(*s);
 }
 
-void Sessions::end_session(Session& s, std::span<net::SendBatch> out) {
+void Sessions::end_session(Session& s) {
   if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
   if (s.phase == Session::Phase::kPlaying) {
     // Despawning makes the AOI emit leave events to everyone who saw this player, and
@@ -190,8 +190,8 @@ void Sessions::end_session(Session& s, std::span<net::SendBatch> out) {
     world_.despawn(s.player_slot);
     peer_of_slot_[s.player_slot] = net::PeerId{};
     ++counters_.leaves;
-    if (party != world::kNoGroup) notify_group(world::GroupKind::kParty, party, out);
-    if (guild != world::kNoGroup) notify_group(world::GroupKind::kGuild, guild, out);
+    if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
+    if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
   }
   s = Session{};
 }
@@ -206,7 +206,7 @@ void Sessions::kick(Session& s, DisconnectReason reason, std::span<net::SendBatc
   // that never said hello gets one unreliable word and its slot is freed at once.
   out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(reason),
                          s.phase == Session::Phase::kAwaitingHello);
-  end_session(s, out);
+  end_session(s);
 }
 
 void Sessions::drop(Session& s, DropReason reason, std::span<net::SendBatch> out) {
@@ -338,23 +338,42 @@ void Sessions::on_join_group(Session& s, world::GroupKind kind, const InboundEve
         result = GroupResult::Disabled;
         break;
     }
-    // The requester gets its answer below; the other members of both groups a notice.
-    if (change.left_group != world::kNoGroup) notify_group(kind, change.left_group, out);
-    // Asking again for one's own group changes nothing: nobody is told.
+    // The requester gets its answer below; the other members of both groups a notice
+    // after the tick's requests. Asking again for one's own group changes nothing.
+    if (change.left_group != world::kNoGroup) group_changed(kind, change.left_group, kNobody);
     if (change.group != world::kNoGroup && change.group != before &&
         change.result == world::GroupResult::kJoined) {
-      notify_group(kind, change.group, out, s.player_slot);
+      group_changed(kind, change.group, s.player_slot);
     }
   }
   ++counters_.group_requests[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)];
   send_group_status(kind, s.player_slot, result, out);
 }
 
-void Sessions::notify_group(world::GroupKind kind, world::GroupId group,
-                            std::span<net::SendBatch> out, std::uint32_t except_slot) {
-  for (const world::Groups::Member& m : world_.groups(kind).members(group)) {
-    if (m.slot != except_slot) send_group_status(kind, m.slot, protocol::GroupResult::Changed, out);
+void Sessions::group_changed(world::GroupKind kind, world::GroupId group,
+                             std::uint32_t answered_slot) {
+  for (ChangedGroup& c : changed_groups_) {
+    if (c.kind == kind && c.group == group) {
+      c.answered_slot = answered_slot;  // any earlier answer is out of date now
+      return;
+    }
   }
+  changed_groups_.push_back({kind, group, answered_slot});
+}
+
+void Sessions::send_group_notices(std::span<net::SendBatch> out) {
+  // Shutting down: everyone is leaving, nobody needs to hear about it (it would be one
+  // notice per member per leaver).
+  if (accepting_) {
+    for (const ChangedGroup& c : changed_groups_) {
+      for (const world::Groups::Member& m : world_.groups(c.kind).members(c.group)) {
+        if (m.slot != c.answered_slot) {
+          send_group_status(c.kind, m.slot, protocol::GroupResult::Changed, out);
+        }
+      }
+    }
+  }
+  changed_groups_.clear();
 }
 
 void Sessions::send_group_status(world::GroupKind kind, std::uint32_t slot,

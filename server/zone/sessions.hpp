@@ -91,6 +91,9 @@ class Sessions {
   // Refuses newcomers from now on and says goodbye to everyone; returns how many players
   // were told (their clients confirm the goodbye).
   std::size_t close_all(protocol::DisconnectReason reason, std::span<net::SendBatch> out);
+  // A Changed status to every member of each group changed since the last call (the
+  // tick's requests and leaves), but the member whose answer already said so.
+  void send_group_notices(std::span<net::SendBatch> out);
   // Chunk layer (chunks.enabled): brings each player's loaded chunks up to date with its
   // position at `tick` and sends the changes (ChunkUpdate). Players are checked every
   // chunks.interval_ticks, and a newcomer at once.
@@ -107,7 +110,7 @@ class Sessions {
  private:
   Session* find(net::PeerId peer);
   void on_connect(const InboundEvent& ev, std::span<net::SendBatch> out);
-  void on_disconnect(const InboundEvent& ev, std::span<net::SendBatch> out);
+  void on_disconnect(const InboundEvent& ev);
   void on_hello(Session& s, std::uint16_t version, std::string_view name, std::uint32_t tick,
                 std::span<net::SendBatch> out);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
@@ -121,13 +124,15 @@ class Sessions {
   // PartyStatus or GuildStatus to the player in `slot` (its current group and members).
   void send_group_status(world::GroupKind kind, std::uint32_t slot, protocol::GroupResult result,
                          std::span<net::SendBatch> out);
-  // A Changed status to every member of `group` but `except_slot` (after a join or
-  // leave).
-  void notify_group(world::GroupKind kind, world::GroupId group, std::span<net::SendBatch> out,
-                    std::uint32_t except_slot = 0xFFFFFFFFu);
+  // Notes that `group` changed; `answered_slot` (or kNobody) is the member whose answer
+  // already shows the change. Every other member is told once per tick, whatever the
+  // number of changes: a guild whose members all leave in one tick (a host outage) costs
+  // each remaining member one notice, not one per leaver.
+  static constexpr std::uint32_t kNobody = 0xFFFFFFFFu;
+  void group_changed(world::GroupKind kind, world::GroupId group, std::uint32_t answered_slot);
   void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
-  void end_session(Session& s, std::span<net::SendBatch> out);
+  void end_session(Session& s);
 
   const config::ZoneConfig& config_;
   Logger& log_;
@@ -141,6 +146,12 @@ class Sessions {
   SessionCounters counters_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   std::vector<std::uint32_t> member_ids_;  // scratch for PartyStatus and GuildStatus
+  struct ChangedGroup {
+    world::GroupKind kind;
+    world::GroupId group;
+    std::uint32_t answered_slot;
+  };
+  std::vector<ChangedGroup> changed_groups_;  // since the last send_group_notices
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.

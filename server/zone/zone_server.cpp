@@ -136,6 +136,7 @@ void ZoneServer::ingest() {
   }
   if (tick_ % config_.tick.rate_hz == 0)
     sessions_.expire(std::chrono::steady_clock::now(), batches_);
+  sessions_.send_group_notices(batches_);
 }
 
 void ZoneServer::replicate() {

@@ -45,10 +45,12 @@ struct ChunkGrid {
     const auto clamp_row = [&](double v) {
       return std::clamp<std::int32_t>(index(v), 0, rows() - 1);
     };
-    const std::int32_t c0 = clamp_col((x - radius - min_x) / size);
-    const std::int32_t c1 = clamp_col((x + radius - min_x) / size);
-    const std::int32_t r0 = clamp_row((y - radius - min_y) / size);
-    const std::int32_t r1 = clamp_row((y + radius - min_y) / size);
+    // One chunk more on each side than the disc's bounding box needs: a chunk whose edge
+    // lies exactly at the radius is within it, and the distance test decides.
+    const std::int32_t c0 = clamp_col((x - radius - min_x) / size - 1.0);
+    const std::int32_t c1 = clamp_col((x + radius - min_x) / size + 1.0);
+    const std::int32_t r0 = clamp_row((y - radius - min_y) / size - 1.0);
+    const std::int32_t r1 = clamp_row((y + radius - min_y) / size + 1.0);
     for (std::int32_t c = c0; c <= c1; ++c) {
       for (std::int32_t r = r0; r <= r1; ++r) {
         if (distance({c, r}, x, y) <= radius) out.push_back({c, r});
@@ -81,9 +83,11 @@ struct ChunkGrid {
     loaded.swap(next);
   }
 
-  // Most chunks a player can hold at once: those within the unload radius of a point.
+  // Most chunks a player can hold at once: a bound on the chunks within the unload
+  // radius of a point. Across either axis a closed disc of diameter d touches at most
+  // floor(d / size) + 2 chunks (d a whole number of chunks from a corner: both ends touch).
   static std::uint64_t max_loaded(double size, double unload_radius) {
-    const double across = std::ceil(2.0 * unload_radius / size) + 1.0;
+    const double across = std::floor(2.0 * unload_radius / size) + 2.0;
     return static_cast<std::uint64_t>(across * across);
   }
 

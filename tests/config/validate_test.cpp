@@ -176,8 +176,13 @@ TEST_CASE("validate() bounds the chunks a player can hold, naming the keys invol
   CHECK(errors[0].key == "chunks.load_radius");
   CHECK(errors[0].message.find("could hold") != std::string::npos);
   CHECK(errors[0].message.find("more than 1024") != std::string::npos);
-  c.chunks.load_radius = 200;  // (2 * 328 / 16 + 1)^2 = 1764 > 1024 with the hysteresis
+  c.chunks.load_radius = 200;  // (floor(2 * 328 / 16) + 2)^2 = 1849 > 1024 with the hysteresis
   CHECK(validate(c).size() == 1);
-  c.chunks.hysteresis = 16;  // (2 * 216 / 16 + 1)^2 = 784
+  c.chunks.hysteresis = 16;  // (floor(2 * 216 / 16) + 2)^2 = 841
   CHECK(validate(c).empty());
+  c.chunks.size = 16.5;  // clients get it as a float: whole metres only
+  const auto fractional = validate(c);
+  REQUIRE(fractional.size() == 1);
+  CHECK(fractional[0].key == "chunks.size");
+  CHECK(fractional[0].message == "expected a whole number of metres, got 16.5");
 }

@@ -99,3 +99,18 @@ TEST_CASE("chunk grid: the most chunks a player can hold bounds every update") {
     REQUIRE(loaded.size() <= most);
   }
 }
+
+TEST_CASE("chunk grid: a chunk whose edge lies exactly at the radius is within it, on every side") {
+  const ChunkGrid g{0.0, 0.0, 640.0, 640.0, 64.0};
+  // From (320, 320) with radius 64: the chunks ending at x = 256 and starting at x = 384
+  // (and the same in y) are exactly 64 m away.
+  std::vector<ChunkCoord> got;
+  g.within(320.0, 320.0, 64.0, got);
+  CHECK(got == brute_within(g, 320.0, 320.0, 64.0));
+  for (const ChunkCoord c :
+       {ChunkCoord{3, 5}, ChunkCoord{6, 5}, ChunkCoord{5, 3}, ChunkCoord{5, 6}}) {
+    CAPTURE(c.col);
+    CAPTURE(c.row);
+    CHECK(std::binary_search(got.begin(), got.end(), c));
+  }
+}
