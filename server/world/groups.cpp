@@ -4,10 +4,6 @@
 
 namespace zone::world {
 
-const char* to_string(GroupKind kind) {
-  return kind == GroupKind::kParty ? "party" : "guild";
-}
-
 GroupChange Groups::request(EntityId id, std::uint32_t slot, GroupId current, std::uint64_t key) {
   GroupChange change;
   change.group = current;

@@ -23,8 +23,6 @@
 
 namespace zone::world {
 
-const char* to_string(GroupKind kind);  // "party", "guild"
-
 struct GroupParams {
   bool enabled = false;
   std::uint32_t max_size = 5;
@@ -58,7 +56,6 @@ class Groups {
   };
 
   Groups(GroupKind kind, const GroupParams& params) : kind_(kind), params_(params) {}
-  GroupKind kind() const { return kind_; }
   const GroupParams& params() const { return params_; }
 
   // The player (`id` at `slot`, currently in group `current`) asks for the group of
