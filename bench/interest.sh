@@ -12,7 +12,10 @@
 #   party    - client-sim's party scenario (parties of four that split and re-form, in
 #              guilds of twenty) on the hotspot map; "off" is party.enabled and
 #              guild.enabled false (every request refused), "on" the default (members
-#              see each other at any distance).
+#              see each other at any distance);
+#   precision - client-sim's wander scenario among many NPCs (300 x 300 m, 400 wandering
+#              NPCs); "on" sends ambient NPCs at 10 cm and 1/256 turn (precision.*),
+#              NPCs within 10 m of a player at the player precision (the finest).
 # For each run, from the server's /metrics and client-sim's summary: snapshot payload
 # bytes per client per second, mean and p99-ish (histogram) tick time, overruns, the
 # load level reached, and the oldest values the truth check saw (every run is truth
@@ -98,12 +101,14 @@ out = {
     "bots_in_party_peak": s["bots_in_party_peak"],
     "bots_in_guild_peak": s["bots_in_guild_peak"],
     "truth_party_checks": s["truth_party_checks"],
+    "truth_coarse_checks": s["truth_coarse_checks"],
 }
 print(json.dumps(out))
 EOF
 }
 
 hotspot=(--set world.max_x=600 --set world.max_y=600 --npcs 100)
+ambient=(--set world.max_x=300 --set world.max_y=300 --npcs 400)
 overload=(--set world.max_x=200 --set world.max_y=200 --npcs 100
   --set network.client_bandwidth=64000 --set debug.simulated_load_ns_per_record=60000
   --set interest.load_hold_ticks=10 --set interest.load_smoothing_ticks=10)
@@ -114,11 +119,14 @@ overload=(--set world.max_x=200 --set world.max_y=200 --npcs 100
   run overload-on wander "${overload[@]}" --set interest.tiers=true --set interest.load_adaptive=true
   run party-off party "${hotspot[@]}" --set party.enabled=false --set guild.enabled=false
   run party-on party "${hotspot[@]}"
+  run precision-off wander "${ambient[@]}"
+  run precision-on wander "${ambient[@]}" --set precision.npc_position_cm=10 \
+    --set precision.npc_heading_bits=8 --set precision.engage_radius=10
 } | tee "$work/results.jsonl"
 python3 - "$work/results.jsonl" <<'EOF'
 import json, sys
 runs = {r["run"]: r for r in map(json.loads, open(sys.argv[1]))}
-for s in ("hotspot", "overload", "party"):
+for s in ("hotspot", "overload", "party", "precision"):
     off, on = runs[s + "-off"], runs[s + "-on"]
     print(f"{s}: bytes/client/s on/off = {on['bytes_per_client_s'] / off['bytes_per_client_s']:.3f}, "
           f"tick mean on/off = {on['tick_mean_ms'] / off['tick_mean_ms']:.3f}, "

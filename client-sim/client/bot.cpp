@@ -133,10 +133,11 @@ void Bot::check_chunks() {
     return;
   }
   ++chunks_.checks;
-  // The server decides on the exact position, the frame holds it to the centimetre.
-  constexpr double kSlack = 0.02;
-  const double x = frame->self[protocol::kX] * protocol::kPositionStep;
-  const double y = frame->self[protocol::kY] * protocol::kPositionStep;
+  // The server decides on the exact position, the frame holds it to its unit (a
+  // centimetre unless precision.player_position_cm says otherwise).
+  const double kSlack = 0.02 + protocol::position_unit_cm(frame->self) * protocol::kPositionStep;
+  const double x = protocol::position_metres(frame->self, protocol::kX);
+  const double y = protocol::position_metres(frame->self, protocol::kY);
   std::vector<util::ChunkCoord> near;
   p.grid.within(x, y, std::max(0.0, p.load_radius - kSlack), near);
   const std::vector<util::ChunkCoord>& loaded = chunks_.loaded;

@@ -50,6 +50,7 @@ struct Summary {
   std::uint64_t chunk_checks = 0;
   std::uint64_t chunk_skipped = 0;
   std::uint64_t chunk_mismatches = 0;
+  std::uint64_t truth_coarse_checks = 0;  // entity checks of an entity sent coarser than 1 cm
   std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party or guild
 
   nlohmann::json to_json() const;

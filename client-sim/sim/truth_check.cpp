@@ -43,7 +43,7 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     for (const auto& e : j.at("entities")) {
       out.entities.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<double>(),
                               e.at(2).get<double>(), e.at(3).get<std::uint32_t>(),
-                              e.at(4).get<std::uint32_t>()});
+                              e.at(4).get<std::uint32_t>(), e.at(5).get<std::uint32_t>()});
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
@@ -81,6 +81,7 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
   deferred_spawns += o.deferred_spawns;
   tier_stale_entities += o.tier_stale_entities;
   party_checks += o.party_checks;
+  coarse_checks += o.coarse_checks;
   max_staleness_ticks = std::max(max_staleness_ticks, o.max_staleness_ticks);
   for (const std::string& d : o.details) {
     if (details.size() < max_details) details.push_back(d);
@@ -89,11 +90,14 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
 
 namespace {
 
-// Position, party and guild: a record carries every field as of one tick, so a
-// held-back one matches an older tick in all of them.
+// Position (in the units of the entity's precision tier, which must be the tier's),
+// party and guild: a record carries every field as of one tick, so a held-back one
+// matches an older tick in all of them.
 bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
-  return held.x() == protocol::quantize_position(truth.x) &&
-         held.y() == protocol::quantize_position(truth.y) && held.party() == truth.party &&
+  const std::uint32_t unit = truth.position_cm;
+  return protocol::position_unit_cm(held.values) == unit &&
+         held.x() == protocol::quantize_position(truth.x, unit) &&
+         held.y() == protocol::quantize_position(truth.y, unit) && held.party() == truth.party &&
          held.guild() == truth.guild;
 }
 
@@ -146,9 +150,13 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
   };
   if (!at_truth({self_id, frame->self}, *self)) {
     fail(fmt::format(
-        "own position ({}, {}) cm party {} guild {}, truth ({:.3f}, {:.3f}) m party {} guild {}",
-        frame->self[protocol::kX], frame->self[protocol::kY], frame->self[protocol::kParty],
-        frame->self[protocol::kGuild], self->x, self->y, self->party, self->guild));
+        "own position ({:.2f}, {:.2f}) m in {} cm units party {} guild {}, truth ({:.3f}, {:.3f}) "
+        "m in {} cm units party {} guild {}",
+        protocol::position_metres(frame->self, protocol::kX),
+        protocol::position_metres(frame->self, protocol::kY),
+        protocol::position_unit_cm(frame->self), frame->self[protocol::kParty],
+        frame->self[protocol::kGuild], self->x, self->y, self->position_cm, self->party,
+        self->guild));
   }
   static const std::unordered_map<std::uint32_t, std::uint32_t> kNone;
   const auto d_it = truth->deferred.find(self_id);
@@ -176,6 +184,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
                         (truth->guild_full_range && self->guild != 0 && e.guild == self->guild);
     if (member) ++report.party_checks;
     ++report.entity_checks;
+    if (e.position_cm > 1) ++report.coarse_checks;
     if (!present) {
       if (d2 > r * r && !member) continue;
       const auto held = deferred.find(e.id);
@@ -219,10 +228,13 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     }
     if (age == 0) {
       fail(fmt::format(
-          "entity {} at ({}, {}) cm party {} guild {}, truth ({:.3f}, {:.3f}) m party {} guild {}, "
-          "and at none of the {} ticks before (last record at tick {})",
-          e.id, have.x(), have.y(), have.party(), have.guild(), e.x, e.y, e.party, e.guild,
-          limit - 1, updated));
+          "entity {} at ({:.2f}, {:.2f}) m in {} cm units party {} guild {}, truth ({:.3f}, "
+          "{:.3f}) m in {} cm units party {} guild {}, and at none of the {} ticks before (last "
+          "record at tick {})",
+          e.id, protocol::position_metres(have.values, protocol::kX),
+          protocol::position_metres(have.values, protocol::kY),
+          protocol::position_unit_cm(have.values), have.party(), have.guild(), e.x, e.y,
+          e.position_cm, e.party, e.guild, limit - 1, updated));
     } else {
       ++report.stale_entities;
       if (slack > 0) ++report.tier_stale_entities;

@@ -15,6 +15,7 @@
 #include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
+#include "protocol/quantize.hpp"
 #include "util/chunk_grid.hpp"
 
 namespace zone::config {
@@ -420,6 +421,12 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::interest, &InterestConfig::load_far_slowdown>("interest.load_far_slowdown", 1, 8),
     integer<&ZoneConfig::interest, &InterestConfig::load_radius_steps>("interest.load_radius_steps", 0, 8),
     real<&ZoneConfig::interest, &InterestConfig::load_radius_step>("interest.load_radius_step", closed(0, 0.5)),
+
+    integer<&ZoneConfig::precision, &PrecisionConfig::player_position_cm>("precision.player_position_cm", 1, protocol::kMaxPositionUnitCm),
+    integer<&ZoneConfig::precision, &PrecisionConfig::player_heading_bits>("precision.player_heading_bits", 16 - protocol::kMaxHeadingShift, 16),
+    integer<&ZoneConfig::precision, &PrecisionConfig::npc_position_cm>("precision.npc_position_cm", 1, protocol::kMaxPositionUnitCm),
+    integer<&ZoneConfig::precision, &PrecisionConfig::npc_heading_bits>("precision.npc_heading_bits", 16 - protocol::kMaxHeadingShift, 16),
+    real<&ZoneConfig::precision, &PrecisionConfig::engage_radius>("precision.engage_radius", closed(0, 10000)),
 
 
     boolean<&ZoneConfig::party, &GroupConfig::enabled>("party.enabled"),

@@ -84,6 +84,17 @@ struct InterestConfig {
   double load_radius_step = 0.1;            // by this share of view_radius per level
 };
 
+// Precision tiers (docs/architecture.md, "Precision tiers"): how finely positions and
+// headings are sent. Players, and NPCs engaged with a player, at the player precision;
+// other NPCs (ambient) at the NPC precision. The defaults send everything at the finest.
+struct PrecisionConfig {
+  std::uint32_t player_position_cm = 1;   // centimetres per unit of x and y
+  std::uint32_t player_heading_bits = 16;  // heading in units of 1/2^bits turn
+  std::uint32_t npc_position_cm = 1;
+  std::uint32_t npc_heading_bits = 16;
+  double engage_radius = 10.0;  // metres: an NPC this close to a player is engaged; 0 never
+};
+
 // Parties and guilds: the same rules, separate tables and limits.
 struct GroupConfig {
   bool enabled = true;                          // players may join (JoinParty / JoinGuild)
@@ -152,6 +163,7 @@ struct ZoneConfig {
   NpcConfig npcs;
   NetworkConfig network;
   InterestConfig interest;
+  PrecisionConfig precision;
   GroupConfig party;
   GroupConfig guild{.max_size = 50};
   ChunkConfig chunks;

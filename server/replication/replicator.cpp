@@ -231,7 +231,8 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   // no visit to the world's entity records, which are cold in cache).
   const double r_cm = std::max(1.0, world_.effective_player_radius()) / protocol::kPositionStep;
   const double inv_r2 = 1.0 / (r_cm * r_cm);
-  const double self_x = frame.self[protocol::kX], self_y = frame.self[protocol::kY];
+  const double self_x = protocol::position_cm(frame.self, protocol::kX);
+  const double self_y = protocol::position_cm(frame.self, protocol::kY);
   // Baseline positions are written as skips between indices, never wider than this.
   const std::uint32_t index_bytes = protocol::varint_size(static_cast<std::uint32_t>(base.size()));
   const std::uint32_t max_wait = params_.max_deferral_ticks;
@@ -261,7 +262,8 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     for (const InterestEntry& e : v.interest) {
       if (e.sources & kInGroup) continue;
       const FieldValues& p = current_[e.slot];
-      const double dx = p[protocol::kX] - self_x, dy = p[protocol::kY] - self_y;
+      const double dx = protocol::position_cm(p, protocol::kX) - self_x;
+      const double dy = protocol::position_cm(p, protocol::kY) - self_y;
       w.nearest.push_back(dx * dx + dy * dy);
     }
     std::nth_element(w.nearest.begin(), w.nearest.begin() + (k_nearest - 1), w.nearest.end());
@@ -276,7 +278,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   double hx = 0.0, hy = 0.0, cos_half2 = 0.0, cone_r2 = 0.0;
   bool cos_half_positive = true;
   if (ip.cone) {  // trigonometry only when asked for: it is most of a small view's cost
-    const double heading = frame.self[protocol::kHeading] * (2.0 * kPi / 65536.0);
+    const double heading = protocol::heading_radians(frame.self);
     hx = std::cos(heading);
     hy = std::sin(heading);
     const double cos_half = std::cos(ip.cone_fov_degrees * kPi / 360.0);
@@ -324,7 +326,8 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     }
     InterestEntry& entry = v.interest[j];
     const FieldValues& now = current_[entry.slot];
-    const double dx = now[protocol::kX] - self_x, dy = now[protocol::kY] - self_y;
+    const double dx = protocol::position_cm(now, protocol::kX) - self_x;
+    const double dy = protocol::position_cm(now, protocol::kY) - self_y;
     const double d2 = dx * dx + dy * dy;
     // A party or guild member ranks as if it stood next to the player, wherever it is.
     const bool member = (entry.sources & kInGroup) != 0;

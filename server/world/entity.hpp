@@ -38,6 +38,15 @@ enum class GroupKind : std::uint8_t { kParty = 0, kGuild = 1 };
 using GroupId = std::uint32_t;
 inline constexpr GroupId kNoGroup = 0;
 
+// How precisely an entity's movement is replicated (precision tiers, docs/architecture.md
+// "Precision tiers"): centimetres per unit of x and y, and the heading in units of
+// 2^heading_shift / 65536 turn. The defaults are the finest the protocol has.
+struct Precision {
+  std::uint16_t position_cm = 1;  // 1..256
+  std::uint8_t heading_shift = 0;  // 0..8
+  friend bool operator==(const Precision&, const Precision&) = default;
+};
+
 struct Entity {
   EntityId id = kNoEntity;
   EntityKind kind = EntityKind::kNpc;
@@ -52,6 +61,10 @@ struct Entity {
   std::string name;
   GroupId party = kNoGroup;
   GroupId guild = kNoGroup;
+  // Set by World::update_aoi each tick: the precision tier, and for an NPC whether a
+  // player stands within the engage radius ("in combat": sent as precisely as players).
+  Precision precision;
+  bool engaged = false;
   GroupId& group(GroupKind which) { return which == GroupKind::kParty ? party : guild; }
   GroupId group(GroupKind which) const { return which == GroupKind::kParty ? party : guild; }
   // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed

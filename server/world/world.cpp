@@ -236,4 +236,45 @@ void World::set_npc_params(const NpcParams& npcs) {
   params_.npcs.seed = seed;
 }
 
+std::span<const aoi::VisibilityEvent> World::update_aoi() {
+  const std::span<const aoi::VisibilityEvent> events = aoi_.update();
+  update_precision();
+  return events;
+}
+
+void World::update_precision() {
+  const PrecisionParams& p = params_.precision;
+  // Engagement only matters when it changes something: ambient NPCs coarser than players.
+  const bool engage = p.engage_radius > 0.0 && p.npc != p.player;
+  if (engage) {
+    engaged_.assign(entities_.size(), 0);
+    const double outer = p.engage_radius + params_.grid.hysteresis;
+    for (const Entity& player : entities_) {
+      if (!player.live() || player.kind != EntityKind::kPlayer) continue;
+      near_.clear();
+      aoi_.query_radius({player.x, player.y}, outer, near_);
+      for (const aoi::EntityHandle h : near_) {
+        const Entity& npc = entities_[h.index];
+        if (npc.kind != EntityKind::kNpc) continue;
+        const double dx = npc.x - player.x, dy = npc.y - player.y;
+        const double reach = npc.engaged ? outer : p.engage_radius;
+        if (dx * dx + dy * dy <= reach * reach) engaged_[h.index] = 1;
+      }
+    }
+  }
+  engaged_npcs_ = 0;
+  ambient_ = 0;
+  for (std::uint32_t s = 0; s < entities_.size(); ++s) {
+    Entity& e = entities_[s];
+    if (!e.live()) continue;
+    const bool was = e.engaged;
+    e.engaged = engage && e.kind == EntityKind::kNpc && engaged_[s] != 0;
+    engagements_ += e.engaged && !was ? 1 : 0;
+    engaged_npcs_ += e.engaged ? 1 : 0;
+    const bool precise = e.kind == EntityKind::kPlayer || e.engaged;
+    e.precision = precise ? p.player : p.npc;
+    ambient_ += !precise && p.npc != p.player ? 1 : 0;
+  }
+}
+
 }  // namespace zone::world

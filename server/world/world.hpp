@@ -20,6 +20,15 @@
 
 namespace zone::world {
 
+// Precision tiers: players, and NPCs engaged with a player, at `player`; the others
+// (ambient NPCs) at `npc`. An NPC is engaged while a player is within engage_radius, and
+// stays so until it is beyond engage_radius + the AOI's hysteresis. 0: never engaged.
+struct PrecisionParams {
+  Precision player;
+  Precision npc;
+  double engage_radius = 0.0;  // metres
+};
+
 struct WorldParams {
   aoi::GridConfig grid;
   double player_view_radius = 30.0;
@@ -35,6 +44,7 @@ struct WorldParams {
   NpcParams npcs;
   GroupParams parties;
   GroupParams guilds;
+  PrecisionParams precision;
 };
 
 class World {
@@ -83,8 +93,14 @@ class World {
 
   // NPC behaviour and movement integration for one tick of dt seconds.
   void step(double dt);
-  // Brings the AOI up to date; the events are valid until the next call.
-  std::span<const aoi::VisibilityEvent> update_aoi() { return aoi_.update(); }
+  // Brings the AOI up to date, then each entity's precision (which depends on who is
+  // near); the events are valid until the next call.
+  std::span<const aoi::VisibilityEvent> update_aoi();
+  // Precision tiers, as of the last update_aoi: NPCs engaged with a player, and entities
+  // sent at the ambient precision.
+  std::uint32_t engaged_npc_count() const { return engaged_npcs_; }
+  std::uint32_t ambient_count() const { return ambient_; }
+  std::uint64_t engagements() const { return engagements_; }  // NPCs that became engaged, ever
 
   const Entity& entity(std::uint32_t slot) const { return entities_[slot]; }
   // One past the highest slot ever used (slots index per-entity arrays).
@@ -113,6 +129,8 @@ class World {
   bool set_cell_size(double cell_size);
   void set_npc_params(const NpcParams& npcs);
   void set_player_max_speed(double speed) { params_.player_max_speed = speed; }
+  // Takes effect at the next update_aoi.
+  void set_precision(const PrecisionParams& precision) { params_.precision = precision; }
 
  private:
   // The record of the slot the AOI just gave `h`, reset and filled in, its id registered.
@@ -121,6 +139,7 @@ class World {
   std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
                       double radius, bool observer, std::uint16_t max_health);
   void keep_inside(Entity& e, bool reflect);
+  void update_precision();
 
   WorldParams params_;
   aoi::GridAoi aoi_;
@@ -132,6 +151,11 @@ class World {
   EntityId next_id_;           // first_entity_id(zone_index), then counting up
   std::uint32_t players_ = 0;  // owned players (not ghosts)
   std::uint32_t ghosts_ = 0;
+  std::uint32_t engaged_npcs_ = 0;
+  std::uint32_t ambient_ = 0;
+  std::uint64_t engagements_ = 0;
+  std::vector<std::uint8_t> engaged_;    // by slot, this update's engagements (scratch)
+  std::vector<aoi::EntityHandle> near_;  // query scratch
   util::SplitMix64 spawn_rng_;
   util::SplitMix64 npc_rng_;
 };

@@ -23,8 +23,10 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   f.stats = stats;
   f.dots.clear();
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
-    f.dots.push_back({e.id, static_cast<float>(e.x), static_cast<float>(e.y),
-                      static_cast<std::uint8_t>(e.kind == world::EntityKind::kPlayer ? 0 : 1)});
+    // 0 player, 1 NPC, 2 NPC engaged with a player (precision tiers).
+    const int kind = e.kind == world::EntityKind::kPlayer ? 0 : (e.engaged ? 2 : 1);
+    f.dots.push_back(
+        {e.id, static_cast<float>(e.x), static_cast<float>(e.y), static_cast<std::uint8_t>(kind)});
   });
   f.selected = 0;
   f.selected_view.clear();
@@ -44,6 +46,8 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
       }
       f.selected_party = e->party;
       f.selected_guild = e->guild;
+      f.selected_precision = e->precision;
+      f.selected_engaged = e->engaged;
       for (const world::Groups::Member& m : world.parties().members(e->party)) {
         if (m.id == id) continue;
         const world::Entity& member = world.entity(m.slot);
@@ -116,7 +120,10 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
                         {"kind", f.selected_kind},   {"x", f.selected_x},
                         {"y", f.selected_y},         {"view_radius", f.selected_radius},
                         {"view", f.selected_view},   {"party", f.selected_party},
-                        {"guild", f.selected_guild}, {"party_members", members}};
+                        {"guild", f.selected_guild}, {"party_members", members},
+                        {"position_cm", f.selected_precision.position_cm},
+                        {"heading_bits", 16 - f.selected_precision.heading_shift},
+                        {"engaged", f.selected_engaged}};
     selected = s.dump();
   }
   return fmt::format(
@@ -124,7 +131,8 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "\"hysteresis\":{},\"aoi_enabled\":{},\"stats\":{{\"tick_ms\":{:.3f},\"players\":{},"
       "\"npcs\":{},\"entities\":{},\"bytes_out_per_s\":{:.0f},\"enters_per_s\":{:.1f},"
       "\"leaves_per_s\":{:.1f},\"tier_share\":[{:.3f},{:.3f},{:.3f}],"
-      "\"crowded_per_s\":{:.1f},\"load_level\":{},\"load_share\":{:.3f}}},"
+      "\"crowded_per_s\":{:.1f},\"load_level\":{},\"load_share\":{:.3f},"
+      "\"engaged_npcs\":{},\"ambient\":{}}},"
       "\"entities_in_window\":{},\"entities\":[{}],"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
       "\"chunks\":{{\"size\":{},\"load_radius\":{},\"unload_radius\":{}}},"
@@ -133,7 +141,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
-      f.stats.load_share, in_window, dots, col0, row0, cols, rows, cells, f.stats.chunk_size,
+      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols, rows, cells, f.stats.chunk_size,
       f.stats.chunk_load_radius, f.stats.chunk_unload_radius, selected);
 }
 

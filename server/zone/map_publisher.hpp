@@ -29,6 +29,9 @@ struct MapStats {
   double crowded_per_s = 0.0;          // snapshots for views above crowd_threshold
   std::uint32_t load_level = 0;        // interest.load_adaptive
   double load_share = 0.0;             // smoothed tick time / budget
+  // Precision tiers (precision.*): NPCs engaged with a player, entities sent coarser.
+  std::uint32_t engaged_npcs = 0;
+  std::uint32_t ambient = 0;
   // Chunk layer (chunks.*): chunk side, load and unload radii, metres; size 0 when off.
   double chunk_size = 0.0;
   double chunk_load_radius = 0.0;
@@ -78,6 +81,8 @@ class MapPublisher {
     // to each.
     std::uint32_t selected_party = 0;
     std::uint32_t selected_guild = 0;
+    world::Precision selected_precision;
+    bool selected_engaged = false;
     std::vector<Dot> selected_party_members;
   };
 

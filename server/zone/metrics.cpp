@@ -125,6 +125,15 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.gauge("zone_npcs", "NPCs in the zone.", static_cast<double>(m.npcs));
   w.gauge("zone_entities", "Entities in the zone (players and NPCs).",
           static_cast<double>(m.entities));
+  w.gauge("zone_precision_engaged_npcs",
+          "NPCs within precision.engage_radius of a player, sent at the player precision.",
+          static_cast<double>(m.engaged_npcs));
+  w.gauge("zone_precision_ambient_entities",
+          "Entities sent at the ambient NPC precision (0 when it equals the player precision).",
+          static_cast<double>(m.ambient_entities));
+  w.counter("zone_precision_engagements_total",
+            "NPCs that became engaged (a player came within precision.engage_radius).",
+            m.engagements);
   w.gauge("zone_aoi_occupied_cells", "AOI grid cells holding at least one entity.",
           static_cast<double>(m.occupied_cells));
   w.gauge("zone_aoi_max_cell_entities", "Entities in the most crowded AOI cell.",

@@ -58,6 +58,9 @@ struct ZoneMetrics {
   std::uint64_t players = 0;
   std::uint64_t npcs = 0;
   std::uint64_t entities = 0;
+  std::uint64_t engaged_npcs = 0;      // precision tiers
+  std::uint64_t ambient_entities = 0;
+  std::uint64_t engagements = 0;
   std::uint64_t occupied_cells = 0;
   std::uint64_t max_cell_entities = 0;
   std::uint64_t visible_pairs = 0;

@@ -17,7 +17,7 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
   f.guild_full_range = world.guilds().params().enabled && world.guilds().params().full_range;
   f.entities.clear();
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
-    f.entities.push_back({e.id, e.x, e.y, e.party, e.guild});
+    f.entities.push_back({e.id, e.x, e.y, e.party, e.guild, e.precision.position_cm});
   });
   std::size_t n = 0;
   for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
@@ -101,7 +101,9 @@ std::optional<std::string> TruthRecorder::json_for(
   j["party_full_range"] = copy.party_full_range;
   j["guild_full_range"] = copy.guild_full_range;
   auto& entities = j["entities"] = nlohmann::json::array();
-  for (const Position& p : copy.entities) entities.push_back({p.id, p.x, p.y, p.party, p.guild});
+  for (const Position& p : copy.entities) {
+    entities.push_back({p.id, p.x, p.y, p.party, p.guild, p.position_cm});
+  }
   if (detail == TruthDetail::kPositions) return j.dump();
   if (players != nullptr) j["players"] = *players;
   auto& deferred = j["deferred"] = nlohmann::json::object();

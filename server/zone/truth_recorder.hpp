@@ -46,6 +46,7 @@ class TruthRecorder {
     double x, y;
     std::uint32_t party;
     std::uint32_t guild;
+    std::uint32_t position_cm;  // precision tier: centimetres per unit of x and y
   };
   // An entity in a player's view whose spawn the budget held back, and since when.
   struct DeferredSpawn {

@@ -160,6 +160,8 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
   map_stats_.chunk_unload_radius = chunks.load_radius + chunks.hysteresis;
   map_stats_.players = zone.world.player_count();
   map_stats_.npcs = zone.world.npc_count();
+  map_stats_.engaged_npcs = zone.world.engaged_npc_count();
+  map_stats_.ambient = zone.world.ambient_count();
   map_.publish(zone.tick, zone.world, map_stats_);
 }
 
@@ -176,6 +178,9 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.players = zone.world.player_count();
   m.npcs = zone.world.npc_count();
   m.entities = m.players + m.npcs;
+  m.engaged_npcs = zone.world.engaged_npc_count();
+  m.ambient_entities = zone.world.ambient_count();
+  m.engagements = zone.world.engagements();
   if (zone.cluster != nullptr) {
     m.in_world = true;
     m.cluster = zone.cluster->stats();

@@ -37,6 +37,15 @@ inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
   return p;
 }
 
+inline world::PrecisionParams make_precision_params(const config::PrecisionConfig& c) {
+  auto tier = [](std::uint32_t cm, std::uint32_t heading_bits) {
+    return world::Precision{static_cast<std::uint16_t>(cm),
+                            static_cast<std::uint8_t>(16 - heading_bits)};
+  };
+  return {tier(c.player_position_cm, c.player_heading_bits),
+          tier(c.npc_position_cm, c.npc_heading_bits), c.engage_radius};
+}
+
 // `zone_index`: the zone's index in the world map (0 alone), the top bits of its ids;
 // `ghost_margin`: the world map's ghost distance (0 alone), what the AOI covers beyond
 // the zone's bounds for its neighbours' ghosts.
@@ -55,6 +64,7 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   p.npcs = make_npc_params(c.npcs);
   p.parties = {c.party.enabled, c.party.max_size, c.party.full_range};
   p.guilds = {c.guild.enabled, c.guild.max_size, c.guild.full_range};
+  p.precision = make_precision_params(c.precision);
   p.zone_index = zone_index;
   p.ghost_margin = ghost_margin;
   return p;

@@ -71,6 +71,7 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
   ok &= world_.set_hysteresis(merged.aoi.hysteresis);
   ok &= world_.set_cell_size(merged.aoi.cell_size);
   world_.set_npc_params(make_npc_params(merged.npcs));
+  world_.set_precision(make_precision_params(merged.precision));
   replicator_.set_params(make_replication_params(merged, load_applied_));
   log_.set_level(merged.log.level);
   config_ = merged;

@@ -9,7 +9,9 @@
 //              zigzag-encoded (small moves in either direction take one or two bytes);
 //   kAbsolute: the value itself (unsigned, below 2^bits).
 // Values are already quantised (centimetres, 1/65536 turn, ...), so both sides agree bit
-// for bit on what the client holds.
+// for bit on what the client holds. The units of x, y and heading are themselves fields
+// (position_unit, heading_unit: precision tiers, shared/protocol/quantize.hpp), 0 by
+// default, so a precise entity pays nothing for them.
 #pragma once
 
 #include <array>
@@ -30,14 +32,16 @@ struct FieldSpec {
   std::string_view unit;
 };
 
-inline constexpr std::array<FieldSpec, 7> kEntityFields{{
-    {"x", DeltaRule::kDelta, 32, "centimetre, world coordinates"},
-    {"y", DeltaRule::kDelta, 32, "centimetre, world coordinates"},
-    {"heading", DeltaRule::kDelta, 16, "1/65536 turn, counter-clockwise from +x"},
+inline constexpr std::array<FieldSpec, 9> kEntityFields{{
+    {"x", DeltaRule::kDelta, 32, "position_unit (centimetre by default), world coordinates"},
+    {"y", DeltaRule::kDelta, 32, "position_unit (centimetre by default), world coordinates"},
+    {"heading", DeltaRule::kDelta, 16, "heading_unit (1/65536 turn by default), from +x"},
     {"move_state", DeltaRule::kAbsolute, 8, "0 idle, 1 walking"},
     {"health", DeltaRule::kAbsolute, 16, "hit points"},
     {"party", DeltaRule::kAbsolute, 32, "party id, 0 none (PartyStatus.party)"},
     {"guild", DeltaRule::kAbsolute, 32, "guild id, 0 none (GuildStatus.guild)"},
+    {"position_unit", DeltaRule::kAbsolute, 8, "x and y are in units of (1 + value) centimetres"},
+    {"heading_unit", DeltaRule::kAbsolute, 8, "heading is in units of 2^value / 65536 turn (value <= 8)"},
 }};
 inline constexpr std::size_t kFieldCount = kEntityFields.size();
 // Row indices of kEntityFields, for code that needs one field by name.
@@ -48,7 +52,9 @@ enum Field : std::size_t {
   kMoveState = 3,
   kHealth = 4,
   kParty = 5,
-  kGuild = 6
+  kGuild = 6,
+  kPositionUnit = 7,
+  kHeadingUnit = 8
 };
 
 template <std::size_t N>

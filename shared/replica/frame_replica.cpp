@@ -163,9 +163,15 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       touched_[c.index] = 1;
       const FieldValues before = e.values;
       fields::apply(kEntityFields, c.mask, c.wire, e.values);
-      const double dx = static_cast<double>(e.x()) - before[protocol::kX];
-      const double dy = static_cast<double>(e.y()) - before[protocol::kY];
-      if (std::hypot(dx, dy) > max_step_cm(next.updated[c.index])) {
+      // In centimetres: a record may change the entity's precision tier, and with it
+      // the units of x and y; each end is rounded to half its own unit.
+      const double dx = protocol::position_cm(e.values, protocol::kX) -
+                        protocol::position_cm(before, protocol::kX);
+      const double dy = protocol::position_cm(e.values, protocol::kY) -
+                        protocol::position_cm(before, protocol::kY);
+      const double rounding =
+          0.5 * (protocol::position_unit_cm(e.values) + protocol::position_unit_cm(before));
+      if (std::hypot(dx, dy) > max_step_cm(next.updated[c.index]) + rounding * std::sqrt(2.0)) {
         violation(Violation::kImpossibleJump, tick, e.id);
       }
       // Every record carries all of an entity's changed fields, so after one the

@@ -61,6 +61,11 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.interest.load_far_slowdown == b.interest.load_far_slowdown);
   CHECK(a.interest.load_radius_steps == b.interest.load_radius_steps);
   CHECK(a.interest.load_radius_step == b.interest.load_radius_step);
+  CHECK(a.precision.player_position_cm == b.precision.player_position_cm);
+  CHECK(a.precision.player_heading_bits == b.precision.player_heading_bits);
+  CHECK(a.precision.npc_position_cm == b.precision.npc_position_cm);
+  CHECK(a.precision.npc_heading_bits == b.precision.npc_heading_bits);
+  CHECK(a.precision.engage_radius == b.precision.engage_radius);
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);

@@ -185,7 +185,8 @@ TEST_CASE("a section that is not a map") {
     CHECK(e.key.empty());
     CHECK(e.line == 1);
     CHECK(e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
-                         "network, interest, party, guild, chunks, threads, limits, log, admin, "
+                         "network, interest, precision, party, guild, chunks, threads, limits, "
+                         "log, admin, "
                          "debug) at the top "
                          "level, got a list") == 0);
   }

@@ -129,8 +129,9 @@ Values<N> expected(std::uint32_t mask, const Values<N>& base, const Values<N>& n
 }  // namespace
 
 TEST_CASE("field table: the production rows") {
-  CHECK(kFieldCount == 7);
-  const char* names[] = {"x", "y", "heading", "move_state", "health", "party", "guild"};
+  CHECK(kFieldCount == 9);
+  const char* names[] = {"x",     "y",     "heading",       "move_state",  "health",
+                         "party", "guild", "position_unit", "heading_unit"};
   std::set<std::string_view> seen;
   for (std::size_t i = 0; i < kFieldCount; ++i) {
     CHECK(kEntityFields[i].name == names[i]);
@@ -153,6 +154,10 @@ TEST_CASE("field table: the production rows") {
   CHECK(kEntityFields[kParty].bits == 32);
   CHECK(kEntityFields[kGuild].rule == DeltaRule::kAbsolute);
   CHECK(kEntityFields[kGuild].bits == 32);
+  CHECK(kEntityFields[kPositionUnit].rule == DeltaRule::kAbsolute);
+  CHECK(kEntityFields[kPositionUnit].bits == 8);
+  CHECK(kEntityFields[kHeadingUnit].rule == DeltaRule::kAbsolute);
+  CHECK(kEntityFields[kHeadingUnit].bits == 8);
 }
 
 TEST_CASE("field table: a 16-bit delta wraps the short way round") {
@@ -306,7 +311,9 @@ TEST_CASE("field table: read refuses what no table row allows") {
   CHECK_FALSE(read({1u << kHeading, 0x80, 0x80, 0x04}));  // 65536: wider than 16 bits
   CHECK(read({1u << kMoveState, 0xFF, 0x01}));            // 255
   CHECK_FALSE(read({1u << kMoveState, 0x80, 0x02}));      // 256
-  CHECK_FALSE(read({0x80, 0x01, 0}));                     // no row 7
+  CHECK(read({0x80, 0x01, 0}));                           // row 7, position_unit 0
+  CHECK(read({0x80, 0x02, 0xFF, 0x01}));                  // row 8, heading_unit 255
+  CHECK_FALSE(read({0x80, 0x04, 0}));                     // no row 9
   CHECK_FALSE(read({0x80, 0x80, 0x80, 0x80, 0x08}));      // bit 31
   CHECK_FALSE(read({1u << kX}));                          // value missing
   CHECK_FALSE(read({}));                                  // mask missing
@@ -348,7 +355,8 @@ TEST_CASE("field table: adding a field is one row") {
   now[kFieldCount + 1] = 1;
   const std::uint32_t mask = fields::change_mask(base, now);
   CHECK(mask == (3u << kFieldCount));
-  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0x80, 0x03, 20, 4});
+  // Mask bits 9 and 10: a two-byte varint.
+  CHECK(encode_record(kExtended, mask, base, now) == Bytes{0x80, 0x0C, 20, 4});
   CHECK(round_trip(kExtended, mask, base, now) == now);
   // A peer on the old table refuses a record that carries a field it does not know
   // (instead of misreading the rest of the packet)...

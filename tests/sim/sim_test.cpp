@@ -144,6 +144,13 @@ std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std:
 
 const std::vector<std::string> kTiers = {"--set", "interest.tiers=true"};
 
+// A /metrics sample's value ("name value" at the start of a line), or -1.
+double metric(const std::string& text, const std::string& name) {
+  const std::regex re("(^|\n)" + name + " ([-0-9.e+]+)\n");
+  std::smatch m;
+  return std::regex_search(text, m, re) ? std::stod(m[2].str()) : -1.0;
+}
+
 // Distance tiers: the truth check holds an entity in a slower tier to its tier's bound
 // (max_deferral plus its slack), every other to max_deferral, and some entities were
 // indeed held longer than the budget alone would have allowed.
@@ -201,6 +208,44 @@ TEST_CASE(
 }
 TEST_CASE("client-sim wander with the chunk layer through 10% loss: still right") {
   chunks_case(0.10);
+}
+
+// Precision tiers: ambient NPCs at 10 cm and 1/256 turn, players (and NPCs within 8 m of
+// one) at 2 cm and 1/4096 turn. The truth check requires each entity in its tier's units
+// with exactly the tier's quantised position, and client-sim's jump check holds across
+// changes of units.
+void precision_case(double loss) {
+  const std::vector<std::string> precision = {
+      "--set", "precision.npc_position_cm=10",   "--set", "precision.npc_heading_bits=8",
+      "--set", "precision.player_position_cm=2", "--set", "precision.player_heading_bits=12",
+      "--set", "precision.engage_radius=8"};
+  const std::string dir = temp_dir();
+  TruthZone server = start_server(dir, plus(kRoomy, precision));
+  std::unique_ptr<zone::test::UdpRelay> relay;
+  std::uint16_t port = server.port;
+  if (loss > 0.0) {
+    relay = std::make_unique<zone::test::UdpRelay>(server.port, loss, 42);
+    port = relay->port();
+  }
+  const nlohmann::json s = run_sim(dir, port, server.admin_port, "wander", 100, 10);
+  check_clean(s, 100, loss > 0.0);
+  INFO("summary: ", s.dump(2));
+  // Every entity is coarser than a centimetre here.
+  CHECK(s["truth_coarse_checks"].get<std::uint64_t>() ==
+        s["truth_entity_checks"].get<std::uint64_t>());
+  // Bots wandered into NPCs: some were engaged (and sent at the player tier).
+  httplib::Client admin("127.0.0.1", server.admin_port);
+  const auto metrics = admin.Get("/metrics");
+  REQUIRE(metrics);
+  INFO("metrics:\n", metrics->body);
+  CHECK(metric(metrics->body, "zone_precision_engagements_total") > 0);
+}
+
+TEST_CASE("client-sim wander with precision tiers: each entity exact in its tier's units") {
+  precision_case(0.0);
+}
+TEST_CASE("client-sim wander with precision tiers through 10% loss: still exact") {
+  precision_case(0.10);
 }
 
 TEST_CASE("client-sim hotspot with distance tiers: tiered entities exact within their bound") {
@@ -313,17 +358,6 @@ TEST_CASE("client-sim --truth without the admin token stops at once and says how
   CHECK(none.wait(10s) == 2);
   CHECK_MESSAGE(none.log().find("--truth-token-file") != std::string::npos, none.log());
 }
-
-namespace {
-
-// A /metrics sample's value ("name value" at the start of a line), or -1.
-double metric(const std::string& text, const std::string& name) {
-  const std::regex re("(^|\n)" + name + " ([-0-9.e+]+)\n");
-  std::smatch m;
-  return std::regex_search(text, m, re) ? std::stod(m[2].str()) : -1.0;
-}
-
-}  // namespace
 
 TEST_CASE(
     "client-sim overload: the load level rises, the tick recovers, nothing is lost, and it "

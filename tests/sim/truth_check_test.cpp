@@ -25,8 +25,9 @@ namespace {
 
 // A crowd at a small budget, with distance tiers: records wait for budget and for their
 // tier, so the window's older ticks are needed.
-Loopback crowded_zone() {
+Loopback crowded_zone(const world::PrecisionParams& precision = {}) {
   world::WorldParams wp = test::small_world(150, world::NpcBehaviour::kWander);
+  wp.precision = precision;
   wp.grid.bounds = {{0.0, 0.0}, {60.0, 60.0}};
   wp.grid.cell_size = 10.0;
   wp.npcs.idle_fraction = 0.0;
@@ -76,9 +77,10 @@ bool mentions(const sim::TruthReport& report, const std::string& text) {
 }
 
 struct Run {
-  Loopback lb = crowded_zone();
+  Loopback lb;
   TruthRecorder recorder{64};
-  explicit Run(int ticks) {
+  explicit Run(int ticks, const world::PrecisionParams& precision = {})
+      : lb(crowded_zone(precision)) {
     for (int i = 0; i < 4; ++i) lb.connect("watcher-" + std::to_string(i));
     for (int t = 0; t < ticks; ++t) {
       lb.step();
@@ -308,5 +310,37 @@ TEST_CASE("truth check: a party member missing, a far stranger held, a wrong par
     CHECK(mentions(report, fmt::format("entity {} at (", partner)));
     CHECK(mentions(report, "own position"));
     CHECK_FALSE(mentions(report, "beyond radius + hysteresis"));
+  }
+}
+
+TEST_CASE("truth check: precision tiers - each entity exact in its units, a wrong unit is a mismatch") {
+  // Ambient NPCs at 10 cm and 1/256 turn; players, and NPCs within 5 m of one, at 1 cm.
+  const world::PrecisionParams precision{{1, 0}, {10, 8}, 5.0};
+  Run run(120, precision);
+  SUBCASE("as built") {
+    const sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+    const sim::TruthReport report = check_all(run.lb, window);
+    INFO("first mismatches: ", fmt::format("{}", fmt::join(report.details, "\n")));
+    CHECK(report.mismatches == 0);
+    CHECK(report.coarse_checks > 100);
+    CHECK(report.coarse_checks < report.entity_checks);  // players and engaged NPCs at 1 cm
+  }
+  SUBCASE("the truth says another unit than the replica holds") {
+    sim::TruthWindow window = window_at(run.recorder, run.lb.tick, 16);
+    const replica::Frame& frame = run.lb.clients.front().replica.current();
+    std::uint32_t coarse = 0;
+    for (const replica::EntityState& e : frame.entities) {
+      if (protocol::position_unit_cm(e.values) == 10) coarse = e.id;
+    }
+    REQUIRE(coarse != 0);
+    // The same position, claimed at a centimetre: the replica's 10 cm units are wrong.
+    for (auto& [tick, truth] : window.by_tick) {
+      for (sim::TruthEntity& e : truth.entities) {
+        if (e.id == coarse) e.position_cm = 1;
+      }
+    }
+    const sim::TruthReport report = check_all(run.lb, window);
+    CHECK(mentions(report, fmt::format("entity {} at (", coarse)));
+    CHECK(mentions(report, "m in 10 cm units"));
   }
 }
