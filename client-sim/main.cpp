@@ -8,7 +8,7 @@
 // --truth-token-file names, else from the environment variable ZONE_ADMIN_TOKEN. Not as a
 // command-line value, which every local user could read in the process list.
 //
-// Exit codes: 0 clean run; 1 protocol violations, truth or chunk mismatches or crossed --fail-if
+// Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches or crossed --fail-if
 // thresholds; 2 bad arguments or scenario.
 #include <cctype>
 #include <cstdio>
@@ -191,6 +191,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "FAIL: {} chunk mismatches in {} checks, first ones:\n",
                summary.chunk_mismatches, summary.chunk_checks);
     for (const auto& d : swarm.chunk_details()) fmt::print(stderr, "  {}\n", d);
+  }
+  if (summary.static_mismatches > 0) {
+    failed = true;
+    fmt::print(stderr, "FAIL: {} static layer mismatches in {} messages, first ones:\n",
+               summary.static_mismatches, summary.static_messages);
+    for (const auto& d : swarm.static_details()) fmt::print(stderr, "  {}\n", d);
   }
   for (const std::string& c : zone::sim::crossed(summary, fail_if)) {
     failed = true;

@@ -54,6 +54,7 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
       if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++counters_.malformed;
     }
     check_chunks();  // the frame a ChunkUpdate waits for may be complete now
+    statics_.check(replica_);
     return;
   }
   const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
@@ -66,6 +67,8 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
                 w->hysteresis(),  w->world_min_x(), w->world_min_y(), w->world_max_x(),
                 w->world_max_y(), w->aoi_enabled(), w->max_speed()};
     replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()});
+    statics_.reset({w->world_min_x(), w->world_min_y(), w->world_max_x(), w->world_max_y(), 1.0},
+                   static_truth_);
     phase_ = Phase::kPlaying;
   } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
     welcome_.view_radius = p->view_radius();
@@ -77,15 +80,18 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     update(guild_, g->guild(), g->result(), g->members());
   } else if (const protocol::ChunkUpdate* c = packet->message_as_ChunkUpdate()) {
     on_chunk_update(*c);
+  } else if (const protocol::StaticObjects* o = packet->message_as_StaticObjects()) {
+    if (!light_) {
+      statics_.on_message(*o);
+      statics_.check(replica_);
+    }
   }
 }
 
 void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
   ChunkInfo& ci = chunks_;
   ++ci.updates;
-  auto mismatch = [&](std::string what) {
-    if (ci.mismatches++ == 0) ci.first_mismatch = std::move(what);
-  };
+  auto mismatch = [&](std::string what) { ci.fail(std::move(what)); };
   if (chunk_check_.tick != 0) ++ci.skipped;  // the previous one was never checked
   std::vector<util::ChunkCoord>& loaded = ci.loaded;
   if (u.unload() != nullptr) {
@@ -141,9 +147,7 @@ void Bot::check_chunks() {
   std::vector<util::ChunkCoord> near;
   p.grid.within(x, y, std::max(0.0, p.load_radius - kSlack), near);
   const std::vector<util::ChunkCoord>& loaded = chunks_.loaded;
-  auto fail = [&](const std::string& what) {
-    if (chunks_.mismatches++ == 0) chunks_.first_mismatch = what;
-  };
+  auto fail = [&](std::string what) { chunks_.fail(std::move(what)); };
   for (const util::ChunkCoord c : near) {
     if (!std::binary_search(loaded.begin(), loaded.end(), c)) {
       fail(fmt::format("tick {}: chunk ({}, {}) at {:.2f} m (load radius {:.1f} m) not loaded",

@@ -15,6 +15,8 @@
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
 #include "replica/frame_replica.hpp"
+#include "client/layer_check.hpp"
+#include "client/static_layer.hpp"
 #include "util/chunk_grid.hpp"
 
 namespace zone::client {
@@ -42,13 +44,9 @@ struct GroupInfo {
 // decisions: after each update the bot's chunks must be exactly right for its own
 // position at the update's tick (read from its frame of that tick): every chunk within
 // the load radius loaded, none beyond the unload radius.
-struct ChunkInfo {
+// Mismatches: a wrong set, or a load of a loaded chunk (an unload of an absent one).
+struct ChunkInfo : LayerCheck {
   std::vector<util::ChunkCoord> loaded;  // ascending
-  std::uint64_t updates = 0;
-  std::uint64_t checks = 0;
-  std::uint64_t skipped = 0;     // the frame of the update's tick never completed here
-  std::uint64_t mismatches = 0;  // a wrong set, or a load of a loaded chunk (unload of an absent)
-  std::string first_mismatch;
 };
 
 struct BotCounters {
@@ -80,6 +78,12 @@ class Bot {
   const GroupInfo& party() const { return party_; }
   const GroupInfo& guild() const { return guild_; }
   const ChunkInfo& chunks() const { return chunks_; }
+  const StaticInfo& statics() const { return statics_.info(); }
+  // The zone's static map (GET /debug/static) for the static layer's exact check; set
+  // before connecting. Without it the bot checks the layer against its position only.
+  void set_static_truth(std::shared_ptr<const StaticTruth> truth) {
+    static_truth_ = std::move(truth);
+  }
   // Checks the last ChunkUpdate against the bot's own position at its tick once the
   // frame of that tick is complete (on_packet calls it as frames arrive).
   void check_chunks();
@@ -115,6 +119,8 @@ class Bot {
   GroupInfo party_;
   GroupInfo guild_;
   ChunkInfo chunks_;
+  StaticLayer statics_;
+  std::shared_ptr<const StaticTruth> static_truth_;
   struct PendingChunkCheck {
     std::uint32_t tick = 0;  // 0: none
     util::ChunkGrid grid;

@@ -106,6 +106,7 @@ void BotGroup::serve_truth_requests() {
 void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   Slot& slot = slots_[index];
   slot.bot = std::make_unique<client::Bot>(fmt::format("bot-{}", options_.first_bot + index));
+  slot.bot->set_static_truth(options_.static_truth);
   slot.bot->set_light(options_.light);
   slot.bot->connect(*hosts_[slot.host], options_.server_host, options_.server_port);
   bot_of_peer_[slot.host][slot.bot->peer().index] = static_cast<std::int32_t>(index);
@@ -131,14 +132,10 @@ void BotGroup::retire(Slot& slot) {
   slot.past.packets_out += c.packets_out;
   slot.past_enters += slot.bot->replica().enters();
   slot.past_leaves += slot.bot->replica().leaves();
-  const client::ChunkInfo& chunks = slot.bot->chunks();
-  slot.past_chunk_updates += chunks.updates;
-  slot.past_chunk_checks += chunks.checks;
-  slot.past_chunk_skipped += chunks.skipped;
-  slot.past_chunk_mismatches += chunks.mismatches;
-  if (chunks.mismatches > 0 && counters_.chunk_details.size() < 20) {
-    counters_.chunk_details.push_back(slot.bot->name() + ": " + chunks.first_mismatch);
-  }
+  slot.past_chunks.add(slot.bot->chunks(), slot.bot->name());
+  slot.past_statics.add(slot.bot->statics(), slot.bot->name());
+  slot.past_static_objects += slot.bot->statics().objects_received;
+  slot.past_static_truth_cells += slot.bot->statics().truth_cells;
   bot_of_peer_[slot.host][slot.bot->peer().index] = -1;
   slot.bot.reset();
 }
@@ -259,10 +256,10 @@ void BotGroup::publish() {
     s.packets_in += slot.past.packets_in;
     s.enters += slot.past_enters;
     s.leaves += slot.past_leaves;
-    s.chunk_updates += slot.past_chunk_updates;
-    s.chunk_checks += slot.past_chunk_checks;
-    s.chunk_skipped += slot.past_chunk_skipped;
-    s.chunk_mismatches += slot.past_chunk_mismatches;
+    s.chunks.add(slot.past_chunks);
+    s.statics.add(slot.past_statics);
+    s.static_objects += slot.past_static_objects;
+    s.static_truth_cells += slot.past_static_truth_cells;
     if (!slot.bot) continue;
     const client::Bot& b = *slot.bot;
     s.bytes_in += b.counters().bytes_in;
@@ -270,13 +267,10 @@ void BotGroup::publish() {
     s.packets_in += b.counters().packets_in;
     s.enters += b.replica().enters();
     s.leaves += b.replica().leaves();
-    s.chunk_updates += b.chunks().updates;
-    s.chunk_checks += b.chunks().checks;
-    s.chunk_skipped += b.chunks().skipped;
-    s.chunk_mismatches += b.chunks().mismatches;
-    if (b.chunks().mismatches > 0 && s.chunk_details.size() < 20) {
-      s.chunk_details.push_back(b.name() + ": " + b.chunks().first_mismatch);
-    }
+    s.chunks.add(b.chunks(), b.name());
+    s.statics.add(b.statics(), b.name());
+    s.static_objects += b.statics().objects_received;
+    s.static_truth_cells += b.statics().truth_cells;
     if (b.phase() != client::Bot::Phase::kPlaying) continue;
     ++s.playing;
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));

@@ -35,6 +35,8 @@ struct GroupOptions {
   std::uint64_t party_seed = 1;  // the run's seed: party keys are the same in every group
   bool light = false;
   bool progress = true;  // print server disconnects to stderr
+  // The zone's static map, for the bots' exact check of the static layer (or none).
+  std::shared_ptr<const client::StaticTruth> static_truth;
 };
 
 // What a group reports: counters since the start, and this moment's state.
@@ -49,9 +51,12 @@ struct GroupStats {
   std::uint32_t newest_tick = 0;  // newest frame any bot holds
   std::uint32_t in_party = 0;     // playing bots the server has in a party now
   std::uint32_t in_guild = 0;     // ... in a guild now
-  // Chunk layer (client::ChunkInfo), summed over the bots, including finished sessions.
-  std::uint64_t chunk_updates = 0, chunk_checks = 0, chunk_skipped = 0, chunk_mismatches = 0;
-  std::vector<std::string> chunk_details;  // the first few mismatches
+  // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions
+  // included.
+  client::LayerTotals chunks;
+  client::LayerTotals statics;
+  std::uint64_t static_objects = 0;      // static objects received
+  std::uint64_t static_truth_cells = 0;  // static cells compared with the map
   std::uint64_t violations = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::vector<std::string> violation_details;  // the first few
@@ -96,8 +101,8 @@ class BotGroup {
     bool counted_join = false;  // this session's join already counted
     client::BotCounters past;   // finished sessions, so rejoining does not lose them
     std::uint64_t past_enters = 0, past_leaves = 0;
-    std::uint64_t past_chunk_updates = 0, past_chunk_checks = 0, past_chunk_skipped = 0,
-                  past_chunk_mismatches = 0;
+    client::LayerTotals past_chunks, past_statics;
+    std::uint64_t past_static_objects = 0, past_static_truth_cells = 0;
     std::size_t violations_seen = 0;
   };
 

@@ -42,6 +42,12 @@ nlohmann::json Summary::to_json() const {
       {"truth_coarse_checks", truth_coarse_checks},
       {"chunk_updates", chunk_updates},
       {"chunk_checks", chunk_checks},
+      {"static_messages", static_messages},
+      {"static_objects", static_objects},
+      {"static_checks", static_checks},
+      {"static_truth_cells", static_truth_cells},
+      {"static_skipped", static_skipped},
+      {"static_mismatches", static_mismatches},
       {"chunk_skipped", chunk_skipped},
       {"chunk_mismatches", chunk_mismatches},
   };

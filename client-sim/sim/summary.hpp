@@ -50,6 +50,12 @@ struct Summary {
   std::uint64_t chunk_checks = 0;
   std::uint64_t chunk_skipped = 0;
   std::uint64_t chunk_mismatches = 0;
+  std::uint64_t static_messages = 0;     // StaticObjects received
+  std::uint64_t static_objects = 0;      // static objects in them
+  std::uint64_t static_checks = 0;       // radius checks made after a tick's last message
+  std::uint64_t static_truth_cells = 0;  // cells compared with the map (GET /debug/static)
+  std::uint64_t static_skipped = 0;
+  std::uint64_t static_mismatches = 0;
   std::uint64_t truth_coarse_checks = 0;  // entity checks of an entity sent coarser than 1 cm
   std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party or guild
 

@@ -43,8 +43,10 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
   std::uint32_t threads = options.threads;
   if (threads == 0) threads = std::min(cores, (options.bots + kBotsPerThread - 1) / kBotsPerThread);
   threads = std::clamp(threads, 1u, std::max(1u, options.bots));
+  const std::shared_ptr<const client::StaticTruth> statics = fetch_static_truth();
   for (std::uint32_t g = 0; g < threads; ++g) {
     GroupOptions o;
+    o.static_truth = statics;
     o.server_host = options.server_host;
     o.server_port = options.server_port;
     o.first_bot = options.bots * g / threads;
@@ -61,19 +63,35 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
 
 Swarm::~Swarm() = default;
 
+std::shared_ptr<const client::StaticTruth> Swarm::fetch_static_truth() {
+  if (!options_.truth_host) return nullptr;
+  httplib::Client http(*options_.truth_host, options_.truth_port);
+  http.set_connection_timeout(5);
+  http.set_read_timeout(10);
+  if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
+  auto res = http.Get("/debug/static");
+  auto truth = std::make_shared<client::StaticTruth>();
+  std::string error;
+  if (res && res->status == 200 && client::StaticTruth::parse(res->body, *truth, error)) {
+    return truth;
+  }
+  truth_fetch_errors_.push_back(fmt::format(
+      "static truth endpoint {}:{} failed: {}", *options_.truth_host, options_.truth_port,
+      res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
+          : httplib::to_string(res.error())));
+  return nullptr;
+}
+
 GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
   GroupStats t;
   for (const GroupStats& g : parts) {
     t.playing += g.playing;
     t.in_party += g.in_party;
     t.in_guild += g.in_guild;
-    t.chunk_updates += g.chunk_updates;
-    t.chunk_checks += g.chunk_checks;
-    t.chunk_skipped += g.chunk_skipped;
-    t.chunk_mismatches += g.chunk_mismatches;
-    for (const std::string& d : g.chunk_details) {
-      if (t.chunk_details.size() < 20) t.chunk_details.push_back(d);
-    }
+    t.chunks.add(g.chunks);
+    t.statics.add(g.statics);
+    t.static_objects += g.static_objects;
+    t.static_truth_cells += g.static_truth_cells;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -300,10 +318,16 @@ Summary Swarm::summary() const {
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   s.truth_party_checks = final_.truth.party_checks;
   s.truth_coarse_checks = final_.truth.coarse_checks;
-  s.chunk_updates = final_.chunk_updates;
-  s.chunk_checks = final_.chunk_checks;
-  s.chunk_skipped = final_.chunk_skipped;
-  s.chunk_mismatches = final_.chunk_mismatches;
+  s.chunk_updates = final_.chunks.updates;
+  s.chunk_checks = final_.chunks.checks;
+  s.chunk_skipped = final_.chunks.skipped;
+  s.chunk_mismatches = final_.chunks.mismatches;
+  s.static_messages = final_.statics.updates;
+  s.static_objects = final_.static_objects;
+  s.static_checks = final_.statics.checks;
+  s.static_truth_cells = final_.static_truth_cells;
+  s.static_skipped = final_.statics.skipped;
+  s.static_mismatches = final_.statics.mismatches;
   return s;
 }
 

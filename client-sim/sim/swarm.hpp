@@ -50,13 +50,17 @@ class Swarm {
   const TruthReport& truth() const { return final_.truth; }
   // The first violations seen, readable.
   const std::vector<std::string>& violation_details() const { return final_.violation_details; }
-  const std::vector<std::string>& chunk_details() const { return final_.chunk_details; }
+  const std::vector<std::string>& chunk_details() const { return final_.chunks.details; }
+  const std::vector<std::string>& static_details() const { return final_.statics.details; }
   std::uint32_t threads() const { return static_cast<std::uint32_t>(groups_.size()); }
 
  private:
   GroupStats combine(const std::vector<GroupStats>& parts) const;
   void report_second(const GroupStats& now, double elapsed_s, double window_s);
   void truth_check(std::uint32_t newest_tick);
+  // GET /debug/static: the zone's static map, for the bots' exact check (null on failure,
+  // which is recorded as a truth fetch error).
+  std::shared_ptr<const client::StaticTruth> fetch_static_truth();
 
   SwarmOptions options_;
   Scenario scenario_;

@@ -29,6 +29,8 @@ constexpr double kMaxCoordinate = 1.0e6;
 // The AOI grid has ceil(W / cell) * ceil(H / cell) cells. It is sparse (no memory or work
 // per empty cell), but cell indices are 32-bit: same cap as aoi::GridAoi::kMaxCells (16 Mi).
 constexpr double kMaxGridCells = 16777216.0;
+// Cells of the static grid (static.*): each client keeps a bit per cell (8 KiB at most).
+constexpr double kMaxStaticCells = 65536;
 // Chunks one player may hold (chunks.*): a ChunkUpdate of them all is 8 bytes each.
 constexpr std::uint64_t kMaxChunksLoaded = 1024;
 constexpr std::size_t kMaxZoneNameBytes = 64;
@@ -44,7 +46,8 @@ bool plain_scalar(const RawValue& v) {
   return v.kind == RawValue::Kind::kScalar && !v.quoted;
 }
 
-// A YAML number: decimal with optional sign, fraction and exponent. Not .inf/.nan.
+}  // namespace
+
 std::optional<double> to_real(std::string_view text) {
   const bool plus = !text.empty() && text.front() == '+';
   if (plus) text.remove_prefix(1);
@@ -55,6 +58,8 @@ std::optional<double> to_real(std::string_view text) {
   if (ec != std::errc{} || ptr != end || !std::isfinite(out)) return std::nullopt;
   return out;
 }
+
+namespace {
 
 struct Integer {
   bool negative = false;
@@ -445,6 +450,11 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::chunks, &ChunkConfig::hysteresis>("chunks.hysteresis", closed(0, 1000000)),
     integer<&ZoneConfig::chunks, &ChunkConfig::interval_ticks>("chunks.interval_ticks", 1, 1000),
 
+    text<&ZoneConfig::statics, &StaticConfig::map_file>("static.map_file", "a path to a static map file (configs/maps/README.md), or \"\" for none", valid_path_or_empty),
+    real<&ZoneConfig::statics, &StaticConfig::cell_size>("static.cell_size", closed(8, 100000)),
+    real<&ZoneConfig::statics, &StaticConfig::view_radius>("static.view_radius", closed(0, 100000)),
+    integer<&ZoneConfig::statics, &StaticConfig::interval_ticks>("static.interval_ticks", 1, 1000),
+
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
 
@@ -493,6 +503,20 @@ const std::vector<CrossCheck>& cross_checks() {
       return fmt::format("with chunks.hysteresis ({}) and chunks.size ({}) a player could hold {} chunks at once, more than {}; "
                          "expected a smaller radius or larger chunks, got {}",
                          c.chunks.hysteresis, c.chunks.size, most, kMaxChunksLoaded, c.chunks.load_radius);
+    }},
+    {{"static.cell_size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // Clients receive the cell size as a float and place objects in cells themselves.
+      if (c.statics.cell_size == std::floor(c.statics.cell_size)) return std::nullopt;
+      return fmt::format("expected a whole number of metres, got {}", c.statics.cell_size);
+    }},
+    {{"static.cell_size", "world.max_x", "world.max_y"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // Each client remembers which static cells it was sent: one bit a cell.
+      if (c.statics.map_file.empty()) return std::nullopt;
+      const double cells = std::ceil((c.world.max_x - c.world.min_x) / c.statics.cell_size) *
+                           std::ceil((c.world.max_y - c.world.min_y) / c.statics.cell_size);
+      if (cells <= kMaxStaticCells) return std::nullopt;
+      return fmt::format("the static grid would have {} cells over the world, more than {}; expected larger cells, got {}",
+                         cells, kMaxStaticCells, c.statics.cell_size);
     }},
     {{"network.client_bandwidth", "network.max_packet_bytes"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.network.client_bandwidth >= c.network.max_packet_bytes) return std::nullopt;

@@ -30,6 +30,9 @@ struct RawValue {
 // "a list", "a map", "an empty value").
 std::string describe_found(const RawValue& value);
 
+// A YAML number: decimal with optional sign, fraction and exponent; not .inf or .nan.
+std::optional<double> to_real(std::string_view text);
+
 struct KeySpec {
   std::string_view path;  // "aoi.cell_size"
   std::string expected;   // "a number > 0 and <= 10000"

@@ -106,7 +106,8 @@ std::optional<ConfigError> parse_one_document(std::string_view yaml, YAML::Node&
   return std::nullopt;
 }
 
-std::optional<std::string> read_config_text(const std::string& path, std::string& text) {
+std::optional<std::string> read_config_text(const std::string& path, std::string& text,
+                                            std::size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer. Everything is checked on the
   // descriptor itself (fstat), so the path cannot be swapped between check and read.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -121,15 +122,15 @@ std::optional<std::string> read_config_text(const std::string& path, std::string
     return fmt::format("cannot read config file: it is {}; expected a regular file",
                        file_kind(st.st_mode));
   }
-  const auto too_large = [](std::uint64_t size) {
-    return fmt::format("cannot read config file: it is {} bytes; expected at most {} bytes (1 MiB)",
-                       size, kMaxConfigFileBytes);
+  const auto too_large = [max_bytes](std::uint64_t size) {
+    return fmt::format("cannot read config file: it is {} bytes; expected at most {} bytes ({} MiB)",
+                       size, max_bytes, max_bytes / (1024 * 1024));
   };
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigFileBytes) {
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     return too_large(static_cast<std::uint64_t>(st.st_size));
   }
   // Read at most one byte past the cap: a file that grows while it is read is refused too.
-  text.resize(kMaxConfigFileBytes + 1);
+  text.resize(max_bytes + 1);
   std::size_t got = 0;
   while (got < text.size()) {
     const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
@@ -140,7 +141,7 @@ std::optional<std::string> read_config_text(const std::string& path, std::string
     }
     got += static_cast<std::size_t>(n);
   }
-  if (got > kMaxConfigFileBytes) return too_large(got);
+  if (got > max_bytes) return too_large(got);
   text.resize(got);
   return std::nullopt;
 }

@@ -15,10 +15,11 @@
 
 namespace zone::config {
 
-// Reads a regular file of at most kMaxConfigFileBytes into `text`. On failure returns the
+// Reads a regular file of at most max_bytes into `text`. On failure returns the
 // message, without the path (e.g. "cannot open config file: No such file or directory";
 // a directory, a FIFO or a device is refused without reading, never waited on).
-std::optional<std::string> read_config_text(const std::string& path, std::string& text);
+std::optional<std::string> read_config_text(const std::string& path, std::string& text,
+                                            std::size_t max_bytes = kMaxConfigFileBytes);
 
 // Parses `yaml` as exactly one YAML document (none: a null root). On failure returns the
 // error (a syntax error with its line and column, or a second document).

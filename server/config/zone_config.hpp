@@ -112,6 +112,15 @@ struct ChunkConfig {
   std::uint32_t interval_ticks = 10;  // how often each player's chunks are checked
 };
 
+// The static layer (docs/architecture.md, "Static layer"): environment objects from a map
+// file, a coarse grid of them for collision, sent to each client once.
+struct StaticConfig {
+  std::string map_file;               // "" : no static layer
+  double cell_size = 64.0;            // metres, the side of a static grid cell
+  double view_radius = 100.0;         // metres: cells this close to a player are sent
+  std::uint32_t interval_ticks = 5;   // how often each player's static cells are checked
+};
+
 struct LimitsConfig {
   std::uint32_t max_client_packet_bytes = 512;     // larger client packets are dropped
   std::uint32_t max_inputs_per_second = 60;        // more is an input flood
@@ -167,6 +176,7 @@ struct ZoneConfig {
   GroupConfig party;
   GroupConfig guild{.max_size = 50};
   ChunkConfig chunks;
+  StaticConfig statics;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -64,4 +64,17 @@ void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix
   }
 }
 
+void turn_back(NpcBrain& brain, Entity& npc, const NpcParams& params) {
+  switch (params.behaviour) {
+    case NpcBehaviour::kIdle:
+      break;
+    case NpcBehaviour::kWander:
+      npc.heading += 3.14159265358979323846;
+      break;
+    case NpcBehaviour::kPatrol:
+      brain.sign = -brain.sign;
+      break;
+  }
+}
+
 }  // namespace zone::world

@@ -35,5 +35,8 @@ struct NpcBrain {
 
 // Sets the NPC's velocity and heading for this tick.
 void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng, double dt);
+// Steering around the static layer: the NPC walked into an object and could not move;
+// it heads the other way (a wanderer turns round, a patroller walks its leg back).
+void turn_back(NpcBrain& brain, Entity& npc, const NpcParams& params);
 
 }  // namespace zone::world

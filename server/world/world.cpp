@@ -28,7 +28,49 @@ World::World(const WorldParams& params)
       guilds_(GroupKind::kGuild, params.guilds),
       next_id_(first_entity_id(params.zone_index)),
       spawn_rng_(params.spawn_seed),
-      npc_rng_(params.npcs.seed) {}
+      npc_rng_(params.npcs.seed) {
+  if (params.statics.objects && !params.statics.objects->empty()) {
+    std::vector<aoi::StaticCircle> circles;
+    circles.reserve(params.statics.objects->size());
+    for (const StaticObject& o : *params.statics.objects) circles.push_back({o.x, o.y, o.radius});
+    static_grid_ = aoi::StaticGrid(params.grid.bounds, params.statics.cell_size, circles);
+  }
+}
+
+std::span<const StaticObject> World::statics() const {
+  if (!params_.statics.objects) return {};
+  return *params_.statics.objects;
+}
+
+aoi::Vec2 World::free_point(util::SplitMix64& rng) const {
+  const aoi::Bounds& b = params_.grid.bounds;
+  // The map covers at most half the world (config::kMaxStaticCover): a free point takes
+  // two draws on average, and without objects exactly one, as always.
+  for (int tries = 0; tries < 100000; ++tries) {
+    const double x = rng.range(b.min.x, b.max.x);
+    const double y = rng.range(b.min.y, b.max.y);
+    if (!static_grid_.blocked({x, y})) return {x, y};
+  }
+  throw std::runtime_error("world: found no point outside the static objects to spawn at");
+}
+
+bool World::advance(Entity& e, double dt) {
+  const aoi::Vec2 from{e.x, e.y};
+  e.x += e.vx * dt;
+  e.y += e.vy * dt;
+  keep_inside(e, e.kind == EntityKind::kNpc);
+  if (static_grid_.empty()) return false;
+  const aoi::Vec2 to{e.x, e.y};
+  aoi::Vec2 end = static_grid_.resolve(from, to);
+  if (end.x == to.x && end.y == to.y) return false;
+  // Pushed out past the world's edge by an object on it: stay.
+  const aoi::Bounds& b = params_.grid.bounds;
+  if (end.x < b.min.x || end.x > b.max.x || end.y < b.min.y || end.y > b.max.y) end = from;
+  e.x = end.x;
+  e.y = end.y;
+  ++collisions_;
+  return true;
+}
 
 double World::effective_player_radius() const {
   if (!params_.broadcast) return params_.player_view_radius;
@@ -64,20 +106,17 @@ Entity& World::occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double 
 }
 
 std::uint32_t World::spawn_player(std::string name) {
-  const aoi::Bounds& b = params_.grid.bounds;
-  const double x = spawn_rng_.range(b.min.x, b.max.x);
-  const double y = spawn_rng_.range(b.min.y, b.max.y);
+  const aoi::Vec2 at = free_point(spawn_rng_);
   ++players_;
-  return place(EntityKind::kPlayer, std::move(name), x, y, 0.0, effective_player_radius(), true,
-               params_.player_max_health);
+  return place(EntityKind::kPlayer, std::move(name), at.x, at.y, 0.0, effective_player_radius(),
+               true, params_.player_max_health);
 }
 
 void World::spawn_npcs() {
-  const aoi::Bounds& b = params_.grid.bounds;
   const NpcParams& p = params_.npcs;
   for (std::uint32_t i = 0; i < p.count; ++i) {
-    const double x = npc_rng_.range(b.min.x, b.max.x);
-    const double y = npc_rng_.range(b.min.y, b.max.y);
+    const aoi::Vec2 at = free_point(npc_rng_);
+    const double x = at.x, y = at.y;
     const double heading = npc_rng_.u01() * 2.0 * std::numbers::pi;
     const std::uint32_t slot = place(EntityKind::kNpc, "npc-" + std::to_string(i + 1), x, y,
                                      heading, 0.0, false, p.max_health);
@@ -194,11 +233,17 @@ void World::step(double dt) {
   for (NpcBrain& brain : npcs_) {
     think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
   }
+  // NPCs with their brains at hand: one that a static object stops dead turns back.
+  for (NpcBrain& brain : npcs_) {
+    Entity& npc = entities_[brain.slot];
+    if (!npc.moving()) continue;
+    const double x0 = npc.x, y0 = npc.y;
+    if (advance(npc, dt) && npc.x == x0 && npc.y == y0) turn_back(brain, npc, params_.npcs);
+    aoi_.move(npc.aoi, {npc.x, npc.y});
+  }
   for (Entity& e : entities_) {
-    if (!e.live() || !e.moving() || e.ghost) continue;
-    e.x += e.vx * dt;
-    e.y += e.vy * dt;
-    keep_inside(e, e.kind == EntityKind::kNpc);
+    if (!e.live() || !e.moving() || e.ghost || e.kind == EntityKind::kNpc) continue;
+    advance(e, dt);
     aoi_.move(e.aoi, {e.x, e.y});
   }
 }

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "aoi/static_grid.hpp"
 #include "util/splitmix64.hpp"
 #include "world/entity.hpp"
 #include "world/groups.hpp"
 #include "world/npc_brain.hpp"
+#include "world/static_objects.hpp"
 
 namespace zone::world {
 
@@ -45,6 +47,7 @@ struct WorldParams {
   GroupParams parties;
   GroupParams guilds;
   PrecisionParams precision;
+  StaticParams statics;
 };
 
 class World {
@@ -129,6 +132,13 @@ class World {
   bool set_cell_size(double cell_size);
   void set_npc_params(const NpcParams& npcs);
   void set_player_max_speed(double speed) { params_.player_max_speed = speed; }
+  // The static layer: the map's objects (ascending ids from 1) and their grid. Nothing that
+  // moves is ever inside one: spawns avoid them and movement slides along their rims.
+  std::span<const StaticObject> statics() const;
+  const aoi::StaticGrid& static_grid() const { return static_grid_; }
+  // Moves of owned entities that an object shortened or stopped, ever.
+  std::uint64_t collisions() const { return collisions_; }
+
   // Takes effect at the next update_aoi.
   void set_precision(const PrecisionParams& precision) { params_.precision = precision; }
 
@@ -140,9 +150,16 @@ class World {
                       double radius, bool observer, std::uint16_t max_health);
   void keep_inside(Entity& e, bool reflect);
   void update_precision();
+  // A random free point of the world (not inside a static object), from `rng`.
+  aoi::Vec2 free_point(util::SplitMix64& rng) const;
+  // Moves e by its velocity for dt, inside the world and outside every static object;
+  // true when an object shortened or stopped the move.
+  bool advance(Entity& e, double dt);
 
   WorldParams params_;
   aoi::GridAoi aoi_;
+  aoi::StaticGrid static_grid_;
+  std::uint64_t collisions_ = 0;
   std::vector<Entity> entities_;  // by AOI slot; see Entity::live()
   std::vector<NpcBrain> npcs_;
   Groups parties_;

@@ -20,6 +20,8 @@
 
 #include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
+#include "config/static_map.hpp"
+#include "zone/zone_params.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
 #include "zone/logger.hpp"
@@ -154,6 +156,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const zone::config::ZoneConfig& cfg = loaded.config;
+  // The static layer's map is read once, like the world map (static.map_file needs a
+  // restart), and checked with the config: --check-config covers it too.
+  zone::world::StaticParams statics;
+  if (!cfg.statics.map_file.empty()) {
+    const zone::config::StaticMapResult map =
+        zone::config::load_static_map_file(cfg.statics.map_file, cfg);
+    if (!map.ok()) {
+      std::fputs(map.error_report().c_str(), stderr);
+      return 2;
+    }
+    statics = zone::make_static_params(map, cfg.statics);
+  }
   if (check_only) {
     std::printf("# %s: OK\n%s", config_path.c_str(), zone::config::describe(cfg).c_str());
     return 0;
@@ -175,7 +189,7 @@ int main(int argc, char** argv) {
   try {
     zone::net::EnetLibrary enet;
     zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load},
-                            {.map = world, .zone_index = zone_index});
+                            {.map = world, .zone_index = zone_index, .statics = statics});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",

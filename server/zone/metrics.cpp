@@ -196,6 +196,15 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             m.chunk_updates);
   w.counter("zone_chunk_loads_total", "Chunks clients were told to load.", m.chunk_loads);
   w.counter("zone_chunk_unloads_total", "Chunks clients were told to unload.", m.chunk_unloads);
+  w.gauge("zone_static_objects", "Static objects in the zone's map (static.map_file).",
+          static_cast<double>(m.static_objects));
+  w.counter("zone_static_messages_total", "StaticObjects messages sent to clients.",
+            m.static_messages);
+  w.counter("zone_static_objects_sent_total", "Static objects sent to clients (each once a session).",
+            m.static_objects_sent);
+  w.counter("zone_static_collisions_total",
+            "Moves of players and NPCs that a static object shortened or stopped.",
+            m.static_collisions);
   w.gauge("zone_interest_load_level",
           "Load-adaptive sync level (interest.load_adaptive): 0 normal, 1 far tier slowed, 2+ "
           "view radius shrunk.",

@@ -94,6 +94,10 @@ struct ZoneMetrics {
   std::uint64_t chunk_updates = 0;  // chunk layer: ChunkUpdate messages sent
   std::uint64_t chunk_loads = 0;
   std::uint64_t chunk_unloads = 0;
+  std::uint64_t static_objects = 0;  // in the zone's map
+  std::uint64_t static_messages = 0;
+  std::uint64_t static_objects_sent = 0;
+  std::uint64_t static_collisions = 0;
   std::uint64_t load_level = 0;      // interest.load_adaptive
   std::uint64_t load_level_max = 0;  // highest level since start
   std::uint64_t load_level_changes = 0;

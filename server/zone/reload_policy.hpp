@@ -15,10 +15,13 @@ inline bool needs_restart(std::string_view key) {
                                                          "threads."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
-  // Chunks: a chunk's column and row mean something else under another size.
-  constexpr std::array<std::string_view, 21> kKeys = {
+  // Chunks: a chunk's column and row mean something else under another size. The static
+  // layer: its map is read once, and clients hold cells of the size they were sent.
+  constexpr std::array<std::string_view, 23> kKeys = {
       "chunks.enabled",
       "chunks.size",
+      "static.map_file",
+      "static.cell_size",
       "party.enabled",
       "party.max_size",
       "party.full_range",

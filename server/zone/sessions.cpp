@@ -1,6 +1,8 @@
 #include "zone/sessions.hpp"
 
+#include "config/static_map.hpp"
 #include "protocol/player_name.hpp"
+#include "protocol/quantize.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -434,6 +436,61 @@ void Sessions::update_chunks(std::uint32_t tick, std::span<net::SendBatch> out) 
       ++counters_.chunk_updates;
       counters_.chunk_loads += chunk_load_.size();
       counters_.chunk_unloads += chunk_unload_.size();
+    }
+  }
+}
+
+void Sessions::update_statics(std::uint32_t tick, std::span<net::SendBatch> out) {
+  const aoi::StaticGrid& grid = world_.static_grid();
+  if (grid.empty()) return;
+  const config::StaticConfig& sc = config_.statics;
+  const bool due = tick % sc.interval_ticks == 0;
+  const config::WorldConfig& w = config_.world;
+  const util::ChunkGrid cells{w.min_x, w.min_y, w.max_x, w.max_y, grid.cell_size()};
+  const std::span<const world::StaticObject> objects = world_.statics();
+  const auto send = [&](const Session& s, bool more) {
+    fbb_.Clear();
+    const auto message = protocol::CreateStaticObjects(
+        fbb_, tick, static_cast<float>(grid.cell_size()), static_cast<float>(sc.view_radius),
+        fbb_.CreateVectorOfStructs(wire_cells_), fbb_.CreateVectorOfStructs(wire_objects_), more);
+    fbb_.Finish(protocol::CreateServerPacket(fbb_, protocol::ServerMessage::StaticObjects,
+                                             message.Union()));
+    out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                              protocol::kReliableChannel);
+    ++counters_.static_messages;
+    counters_.static_objects_sent += wire_objects_.size();
+    wire_cells_.clear();
+    wire_objects_.clear();
+  };
+  for (auto& host : table_) {
+    for (Session& s : host) {
+      if (s.phase != Session::Phase::kPlaying || (!due && s.statics_checked)) continue;
+      s.statics_checked = true;
+      s.static_sent.resize((grid.cell_count() + 63) / 64, 0);
+      const world::Entity& e = world_.entity(s.player_slot);
+      chunk_scratch_.clear();
+      cells.within(e.x, e.y, sc.view_radius, chunk_scratch_);
+      for (const util::ChunkCoord c : chunk_scratch_) {
+        const auto col = static_cast<std::uint32_t>(c.col), row = static_cast<std::uint32_t>(c.row);
+        const std::uint32_t k = row * grid.cols() + col;
+        if (s.static_sent[k / 64] & (std::uint64_t{1} << (k % 64))) continue;
+        s.static_sent[k / 64] |= std::uint64_t{1} << (k % 64);
+        const std::span<const std::uint32_t> in_cell = grid.cell(col, row);
+        // Whole cells per message, at most a cell's cap of objects each (a bounded burst).
+        if (!wire_cells_.empty() &&
+            wire_objects_.size() + in_cell.size() > config::kMaxStaticObjectsPerCell) {
+          send(s, true);
+        }
+        wire_cells_.emplace_back(c.col, c.row);
+        for (const std::uint32_t i : in_cell) {
+          const world::StaticObject& o = objects[i];
+          wire_objects_.emplace_back(o.id, protocol::quantize_position(o.x),
+                                     protocol::quantize_position(o.y),
+                                     static_cast<std::uint32_t>(protocol::quantize_position(o.radius)),
+                                     static_cast<protocol::StaticKind>(o.kind));
+        }
+      }
+      if (!wire_cells_.empty()) send(s, false);
     }
   }
 }

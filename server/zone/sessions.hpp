@@ -48,6 +48,8 @@ struct SessionCounters {
   std::uint64_t chunk_updates = 0;
   std::uint64_t chunk_loads = 0;
   std::uint64_t chunk_unloads = 0;
+  std::uint64_t static_messages = 0;      // StaticObjects messages sent
+  std::uint64_t static_objects_sent = 0;  // objects in them
 };
 
 struct Session {
@@ -72,6 +74,10 @@ struct Session {
   // has had its first ChunkUpdate check.
   std::vector<util::ChunkCoord> chunks;
   bool chunks_checked = false;
+  // Static layer: one bit per static cell, set once the cell's objects were sent (they
+  // are sent once a session); whether it has had its first check.
+  std::vector<std::uint64_t> static_sent;
+  bool statics_checked = false;
 };
 
 class Sessions {
@@ -98,6 +104,10 @@ class Sessions {
   // position at `tick` and sends the changes (ChunkUpdate). Players are checked every
   // chunks.interval_ticks, and a newcomer at once.
   void update_chunks(std::uint32_t tick, std::span<net::SendBatch> out);
+  // Static layer (static.map_file): sends each player the objects of every static cell
+  // within static.view_radius that it has not been sent yet (StaticObjects), checked
+  // every static.interval_ticks, and a newcomer at once.
+  void update_statics(std::uint32_t tick, std::span<net::SendBatch> out);
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
 
@@ -154,6 +164,8 @@ class Sessions {
   std::vector<ChangedGroup> changed_groups_;  // since the last send_group_notices
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
+  std::vector<protocol::StaticCell> wire_cells_;
+  std::vector<protocol::StaticObject> wire_objects_;
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
   LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include "admin/admin_access.hpp"
 #include "admin/map_page.hpp"
@@ -153,6 +154,20 @@ void ZoneServer::start_admin(std::string token) {
     res.set_content(ok ? "ready\n" : "not accepting players\n", "text/plain");
   });
   if (truth_) {
+    // The static layer's objects never change: the answer is made once, here, and the
+    // HTTP threads only read it.
+    nlohmann::json statics;
+    statics["cell_size"] = world_.static_grid().empty() ? 0.0 : world_.static_grid().cell_size();
+    statics["world"] = {config_.world.min_x, config_.world.min_y, config_.world.max_x,
+                        config_.world.max_y};
+    auto& objects = statics["objects"] = nlohmann::json::array();
+    for (const world::StaticObject& o : world_.statics()) {
+      objects.push_back({o.id, static_cast<int>(o.kind), o.x, o.y, o.radius});
+    }
+    admin_->get("/debug/static", Access::kToken,
+                [body = statics.dump()](const httplib::Request&, httplib::Response& res) {
+                  res.set_content(body, kJsonUncompressed);
+                });
     admin_->get(
         "/debug/truth", Access::kToken,
         [this](const httplib::Request& req, httplib::Response& res) {

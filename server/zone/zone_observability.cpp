@@ -204,6 +204,10 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.chunk_updates = sc.chunk_updates;
   m.chunk_loads = sc.chunk_loads;
   m.chunk_unloads = sc.chunk_unloads;
+  m.static_objects = zone.world.statics().size();
+  m.static_messages = sc.static_messages;
+  m.static_objects_sent = sc.static_objects_sent;
+  m.static_collisions = zone.world.collisions();
   for (std::size_t kind = 0; kind < kGroupKinds; ++kind) {
     const world::Groups& groups = zone.world.groups(static_cast<world::GroupKind>(kind));
     m.groups[kind] = groups.group_count();

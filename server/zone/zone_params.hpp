@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "config/capacity.hpp"
+#include "config/static_map.hpp"
+#include "protocol/quantize.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "replication/replicator.hpp"
@@ -46,12 +48,31 @@ inline world::PrecisionParams make_precision_params(const config::PrecisionConfi
           tier(c.npc_position_cm, c.npc_heading_bits), c.engage_radius};
 }
 
+// The static layer: the map's objects with ids 1.. in file order, in the grid's cells.
+inline world::StaticParams make_static_params(const config::StaticMapResult& map,
+                                              const config::StaticConfig& c) {
+  auto objects = std::make_shared<std::vector<world::StaticObject>>();
+  objects->reserve(map.objects.size());
+  std::uint32_t id = 0;
+  for (const config::StaticObjectSpec& o : map.objects) {
+    // Whole centimetres, as clients receive them: both sides then place an object in the
+    // same static cell and collide with the same circle.
+    const auto cm = [](double metres) {
+      return protocol::dequantize_position(protocol::quantize_position(metres));
+    };
+    objects->push_back(
+        {++id, static_cast<world::StaticKind>(o.kind), cm(o.x), cm(o.y), cm(o.radius)});
+  }
+  return {std::move(objects), c.cell_size};
+}
+
 // `zone_index`: the zone's index in the world map (0 alone), the top bits of its ids;
 // `ghost_margin`: the world map's ghost distance (0 alone), what the AOI covers beyond
 // the zone's bounds for its neighbours' ghosts.
 inline world::WorldParams make_world_params(const config::ZoneConfig& c,
                                             std::uint32_t zone_index = 0,
-                                            double ghost_margin = 0.0) {
+                                            double ghost_margin = 0.0,
+                                            world::StaticParams statics = {}) {
   world::WorldParams p;
   p.grid.bounds = {{c.world.min_x, c.world.min_y}, {c.world.max_x, c.world.max_y}};
   p.grid.cell_size = c.aoi.cell_size;
@@ -65,6 +86,7 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   p.parties = {c.party.enabled, c.party.max_size, c.party.full_range};
   p.guilds = {c.guild.enabled, c.guild.max_size, c.guild.full_range};
   p.precision = make_precision_params(c.precision);
+  p.statics = std::move(statics);
   p.zone_index = zone_index;
   p.ghost_margin = ghost_margin;
   return p;

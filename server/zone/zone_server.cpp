@@ -21,6 +21,14 @@ std::vector<std::size_t> peers_of(const std::vector<std::unique_ptr<net::HostThr
   return peers;
 }
 
+// The static layer's objects: those the caller loaded, else static.map_file's.
+world::StaticParams load_statics(const config::ZoneConfig& config, world::StaticParams given) {
+  if (given.objects || config.statics.map_file.empty()) return given;
+  const config::StaticMapResult map = config::load_static_map_file(config.statics.map_file, config);
+  if (!map.ok()) throw std::runtime_error("static map: " + map.error_report());
+  return make_static_params(map, config.statics);
+}
+
 }  // namespace
 
 ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin,
@@ -30,7 +38,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
       dt_(1.0 / config.tick.rate_hz),
       world_(make_world_params(config, static_cast<std::uint32_t>(world_setup.zone_index),
-                               world_setup.map ? world_setup.map->ghost_distance : 0.0)),
+                               world_setup.map ? world_setup.map->ghost_distance : 0.0,
+                               load_statics(config, std::move(world_setup.statics)))),
       replicator_(make_replication_params(config), world_),
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
@@ -110,6 +119,7 @@ void ZoneServer::tick() {
   replicator_.apply_group_links(tick_, world_.guilds().links());
   world_.clear_group_links();
   sessions_.update_chunks(tick_, batches_);
+  sessions_.update_statics(tick_, batches_);
   replicate();
   post();
   simulate_load();

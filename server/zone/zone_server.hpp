@@ -70,6 +70,9 @@ struct AdminSetup {
 struct WorldSetup {
   std::optional<config::WorldMap> map;
   std::size_t zone_index = 0;
+  // The static layer's objects, already loaded from static.map_file; without them the
+  // zone loads the file itself (and throws if it does not load).
+  world::StaticParams statics;
 };
 
 class ZoneServer {

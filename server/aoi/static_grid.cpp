@@ -1,0 +1,102 @@
+#include "aoi/static_grid.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zone::aoi {
+
+namespace {
+
+std::uint32_t cells_along(double extent, double cell_size) {
+  return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::ceil(extent / cell_size)));
+}
+
+double dist2(Vec2 a, double x, double y) {
+  const double dx = a.x - x, dy = a.y - y;
+  return dx * dx + dy * dy;
+}
+
+}  // namespace
+
+StaticGrid::StaticGrid(Bounds bounds, double cell_size, std::span<const StaticCircle> circles)
+    : bounds_(bounds),
+      cell_size_(cell_size),
+      cols_(cells_along(bounds.max.x - bounds.min.x, cell_size)),
+      rows_(cells_along(bounds.max.y - bounds.min.y, cell_size)),
+      circles_(circles.begin(), circles.end()) {
+  // Counting sort by cell: one pass to count, a prefix sum, one pass to place. Circles
+  // stay in index order within a cell.
+  cell_start_.assign(static_cast<std::size_t>(cols_) * rows_ + 1, 0);
+  for (const StaticCircle& c : circles_) {
+    ++cell_start_[cell_of(c.x, c.y) + 1];
+    max_radius_ = std::max(max_radius_, c.radius);
+  }
+  for (std::size_t i = 1; i < cell_start_.size(); ++i) cell_start_[i] += cell_start_[i - 1];
+  by_cell_.resize(circles_.size());
+  std::vector<std::uint32_t> next(cell_start_.begin(), cell_start_.end() - 1);
+  for (std::uint32_t i = 0; i < circles_.size(); ++i) {
+    by_cell_[next[cell_of(circles_[i].x, circles_[i].y)]++] = i;
+  }
+}
+
+std::uint32_t StaticGrid::cell_of(double x, double y) const {
+  const auto along = [&](double v, double lo, std::uint32_t n) {
+    const double c = std::floor((v - lo) / cell_size_);
+    return static_cast<std::uint32_t>(std::clamp(c, 0.0, static_cast<double>(n - 1)));
+  };
+  return along(y, bounds_.min.y, rows_) * cols_ + along(x, bounds_.min.x, cols_);
+}
+
+std::span<const std::uint32_t> StaticGrid::cell(std::uint32_t col, std::uint32_t row) const {
+  if (col >= cols_ || row >= rows_) return {};
+  const std::uint32_t k = row * cols_ + col;
+  return {by_cell_.data() + cell_start_[k], cell_start_[k + 1] - cell_start_[k]};
+}
+
+std::int64_t StaticGrid::first_containing(Vec2 p) const {
+  if (circles_.empty() || !std::isfinite(p.x) || !std::isfinite(p.y)) return -1;
+  // A circle holding p has its centre within max_radius_ of p: the cells of that square.
+  const auto range = [&](double v, double lo, std::uint32_t n, double& a, double& b) {
+    a = std::clamp(std::floor((v - max_radius_ - lo) / cell_size_), 0.0, n - 1.0);
+    b = std::clamp(std::floor((v + max_radius_ - lo) / cell_size_), 0.0, n - 1.0);
+  };
+  double c0, c1, r0, r1;
+  range(p.x, bounds_.min.x, cols_, c0, c1);
+  range(p.y, bounds_.min.y, rows_, r0, r1);
+  std::int64_t found = -1;
+  for (auto row = static_cast<std::uint32_t>(r0); row <= static_cast<std::uint32_t>(r1); ++row) {
+    for (auto col = static_cast<std::uint32_t>(c0); col <= static_cast<std::uint32_t>(c1);
+         ++col) {
+      for (const std::uint32_t i : cell(col, row)) {
+        const StaticCircle& c = circles_[i];
+        if (dist2(p, c.x, c.y) < c.radius * c.radius && (found < 0 || i < found)) found = i;
+      }
+    }
+  }
+  return found;
+}
+
+bool StaticGrid::blocked(Vec2 p) const {
+  return first_containing(p) >= 0;
+}
+
+Vec2 StaticGrid::resolve(Vec2 from, Vec2 to) const {
+  const double step2 = dist2(from, to.x, to.y);
+  Vec2 q = to;
+  // Circles may overlap: a push out of one can land in another. A few rounds settle
+  // any sensible map; what does not settle stays where it was.
+  for (int round = 0;; ++round) {
+    const std::int64_t hit = first_containing(q);
+    if (hit < 0) return dist2(from, q.x, q.y) <= step2 ? q : from;
+    if (round == 4) return from;
+    const StaticCircle& c = circles_[static_cast<std::size_t>(hit)];
+    const double dx = q.x - c.x, dy = q.y - c.y;
+    const double d = std::hypot(dx, dy);
+    if (d == 0.0) return from;  // dead centre: no direction to push in
+    // Just outside the rim, so rounding never leaves q inside.
+    const double rim = c.radius * (1.0 + 1e-9) + 1e-9;
+    q = {c.x + dx / d * rim, c.y + dy / d * rim};
+  }
+}
+
+}  // namespace zone::aoi

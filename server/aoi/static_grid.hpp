@@ -1,0 +1,62 @@
+// The static layer's spatial index: circles that never move (trees, rocks, resource
+// nodes), in a coarse uniform grid built once and never updated (the grid AOI article's
+// multi-layer grid: a static layer beside the dynamic one). It answers two questions: which
+// circles lie in a cell (what to send a client), and where a move from a free point ends
+// when it runs into circles (collision).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "aoi/grid_aoi.hpp"
+
+namespace zone::aoi {
+
+struct StaticCircle {
+  double x = 0.0;
+  double y = 0.0;
+  double radius = 0.0;
+};
+
+class StaticGrid {
+ public:
+  StaticGrid() = default;
+  // Each circle is filed under the cell holding its centre (clamped into the grid).
+  StaticGrid(Bounds bounds, double cell_size, std::span<const StaticCircle> circles);
+
+  bool empty() const { return circles_.empty(); }
+  std::size_t size() const { return circles_.size(); }
+  const StaticCircle& circle(std::uint32_t index) const { return circles_[index]; }
+  double cell_size() const { return cell_size_; }
+  std::uint32_t cols() const { return cols_; }
+  std::uint32_t rows() const { return rows_; }
+  std::uint32_t cell_count() const { return cols_ * rows_; }
+  // The cell of a point (clamped into the grid).
+  std::uint32_t cell_of(double x, double y) const;
+  // Indices of the circles whose centre lies in cell (col, row), ascending.
+  std::span<const std::uint32_t> cell(std::uint32_t col, std::uint32_t row) const;
+
+  // True when p lies strictly inside a circle.
+  bool blocked(Vec2 p) const;
+  // Where a move from `from` (not inside any circle) towards `to` ends: `to` if it is
+  // free; else `to` pushed out to the rim of the circles it entered (sliding along
+  // them), if that is free and no farther from `from` than `to` was; else `from`. The
+  // result is never inside a circle and never farther from `from` than `to`.
+  Vec2 resolve(Vec2 from, Vec2 to) const;
+
+ private:
+  // The first circle (lowest index) holding p strictly inside, or -1.
+  std::int64_t first_containing(Vec2 p) const;
+
+  Bounds bounds_{};
+  double cell_size_ = 1.0;
+  double max_radius_ = 0.0;
+  std::uint32_t cols_ = 0;
+  std::uint32_t rows_ = 0;
+  std::vector<StaticCircle> circles_;
+  std::vector<std::uint32_t> cell_start_;  // cols * rows + 1 offsets into by_cell_
+  std::vector<std::uint32_t> by_cell_;     // circle indices, grouped by cell
+};
+
+}  // namespace zone::aoi
