@@ -83,19 +83,35 @@ bool StaticGrid::blocked(Vec2 p) const {
 Vec2 StaticGrid::resolve(Vec2 from, Vec2 to) const {
   const double step2 = dist2(from, to.x, to.y);
   Vec2 q = to;
-  // Circles may overlap: a push out of one can land in another. A few rounds settle
-  // any sensible map; what does not settle stays where it was.
+  // Circles may overlap: a way out of one can lead into another. A few rounds settle any
+  // sensible map; what does not settle stays where it was. Every round keeps q within
+  // the step of `from`, so the result never moves farther than asked.
   for (int round = 0;; ++round) {
     const std::int64_t hit = first_containing(q);
-    if (hit < 0) return dist2(from, q.x, q.y) <= step2 ? q : from;
+    if (hit < 0) return q;
     if (round == 4) return from;
     const StaticCircle& c = circles_[static_cast<std::size_t>(hit)];
+    // Just outside the rim, so rounding never leaves a point inside.
+    const double rim = c.radius * (1.0 + 1e-9) + 1e-9;
+    // Up to the rim: q pushed out along the radius, if that is no farther than the step
+    // (it reaches the rock and slides round it)...
     const double dx = q.x - c.x, dy = q.y - c.y;
     const double d = std::hypot(dx, dy);
-    if (d == 0.0) return from;  // dead centre: no direction to push in
-    // Just outside the rim, so rounding never leaves q inside.
-    const double rim = c.radius * (1.0 + 1e-9) + 1e-9;
-    q = {c.x + dx / d * rim, c.y + dy / d * rim};
+    if (d > 0.0) {
+      const Vec2 out{c.x + dx / d * rim, c.y + dy / d * rim};
+      if (dist2(from, out.x, out.y) <= step2) {
+        q = out;
+        continue;
+      }
+    }
+    // ...else the move without its part towards the centre: along the tangent at
+    // `from`, which never comes closer to the centre than `from` is.
+    const double nx = from.x - c.x, ny = from.y - c.y;
+    const double n = std::hypot(nx, ny);
+    if (n == 0.0) return from;
+    const double mx = q.x - from.x, my = q.y - from.y;
+    const double inward = std::min(0.0, (mx * nx + my * ny) / n);
+    q = {from.x + mx - inward * nx / n, from.y + my - inward * ny / n};
   }
 }
 

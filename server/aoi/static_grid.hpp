@@ -40,9 +40,11 @@ class StaticGrid {
   // True when p lies strictly inside a circle.
   bool blocked(Vec2 p) const;
   // Where a move from `from` (not inside any circle) towards `to` ends: `to` if it is
-  // free; else `to` pushed out to the rim of the circles it entered (sliding along
-  // them), if that is free and no farther from `from` than `to` was; else `from`. The
-  // result is never inside a circle and never farther from `from` than `to`.
+  // free; else, for the circle it entered, `to` pushed out to the rim along the radius if
+  // that is no farther from `from` than `to` was, or else the move without its component
+  // towards the circle's centre (along the tangent at `from`); repeated for a circle the
+  // result enters, a few times, and `from` if that does not settle. The result is never
+  // inside a circle and never farther from `from` than `to`.
   Vec2 resolve(Vec2 from, Vec2 to) const;
 
  private:

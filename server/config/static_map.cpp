@@ -118,11 +118,17 @@ class StaticMapLoader {
                         "players and NPCs need room to spawn; expected fewer or smaller objects",
                         covered, kMaxStaticCover * 100, area));
     }
+    // The cell of each centre as the static grid files it: clamped into the grid, so an
+    // object on the world's far edge counts in the last column or row.
     const double size = config_.statics.cell_size;
+    const double cols = std::max(1.0, std::ceil((w.max_x - w.min_x) / size));
+    const double rows = std::max(1.0, std::ceil((w.max_y - w.min_y) / size));
     std::unordered_map<std::uint64_t, std::size_t> per_cell;
     for (const StaticObjectSpec& o : out_.objects) {
-      const auto col = static_cast<std::uint64_t>(std::floor((o.x - w.min_x) / size));
-      const auto row = static_cast<std::uint64_t>(std::floor((o.y - w.min_y) / size));
+      const auto col = static_cast<std::uint64_t>(
+          std::clamp(std::floor((o.x - w.min_x) / size), 0.0, cols - 1.0));
+      const auto row = static_cast<std::uint64_t>(
+          std::clamp(std::floor((o.y - w.min_y) / size), 0.0, rows - 1.0));
       const std::size_t n = ++per_cell[(row << 32) | col];
       if (n == kMaxStaticObjectsPerCell + 1) {
         error("objects", line,

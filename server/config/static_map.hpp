@@ -30,8 +30,12 @@ inline constexpr std::size_t kMaxStaticMapBytes = 16 * 1024 * 1024;
 inline constexpr std::size_t kMaxStaticObjects = 200000;
 inline constexpr double kMaxStaticRadius = 1000.0;  // metres
 // Objects whose centres share one static cell: one StaticObjects message holds a cell's
-// objects whole, so this bounds a message (about 17 bytes an object).
-inline constexpr std::size_t kMaxStaticObjectsPerCell = 4096;
+// objects whole, so this bounds a message. An object is 20 bytes in it and a cell 8, so a
+// message of at most this many objects and kMaxStaticCellsPerMessage cells stays under
+// 50 KB, well inside the largest packet the zone sends (network.max_packet_bytes is for
+// snapshots; reliable messages may be up to 64 KiB).
+inline constexpr std::size_t kMaxStaticObjectsPerCell = 2048;
+inline constexpr std::size_t kMaxStaticCellsPerMessage = 1024;
 // The objects may cover at most this share of the world's area, so spawns find room.
 inline constexpr double kMaxStaticCover = 0.5;
 

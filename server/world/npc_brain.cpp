@@ -72,7 +72,12 @@ void turn_back(NpcBrain& brain, Entity& npc, const NpcParams& params) {
       npc.heading += 3.14159265358979323846;
       break;
     case NpcBehaviour::kPatrol:
+      // Walk the leg back from here: the leg moves so that this point is the end the NPC
+      // leaves (think_patrol would otherwise turn it straight back into the object when
+      // it stands beyond the leg's end).
       brain.sign = -brain.sign;
+      brain.anchor_x = npc.x + brain.sign * params.patrol_length * 0.5 * brain.axis_x;
+      brain.anchor_y = npc.y + brain.sign * params.patrol_length * 0.5 * brain.axis_y;
       break;
   }
 }

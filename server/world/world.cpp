@@ -233,12 +233,16 @@ void World::step(double dt) {
   for (NpcBrain& brain : npcs_) {
     think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
   }
-  // NPCs with their brains at hand: one that a static object stops dead turns back.
+  // NPCs with their brains at hand: one that cannot move turns back. Wanderers bounce off
+  // the world's edge already (keep_inside reflects them), so for them only an object
+  // counts; a patroller's heading comes from its leg, which may end beyond the edge.
+  const bool patrol = params_.npcs.behaviour == NpcBehaviour::kPatrol;
   for (NpcBrain& brain : npcs_) {
     Entity& npc = entities_[brain.slot];
     if (!npc.moving()) continue;
     const double x0 = npc.x, y0 = npc.y;
-    if (advance(npc, dt) && npc.x == x0 && npc.y == y0) turn_back(brain, npc, params_.npcs);
+    const bool hit = advance(npc, dt);
+    if (npc.x == x0 && npc.y == y0 && (hit || patrol)) turn_back(brain, npc, params_.npcs);
     aoi_.move(npc.aoi, {npc.x, npc.y});
   }
   for (Entity& e : entities_) {

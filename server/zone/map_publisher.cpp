@@ -22,6 +22,7 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   f.aoi_enabled = !p.broadcast;
   f.stats = stats;
   f.dots.clear();
+  f.statics = p.statics.objects;
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
     // 0 player, 1 NPC, 2 NPC engaged with a player (precision tiers).
     const int kind = e.kind == world::EntityKind::kPlayer ? 0 : (e.engaged ? 2 : 1);
@@ -78,6 +79,32 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
     ++shown;
     if (!dots.empty()) dots += ',';
     fmt::format_to(std::back_inserter(dots), "{},{},{:.1f},{:.1f}", d.id, d.kind, d.x, d.y);
+  }
+  // Static objects in the window: [x, y, radius, kind, ...] to the centimetre, at most
+  // kMaxStaticsShown (a zoomed-out view of a large map shows none, and says how many).
+  constexpr std::size_t kMaxStaticsShown = 5000;
+  std::string statics;
+  std::size_t statics_in_window = 0;
+  if (f.statics) {
+    for (const world::StaticObject& o : *f.statics) {
+      if (o.x + o.radius < w.x0 || o.x - o.radius > w.x1 || o.y + o.radius < w.y0 ||
+          o.y - o.radius > w.y1) {
+        continue;
+      }
+      ++statics_in_window;
+    }
+    if (statics_in_window <= kMaxStaticsShown) {
+      statics.reserve(statics_in_window * 28);
+      for (const world::StaticObject& o : *f.statics) {
+        if (o.x + o.radius < w.x0 || o.x - o.radius > w.x1 || o.y + o.radius < w.y0 ||
+            o.y - o.radius > w.y1) {
+          continue;
+        }
+        if (!statics.empty()) statics += ',';
+        fmt::format_to(std::back_inserter(statics), "{:.2f},{:.2f},{:.2f},{}", o.x, o.y, o.radius,
+                       static_cast<int>(o.kind));
+      }
+    }
   }
   // Cell populations over the visible cells (row-major from col0,row0), for shading.
   std::string cells;
@@ -136,13 +163,15 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "\"entities_in_window\":{},\"entities\":[{}],"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
       "\"chunks\":{{\"size\":{},\"load_radius\":{},\"unload_radius\":{}}},"
+      "\"statics_in_window\":{},\"statics\":[{}],"
       "\"selected\":{}}}",
       f.tick, f.min_x, f.min_y, f.max_x, f.max_y, f.cell_size, f.view_radius, f.hysteresis,
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
       f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols, rows, cells, f.stats.chunk_size,
-      f.stats.chunk_load_radius, f.stats.chunk_unload_radius, selected);
+      f.stats.chunk_load_radius, f.stats.chunk_unload_radius, statics_in_window, statics,
+      selected);
 }
 
 }  // namespace zone

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "world/world.hpp"
@@ -71,6 +72,8 @@ class MapPublisher {
     bool aoi_enabled = true;
     MapStats stats;
     std::vector<Dot> dots;
+    // The static layer's objects (never change: shared, not copied).
+    std::shared_ptr<const std::vector<world::StaticObject>> statics;
     // The selected entity, if any.
     std::uint32_t selected = 0;
     std::string selected_name;

@@ -476,9 +476,11 @@ void Sessions::update_statics(std::uint32_t tick, std::span<net::SendBatch> out)
         if (s.static_sent[k / 64] & (std::uint64_t{1} << (k % 64))) continue;
         s.static_sent[k / 64] |= std::uint64_t{1} << (k % 64);
         const std::span<const std::uint32_t> in_cell = grid.cell(col, row);
-        // Whole cells per message, at most a cell's cap of objects each (a bounded burst).
+        // Whole cells per message, at most a cell's cap of objects and a bounded number of
+        // cells each: every message fits one reliable packet.
         if (!wire_cells_.empty() &&
-            wire_objects_.size() + in_cell.size() > config::kMaxStaticObjectsPerCell) {
+            (wire_objects_.size() + in_cell.size() > config::kMaxStaticObjectsPerCell ||
+             wire_cells_.size() == config::kMaxStaticCellsPerMessage)) {
           send(s, true);
         }
         wire_cells_.emplace_back(c.col, c.row);
