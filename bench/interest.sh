@@ -16,6 +16,10 @@
 #   precision - client-sim's wander scenario among many NPCs (300 x 300 m, 400 wandering
 #              NPCs); "on" sends ambient NPCs at 10 cm and 1/256 turn (precision.*),
 #              NPCs within 10 m of a player at the player precision (the finest).
+#   static   - client-sim's wander scenario on the default 2 km world with 300 NPCs;
+#              "on" loads configs/maps/sample.yaml (3,000 trees, rocks and resource
+#              nodes): collision for every move, and each client sent the objects of
+#              the static cells within 100 m once (reported as static objects sent).
 # For each run, from the server's /metrics and client-sim's summary: snapshot payload
 # bytes per client per second, mean and p99-ish (histogram) tick time, overruns, the
 # load level reached, and the oldest values the truth check saw (every run is truth
@@ -102,6 +106,9 @@ out = {
     "bots_in_guild_peak": s["bots_in_guild_peak"],
     "truth_party_checks": s["truth_party_checks"],
     "truth_coarse_checks": s["truth_coarse_checks"],
+    "static_objects_sent_per_client": val("zone_static_objects_sent_total") / bots,
+    "static_collisions": val("zone_static_collisions_total"),
+    "static_mismatches": s["static_mismatches"],
 }
 print(json.dumps(out))
 EOF
@@ -122,11 +129,14 @@ overload=(--set world.max_x=200 --set world.max_y=200 --npcs 100
   run precision-off wander "${ambient[@]}"
   run precision-on wander "${ambient[@]}" --set precision.npc_position_cm=10 \
     --set precision.npc_heading_bits=8 --set precision.engage_radius=10
+  run static-off wander --npcs 300
+  run static-on wander --npcs 300 --set static.map_file=configs/maps/sample.yaml \
+    --set static.view_radius=100
 } | tee "$work/results.jsonl"
 python3 - "$work/results.jsonl" <<'EOF'
 import json, sys
 runs = {r["run"]: r for r in map(json.loads, open(sys.argv[1]))}
-for s in ("hotspot", "overload", "party", "precision"):
+for s in ("hotspot", "overload", "party", "precision", "static"):
     off, on = runs[s + "-off"], runs[s + "-on"]
     print(f"{s}: bytes/client/s on/off = {on['bytes_per_client_s'] / off['bytes_per_client_s']:.3f}, "
           f"tick mean on/off = {on['tick_mean_ms'] / off['tick_mean_ms']:.3f}, "

@@ -130,7 +130,8 @@ TEST_CASE("unknown keys are errors at every level - with the full path - line an
   SUBCASE("right key, wrong section") {
     const ConfigError e = only_error(load("world:\n  cell_size: 16\n"));
     CHECK(e.key == "world.cell_size");
-    CHECK(e.message == "unknown key 'world.cell_size' (did you mean 'aoi.cell_size'?)");
+    CHECK(e.message ==
+          "unknown key 'world.cell_size' (did you mean 'aoi.cell_size' or 'static.cell_size'?)");
   }
   SUBCASE("a key name used in two sections suggests both") {
     const ConfigError e = only_error(load("world:\n  max_health: 16\n"));
@@ -185,9 +186,8 @@ TEST_CASE("a section that is not a map") {
     CHECK(e.key.empty());
     CHECK(e.line == 1);
     CHECK(e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
-                         "network, interest, precision, party, guild, chunks, threads, limits, "
-                         "log, admin, "
-                         "debug) at the top "
+                         "network, interest, precision, party, guild, chunks, static, threads, "
+                         "limits, log, admin, debug) at the top "
                          "level, got a list") == 0);
   }
 }

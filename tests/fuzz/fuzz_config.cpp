@@ -6,7 +6,10 @@
 //   - a config the loader accepts passes validate() (the loader and validate() agree);
 //   - describe() of it loads back to the same config (diff() finds nothing), and
 //     set_value() accepts every key's value as describe() prints it;
-//   - reloading the same text over itself never loses a key (refuse_dropped_keys).
+//   - reloading the same text over itself never loses a key (refuse_dropped_keys);
+//   - read as a static map (static.map_file) for the default zone, the text either loads
+//     objects that keep every promise of the loader (inside the world, a sane radius) or
+//     is refused with messages, and nothing loads with errors.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +18,7 @@
 #include <string_view>
 
 #include "config/config_loader.hpp"
+#include "config/static_map.hpp"
 
 namespace {
 
@@ -31,6 +35,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace zone::config;
   if (size > kMaxConfigFileBytes) return -1;  // load_config_file refuses these unread
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const ZoneConfig defaults;
+  const StaticMapResult map = load_static_map_string(text, "fuzz-map.yaml", defaults);
+  if (map.ok()) {
+    for (const StaticObjectSpec& o : map.objects) {
+      require(o.x >= defaults.world.min_x && o.x <= defaults.world.max_x &&
+                  o.y >= defaults.world.min_y && o.y <= defaults.world.max_y,
+              "a loaded static object lies inside the world");
+      require(o.radius >= 0.01 && o.radius <= kMaxStaticRadius, "a loaded radius is in range");
+    }
+  } else {
+    require(map.objects.empty(), "a refused map loads nothing");
+    for (const ConfigError& e : map.errors) require(!e.message.empty(), "a map error has a message");
+  }
   const LoadResult r = load_config_string(text, "fuzz.yaml");
   if (!r.ok()) {
     for (const ConfigError& e : r.errors) require(!e.message.empty(), "an error has a message");

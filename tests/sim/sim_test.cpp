@@ -108,8 +108,11 @@ void check_clean(const nlohmann::json& s, int bots, bool lossy) {
   CHECK(s["enters_total"].get<int>() > 0);
 }
 
+// A truth-checked run of `scenario` with 100 bots for 10 s, through `loss` both ways;
+// `metrics`, if given, receives the server's /metrics text at the end of the run.
 nlohmann::json scenario_case(const std::string& scenario, double loss,
-                             const std::vector<std::string>& zone_args = kRoomy) {
+                             const std::vector<std::string>& zone_args = kRoomy,
+                             std::string* metrics = nullptr) {
   const std::string dir = temp_dir();
   TruthZone server = start_server(dir, zone_args);
   std::unique_ptr<zone::test::UdpRelay> relay;
@@ -121,6 +124,12 @@ nlohmann::json scenario_case(const std::string& scenario, double loss,
   const nlohmann::json summary = run_sim(dir, port, server.admin_port, scenario, 100, 10);
   check_clean(summary, 100, loss > 0.0);
   if (relay) CHECK(relay->dropped() > 0);
+  if (metrics != nullptr) {
+    httplib::Client admin("127.0.0.1", server.admin_port);
+    const auto res = admin.Get("/metrics");
+    REQUIRE(res);
+    *metrics = res->body;
+  }
   server.process->signal(SIGTERM);
   CHECK(server.process->wait(5s) == 0);
   return summary;
@@ -219,26 +228,15 @@ void precision_case(double loss) {
       "--set", "precision.npc_position_cm=10",   "--set", "precision.npc_heading_bits=8",
       "--set", "precision.player_position_cm=2", "--set", "precision.player_heading_bits=12",
       "--set", "precision.engage_radius=8"};
-  const std::string dir = temp_dir();
-  TruthZone server = start_server(dir, plus(kRoomy, precision));
-  std::unique_ptr<zone::test::UdpRelay> relay;
-  std::uint16_t port = server.port;
-  if (loss > 0.0) {
-    relay = std::make_unique<zone::test::UdpRelay>(server.port, loss, 42);
-    port = relay->port();
-  }
-  const nlohmann::json s = run_sim(dir, port, server.admin_port, "wander", 100, 10);
-  check_clean(s, 100, loss > 0.0);
+  std::string metrics;
+  const nlohmann::json s = scenario_case("wander", loss, plus(kRoomy, precision), &metrics);
   INFO("summary: ", s.dump(2));
   // Every entity is coarser than a centimetre here.
   CHECK(s["truth_coarse_checks"].get<std::uint64_t>() ==
         s["truth_entity_checks"].get<std::uint64_t>());
   // Bots wandered into NPCs: some were engaged (and sent at the player tier).
-  httplib::Client admin("127.0.0.1", server.admin_port);
-  const auto metrics = admin.Get("/metrics");
-  REQUIRE(metrics);
-  INFO("metrics:\n", metrics->body);
-  CHECK(metric(metrics->body, "zone_precision_engagements_total") > 0);
+  INFO("metrics:\n", metrics);
+  CHECK(metric(metrics, "zone_precision_engagements_total") > 0);
 }
 
 TEST_CASE("client-sim wander with precision tiers: each entity exact in its tier's units") {
@@ -257,16 +255,8 @@ void static_case(double loss) {
   const std::vector<std::string> zone_args = {
       "--npcs", "300", "--set", "static.map_file=" ZONE_SOURCE_DIR "/configs/maps/sample.yaml",
       "--set", "static.view_radius=100", "--set", "network.client_bandwidth=64000"};
-  const std::string dir = temp_dir();
-  TruthZone server = start_server(dir, zone_args);
-  std::unique_ptr<zone::test::UdpRelay> relay;
-  std::uint16_t port = server.port;
-  if (loss > 0.0) {
-    relay = std::make_unique<zone::test::UdpRelay>(server.port, loss, 42);
-    port = relay->port();
-  }
-  const nlohmann::json s = run_sim(dir, port, server.admin_port, "wander", 100, 10);
-  check_clean(s, 100, loss > 0.0);
+  std::string metrics;
+  const nlohmann::json s = scenario_case("wander", loss, zone_args, &metrics);
   INFO("summary: ", s.dump(2));
   CHECK(s["static_mismatches"].get<std::uint64_t>() == 0);
   CHECK(s["static_messages"].get<std::uint64_t>() >= 100);  // each bot at least its first
@@ -275,12 +265,9 @@ void static_case(double loss) {
   const std::uint64_t share = loss > 0.0 ? 8 : 9;
   CHECK(s["static_checks"].get<std::uint64_t>() * 10 >=
         s["static_messages"].get<std::uint64_t>() * share);
-  httplib::Client admin("127.0.0.1", server.admin_port);
-  const auto metrics = admin.Get("/metrics");
-  REQUIRE(metrics);
-  INFO("metrics:\n", metrics->body);
-  CHECK(metric(metrics->body, "zone_static_objects") == 3000);
-  CHECK(metric(metrics->body, "zone_static_collisions_total") > 0);
+  INFO("metrics:\n", metrics);
+  CHECK(metric(metrics, "zone_static_objects") == 3000);
+  CHECK(metric(metrics, "zone_static_collisions_total") > 0);
 }
 
 TEST_CASE("client-sim wander with the static layer: each cell sent once - exactly the map's") {
