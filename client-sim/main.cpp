@@ -8,8 +8,8 @@
 // --truth-token-file names, else from the environment variable ZONE_ADMIN_TOKEN. Not as a
 // command-line value, which every local user could read in the process list.
 //
-// Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches or crossed --fail-if
-// thresholds; 2 bad arguments or scenario.
+// Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches or
+// crossed --fail-if thresholds; 2 bad arguments or scenario.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>

@@ -12,11 +12,11 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "client/layer_check.hpp"
+#include "client/static_layer.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
 #include "replica/frame_replica.hpp"
-#include "client/layer_check.hpp"
-#include "client/static_layer.hpp"
 #include "util/chunk_grid.hpp"
 
 namespace zone::client {

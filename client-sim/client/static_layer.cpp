@@ -33,8 +33,8 @@ bool StaticTruth::parse(const std::string& json, StaticTruth& out, std::string& 
     out.cell_size = j.at("cell_size").get<double>();
     out.cells.clear();
     const auto& w = j.at("world");
-    const util::ChunkGrid grid{w.at(0).get<double>(), w.at(1).get<double>(),
-                               w.at(2).get<double>(), w.at(3).get<double>(), out.cell_size};
+    const util::ChunkGrid grid{w.at(0).get<double>(), w.at(1).get<double>(), w.at(2).get<double>(),
+                               w.at(3).get<double>(), out.cell_size};
     for (const auto& o : j.at("objects")) {
       StaticItem item;
       item.id = o.at(0).get<std::uint32_t>();
@@ -76,7 +76,8 @@ void StaticLayer::on_message(const protocol::StaticObjects& m) {
     for (const protocol::StaticCell* c : *m.cells()) {
       const util::ChunkCoord cell{c->col(), c->row()};
       if (!cells_.insert(key_of(cell)).second || sent.count(cell) != 0) {
-        info_.fail(fmt::format("tick {}: static cell ({}, {}) sent twice", tick, cell.col, cell.row));
+        info_.fail(
+            fmt::format("tick {}: static cell ({}, {}) sent twice", tick, cell.col, cell.row));
       }
       sent[cell];
     }
@@ -93,9 +94,10 @@ void StaticLayer::on_message(const protocol::StaticObjects& m) {
                                                    protocol::dequantize_position(item.y));
       const auto it = sent.find(cell);
       if (it == sent.end()) {
-        info_.fail(fmt::format("tick {}: static object {} lies in cell ({}, {}), not one of the "
-                               "message's cells",
-                               tick, item.id, cell.col, cell.row));
+        info_.fail(
+            fmt::format("tick {}: static object {} lies in cell ({}, {}), not one of the "
+                        "message's cells",
+                        tick, item.id, cell.col, cell.row));
         continue;
       }
       it->second.push_back(item);
@@ -110,16 +112,17 @@ void StaticLayer::on_message(const protocol::StaticObjects& m) {
       const std::vector<StaticItem>& want = t == truth_->cells.end() ? kNone : t->second;
       ++info_.truth_cells;
       if (items != want) {
-        info_.fail(fmt::format("tick {}: static cell ({}, {}) sent with {} objects, the map has {} "
-                               "there (or they differ)",
-                               tick, cell.col, cell.row, items.size(), want.size()));
+        info_.fail(
+            fmt::format("tick {}: static cell ({}, {}) sent with {} objects, the map has {} "
+                        "there (or they differ)",
+                        tick, cell.col, cell.row, items.size(), want.size()));
       }
     }
   } else if (truth_) {
     info_.fail(fmt::format("tick {}: static cell size {} m, the map's truth says {} m", tick,
                            grid.size, truth_->cell_size));
   }
-  if (m.more()) return;  // the radius check waits for the tick's last message
+  if (m.more()) return;                     // the radius check waits for the tick's last message
   if (pending_.tick != 0) ++info_.skipped;  // the previous one was never checked
   pending_ = {tick, grid.size, m.view_radius()};
 }
@@ -146,10 +149,10 @@ void StaticLayer::check(const replica::FrameReplica& replica) {
   grid.within(x, y, std::max(0.0, pending_.view_radius - slack), near);
   for (const util::ChunkCoord c : near) {
     if (cells_.count(key_of(c)) == 0) {
-      info_.fail(fmt::format("tick {}: static cell ({}, {}) at {:.2f} m (view radius {:.1f} m) "
-                             "never sent",
-                             pending_.tick, c.col, c.row, grid.distance(c, x, y),
-                             pending_.view_radius));
+      info_.fail(
+          fmt::format("tick {}: static cell ({}, {}) at {:.2f} m (view radius {:.1f} m) "
+                      "never sent",
+                      pending_.tick, c.col, c.row, grid.distance(c, x, y), pending_.view_radius));
       break;
     }
   }

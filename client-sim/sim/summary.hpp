@@ -57,7 +57,7 @@ struct Summary {
   std::uint64_t static_skipped = 0;
   std::uint64_t static_mismatches = 0;
   std::uint64_t truth_coarse_checks = 0;  // entity checks of an entity sent coarser than 1 cm
-  std::uint64_t truth_party_checks = 0;  // entity checks of a member of the bot's party or guild
+  std::uint64_t truth_party_checks = 0;   // entity checks of a member of the bot's party or guild
 
   nlohmann::json to_json() const;
   // The numeric fields by their JSON names, for --fail-if.

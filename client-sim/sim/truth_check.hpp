@@ -91,7 +91,7 @@ struct TruthReport {
   std::uint64_t stale_entities = 0;       // held at an older tick's position (budget)
   std::uint64_t deferred_spawns = 0;      // in view, spawn held back (budget)
   std::uint64_t tier_stale_entities = 0;  // of those, in a tier whose updates may wait
-  std::uint64_t coarse_checks = 0;  // entity checks of an entity sent coarser than 1 cm
+  std::uint64_t coarse_checks = 0;        // entity checks of an entity sent coarser than 1 cm
   std::uint64_t party_checks = 0;         // entity checks of a member of the bot's party or guild
   std::uint32_t max_staleness_ticks = 0;
   std::vector<std::string> details;  // first few mismatches, readable

@@ -65,8 +65,7 @@ std::int64_t StaticGrid::first_containing(Vec2 p) const {
   range(p.y, bounds_.min.y, rows_, r0, r1);
   std::int64_t found = -1;
   for (auto row = static_cast<std::uint32_t>(r0); row <= static_cast<std::uint32_t>(r1); ++row) {
-    for (auto col = static_cast<std::uint32_t>(c0); col <= static_cast<std::uint32_t>(c1);
-         ++col) {
+    for (auto col = static_cast<std::uint32_t>(c0); col <= static_cast<std::uint32_t>(c1); ++col) {
       for (const std::uint32_t i : cell(col, row)) {
         const StaticCircle& c = circles_[i];
         if (dist2(p, c.x, c.y) < c.radius * c.radius && (found < 0 || i < found)) found = i;

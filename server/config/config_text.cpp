@@ -123,8 +123,9 @@ std::optional<std::string> read_config_text(const std::string& path, std::string
                        file_kind(st.st_mode));
   }
   const auto too_large = [max_bytes](std::uint64_t size) {
-    return fmt::format("cannot read config file: it is {} bytes; expected at most {} bytes ({} MiB)",
-                       size, max_bytes, max_bytes / (1024 * 1024));
+    return fmt::format(
+        "cannot read config file: it is {} bytes; expected at most {} bytes ({} MiB)", size,
+        max_bytes, max_bytes / (1024 * 1024));
   };
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     return too_large(static_cast<std::uint64_t>(st.st_size));

@@ -34,8 +34,9 @@ class StaticMapLoader {
 
   void load(const YAML::Node& root) {
     if (!root.IsMap()) {
-      error("", line_of(root),
-            fmt::format("expected a map with the key objects, got {}", describe_found(to_raw(root))));
+      error(
+          "", line_of(root),
+          fmt::format("expected a map with the key objects, got {}", describe_found(to_raw(root))));
       return;
     }
     for (const auto& item : root) {
@@ -81,26 +82,30 @@ class StaticMapLoader {
     const auto y = number_of(to_raw(node[2]));
     const auto r = number_of(to_raw(node[3]));
     if (!kind) {
-      error(key, line, fmt::format("expected the kind tree, rock or resource, got {}",
-                                   describe_found(to_raw(node[0]))));
+      error(key, line,
+            fmt::format("expected the kind tree, rock or resource, got {}",
+                        describe_found(to_raw(node[0]))));
       return;
     }
     if (!x || !y || !r) {
-      error(key, line, fmt::format("expected x, y and radius as numbers (metres), got {}, {}, {}",
-                                   describe_found(to_raw(node[1])), describe_found(to_raw(node[2])),
-                                   describe_found(to_raw(node[3]))));
+      error(key, line,
+            fmt::format("expected x, y and radius as numbers (metres), got {}, {}, {}",
+                        describe_found(to_raw(node[1])), describe_found(to_raw(node[2])),
+                        describe_found(to_raw(node[3]))));
       return;
     }
     const WorldConfig& w = config_.world;
     if (*x < w.min_x || *x > w.max_x || *y < w.min_y || *y > w.max_y) {
-      error(key, line,
-            fmt::format("expected the centre inside the world (x {} .. {}, y {} .. {}), got ({}, {})",
-                        w.min_x, w.max_x, w.min_y, w.max_y, *x, *y));
+      error(
+          key, line,
+          fmt::format("expected the centre inside the world (x {} .. {}, y {} .. {}), got ({}, {})",
+                      w.min_x, w.max_x, w.min_y, w.max_y, *x, *y));
       return;
     }
     if (!(*r >= 0.01 && *r <= kMaxStaticRadius)) {
-      error(key, line,
-            fmt::format("expected a radius >= 0.01 and <= {} metres, got {}", kMaxStaticRadius, *r));
+      error(
+          key, line,
+          fmt::format("expected a radius >= 0.01 and <= {} metres, got {}", kMaxStaticRadius, *r));
       return;
     }
     out_.objects.push_back({*kind, *x, *y, *r});
@@ -111,12 +116,14 @@ class StaticMapLoader {
     const WorldConfig& w = config_.world;
     const double area = (w.max_x - w.min_x) * (w.max_y - w.min_y);
     double covered = 0.0;
-    for (const StaticObjectSpec& o : out_.objects) covered += std::numbers::pi * o.radius * o.radius;
+    for (const StaticObjectSpec& o : out_.objects)
+      covered += std::numbers::pi * o.radius * o.radius;
     if (covered > kMaxStaticCover * area) {
-      error("objects", line,
-            fmt::format("the objects cover {:.0f} m^2, more than {:.0f}% of the world ({:.0f} m^2): "
-                        "players and NPCs need room to spawn; expected fewer or smaller objects",
-                        covered, kMaxStaticCover * 100, area));
+      error(
+          "objects", line,
+          fmt::format("the objects cover {:.0f} m^2, more than {:.0f}% of the world ({:.0f} m^2): "
+                      "players and NPCs need room to spawn; expected fewer or smaller objects",
+                      covered, kMaxStaticCover * 100, area));
     }
     // The cell of each centre as the static grid files it: clamped into the grid, so an
     // object on the world's far edge counts in the last column or row.
@@ -132,9 +139,10 @@ class StaticMapLoader {
       const std::size_t n = ++per_cell[(row << 32) | col];
       if (n == kMaxStaticObjectsPerCell + 1) {
         error("objects", line,
-              fmt::format("more than {} objects have their centre in one static cell (column {}, row {} "
-                          "of {} m): expected fewer, or a smaller static.cell_size",
-                          kMaxStaticObjectsPerCell, col, row, size));
+              fmt::format(
+                  "more than {} objects have their centre in one static cell (column {}, row {} "
+                  "of {} m): expected fewer, or a smaller static.cell_size",
+                  kMaxStaticObjectsPerCell, col, row, size));
       }
     }
   }

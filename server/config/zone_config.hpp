@@ -88,7 +88,7 @@ struct InterestConfig {
 // headings are sent. Players, and NPCs engaged with a player, at the player precision;
 // other NPCs (ambient) at the NPC precision. The defaults send everything at the finest.
 struct PrecisionConfig {
-  std::uint32_t player_position_cm = 1;   // centimetres per unit of x and y
+  std::uint32_t player_position_cm = 1;    // centimetres per unit of x and y
   std::uint32_t player_heading_bits = 16;  // heading in units of 1/2^bits turn
   std::uint32_t npc_position_cm = 1;
   std::uint32_t npc_heading_bits = 16;
@@ -115,10 +115,10 @@ struct ChunkConfig {
 // The static layer (docs/architecture.md, "Static layer"): environment objects from a map
 // file, a coarse grid of them for collision, sent to each client once.
 struct StaticConfig {
-  std::string map_file;               // "" : no static layer
-  double cell_size = 64.0;            // metres, the side of a static grid cell
-  double view_radius = 100.0;         // metres: cells this close to a player are sent
-  std::uint32_t interval_ticks = 5;   // how often each player's static cells are checked
+  std::string map_file;              // "" : no static layer
+  double cell_size = 64.0;           // metres, the side of a static grid cell
+  double view_radius = 100.0;        // metres: cells this close to a player are sent
+  std::uint32_t interval_ticks = 5;  // how often each player's static cells are checked
 };
 
 struct LimitsConfig {

@@ -42,7 +42,7 @@ inline constexpr GroupId kNoGroup = 0;
 // "Precision tiers"): centimetres per unit of x and y, and the heading in units of
 // 2^heading_shift / 65536 turn. The defaults are the finest the protocol has.
 struct Precision {
-  std::uint16_t position_cm = 1;  // 1..256
+  std::uint16_t position_cm = 1;   // 1..256
   std::uint8_t heading_shift = 0;  // 0..8
   friend bool operator==(const Precision&, const Precision&) = default;
 };

@@ -21,11 +21,11 @@
 #include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
 #include "config/static_map.hpp"
-#include "zone/zone_params.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
 #include "zone/logger.hpp"
 #include "zone/run_zone.hpp"
+#include "zone/zone_params.hpp"
 #include "zone/zone_server.hpp"
 
 namespace {

@@ -143,11 +143,16 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
   if (f.selected != 0) {
     nlohmann::json members = nlohmann::json::array();
     for (const Dot& m : f.selected_party_members) members.push_back({m.id, m.x, m.y});
-    nlohmann::json s = {{"id", f.selected},          {"name", f.selected_name},
-                        {"kind", f.selected_kind},   {"x", f.selected_x},
-                        {"y", f.selected_y},         {"view_radius", f.selected_radius},
-                        {"view", f.selected_view},   {"party", f.selected_party},
-                        {"guild", f.selected_guild}, {"party_members", members},
+    nlohmann::json s = {{"id", f.selected},
+                        {"name", f.selected_name},
+                        {"kind", f.selected_kind},
+                        {"x", f.selected_x},
+                        {"y", f.selected_y},
+                        {"view_radius", f.selected_radius},
+                        {"view", f.selected_view},
+                        {"party", f.selected_party},
+                        {"guild", f.selected_guild},
+                        {"party_members", members},
                         {"position_cm", f.selected_precision.position_cm},
                         {"heading_bits", 16 - f.selected_precision.heading_shift},
                         {"engaged", f.selected_engaged}};
@@ -169,9 +174,9 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
-      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols, rows, cells, f.stats.chunk_size,
-      f.stats.chunk_load_radius, f.stats.chunk_unload_radius, statics_in_window, statics,
-      selected);
+      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols,
+      rows, cells, f.stats.chunk_size, f.stats.chunk_load_radius, f.stats.chunk_unload_radius,
+      statics_in_window, statics, selected);
 }
 
 }  // namespace zone

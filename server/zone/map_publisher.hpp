@@ -10,9 +10,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <memory>
 #include <vector>
 
 #include "world/world.hpp"

@@ -200,8 +200,8 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           static_cast<double>(m.static_objects));
   w.counter("zone_static_messages_total", "StaticObjects messages sent to clients.",
             m.static_messages);
-  w.counter("zone_static_objects_sent_total", "Static objects sent to clients (each once a session).",
-            m.static_objects_sent);
+  w.counter("zone_static_objects_sent_total",
+            "Static objects sent to clients (each once a session).", m.static_objects_sent);
   w.counter("zone_static_collisions_total",
             "Moves of players and NPCs that a static object shortened or stopped.",
             m.static_collisions);

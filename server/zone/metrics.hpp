@@ -58,7 +58,7 @@ struct ZoneMetrics {
   std::uint64_t players = 0;
   std::uint64_t npcs = 0;
   std::uint64_t entities = 0;
-  std::uint64_t engaged_npcs = 0;      // precision tiers
+  std::uint64_t engaged_npcs = 0;  // precision tiers
   std::uint64_t ambient_entities = 0;
   std::uint64_t engagements = 0;
   std::uint64_t occupied_cells = 0;

@@ -486,10 +486,10 @@ void Sessions::update_statics(std::uint32_t tick, std::span<net::SendBatch> out)
         wire_cells_.emplace_back(c.col, c.row);
         for (const std::uint32_t i : in_cell) {
           const world::StaticObject& o = objects[i];
-          wire_objects_.emplace_back(o.id, protocol::quantize_position(o.x),
-                                     protocol::quantize_position(o.y),
-                                     static_cast<std::uint32_t>(protocol::quantize_position(o.radius)),
-                                     static_cast<protocol::StaticKind>(o.kind));
+          wire_objects_.emplace_back(
+              o.id, protocol::quantize_position(o.x), protocol::quantize_position(o.y),
+              static_cast<std::uint32_t>(protocol::quantize_position(o.radius)),
+              static_cast<protocol::StaticKind>(o.kind));
         }
       }
       if (!wire_cells_.empty()) send(s, false);

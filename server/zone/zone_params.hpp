@@ -6,9 +6,9 @@
 
 #include "config/capacity.hpp"
 #include "config/static_map.hpp"
-#include "protocol/quantize.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
+#include "protocol/quantize.hpp"
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
 #include "zone/ingest.hpp"
@@ -70,8 +70,7 @@ inline world::StaticParams make_static_params(const config::StaticMapResult& map
 // `ghost_margin`: the world map's ghost distance (0 alone), what the AOI covers beyond
 // the zone's bounds for its neighbours' ghosts.
 inline world::WorldParams make_world_params(const config::ZoneConfig& c,
-                                            std::uint32_t zone_index = 0,
-                                            double ghost_margin = 0.0,
+                                            std::uint32_t zone_index = 0, double ghost_margin = 0.0,
                                             world::StaticParams statics = {}) {
   world::WorldParams p;
   p.grid.bounds = {{c.world.min_x, c.world.min_y}, {c.world.max_x, c.world.max_y}};

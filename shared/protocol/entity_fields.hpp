@@ -41,7 +41,8 @@ inline constexpr std::array<FieldSpec, 9> kEntityFields{{
     {"party", DeltaRule::kAbsolute, 32, "party id, 0 none (PartyStatus.party)"},
     {"guild", DeltaRule::kAbsolute, 32, "guild id, 0 none (GuildStatus.guild)"},
     {"position_unit", DeltaRule::kAbsolute, 8, "x and y are in units of (1 + value) centimetres"},
-    {"heading_unit", DeltaRule::kAbsolute, 8, "heading is in units of 2^value / 65536 turn (value <= 8)"},
+    {"heading_unit", DeltaRule::kAbsolute, 8,
+     "heading is in units of 2^value / 65536 turn (value <= 8)"},
 }};
 inline constexpr std::size_t kFieldCount = kEntityFields.size();
 // Row indices of kEntityFields, for code that needs one field by name.

@@ -64,15 +64,17 @@ TEST_CASE("static map: each bad object is named by its line and index, and nothi
   CHECK(reports(r, "map.yaml:3: objects[1]: expected the kind tree, rock or resource, got 'bush'"));
   CHECK(reports(r, "map.yaml:4: objects[2]: expected x, y and radius as numbers"));
   CHECK(reports(r, "map.yaml:5: objects[3]: expected [kind, x, y, radius]"));
-  CHECK(reports(r, "map.yaml:6: objects[4]: expected the centre inside the world (x 0 .. 200, "
-                   "y 0 .. 200), got (500, 20)"));
+  CHECK(reports(r,
+                "map.yaml:6: objects[4]: expected the centre inside the world (x 0 .. 200, "
+                "y 0 .. 200), got (500, 20)"));
   CHECK(reports(r, "map.yaml:7: objects[5]: expected a radius >= 0.01 and <= 1000 metres, got 0"));
   CHECK(reports(r, "map.yaml:8: objects[6]: expected [kind, x, y, radius]"));
   CHECK(reports(r, "map.yaml:9: objects[7]: expected x, y and radius as numbers"));
 }
 
 TEST_CASE("static map: the shape of the file") {
-  CHECK(reports(load_map("- [tree, 1, 1, 1]\n"), "map.yaml:1: expected a map with the key objects"));
+  CHECK(
+      reports(load_map("- [tree, 1, 1, 1]\n"), "map.yaml:1: expected a map with the key objects"));
   CHECK(reports(load_map("trees: []\n"), "map.yaml:1: trees: unknown key; expected objects"));
   CHECK(reports(load_map("trees: []\n"), "objects: missing"));
   CHECK(reports(load_map("objects: 7\n"), "map.yaml:1: objects: expected a list, got 7"));
@@ -87,9 +89,11 @@ TEST_CASE("static map: room to spawn, and a bounded message per cell") {
   const StaticMapResult big = load_map("objects:\n  - [rock, 100, 100, 80]\n");
   CHECK(reports(big, "objects: the objects cover 20106 m^2, more than 50% of the world"));
   std::string crowded = "objects:\n";
-  for (std::size_t i = 0; i <= kMaxStaticObjectsPerCell; ++i) crowded += "  - [tree, 10, 10, 0.01]\n";
+  for (std::size_t i = 0; i <= kMaxStaticObjectsPerCell; ++i)
+    crowded += "  - [tree, 10, 10, 0.01]\n";
   const StaticMapResult full = load_map(crowded);
-  CHECK(reports(full, "more than 2048 objects have their centre in one static cell (column 0, row 0"));
+  CHECK(reports(full,
+                "more than 2048 objects have their centre in one static cell (column 0, row 0"));
   // On the world's far corner: the last cell (column 3, row 3 of 50 m), as the grid files it.
   std::string corner = "objects:\n";
   for (std::size_t i = 0; i <= kMaxStaticObjectsPerCell; ++i) {

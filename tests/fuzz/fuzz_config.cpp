@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } else {
     require(map.objects.empty(), "a refused map loads nothing");
-    for (const ConfigError& e : map.errors) require(!e.message.empty(), "a map error has a message");
+    for (const ConfigError& e : map.errors)
+      require(!e.message.empty(), "a map error has a message");
   }
   const LoadResult r = load_config_string(text, "fuzz.yaml");
   if (!r.ok()) {

@@ -106,8 +106,8 @@ TEST_CASE("precision: an NPC is engaged within the radius - released beyond radi
     }
     w.step(0.05);
     w.update_aoi();
-    const double d = std::hypot(w.entity(npc).x - w.entity(player).x,
-                                w.entity(npc).y - w.entity(player).y);
+    const double d =
+        std::hypot(w.entity(npc).x - w.entity(player).x, w.entity(npc).y - w.entity(player).y);
     expected = expected ? d <= outer : d <= r;
     CAPTURE(t);
     CAPTURE(d);

@@ -37,10 +37,9 @@ std::vector<Rock> lattice(double radius) {
 }
 
 std::string write_map(const std::vector<Rock>& rocks) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("zone-static-" + std::to_string(::getpid()) +
-                                                 ".yaml"))
-          .string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("zone-static-" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
   std::ofstream out(path);
   out << "objects:\n";
   for (const Rock& r : rocks) out << "  - [rock, " << r.x << ", " << r.y << ", " << r.r << "]\n";
@@ -146,10 +145,9 @@ TEST_CASE("static: a player walking at a rock stops at its rim and never gets in
 }
 
 TEST_CASE("static: a map that does not load stops the zone, naming the line") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("zone-bad-static-" + std::to_string(::getpid()) +
-                                                 ".yaml"))
-          .string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("zone-bad-static-" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
   std::ofstream(path) << "objects:\n  - [rock, 10, 10, 2]\n  - [boulder, 20, 20, 2]\n";
   Logger log(config::LogLevel::kError);
   try {

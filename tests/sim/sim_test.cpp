@@ -253,8 +253,10 @@ TEST_CASE("client-sim wander with precision tiers through 10% loss: still exact"
 // bots walk into objects and are stopped or slide.
 void static_case(double loss) {
   const std::vector<std::string> zone_args = {
-      "--npcs", "300", "--set", "static.map_file=" ZONE_SOURCE_DIR "/configs/maps/sample.yaml",
-      "--set", "static.view_radius=100", "--set", "network.client_bandwidth=64000"};
+      "--npcs", "300",
+      "--set",  "static.map_file=" ZONE_SOURCE_DIR "/configs/maps/sample.yaml",
+      "--set",  "static.view_radius=100",
+      "--set",  "network.client_bandwidth=64000"};
   std::string metrics;
   const nlohmann::json s = scenario_case("wander", loss, zone_args, &metrics);
   INFO("summary: ", s.dump(2));

@@ -313,7 +313,8 @@ TEST_CASE("truth check: a party member missing, a far stranger held, a wrong par
   }
 }
 
-TEST_CASE("truth check: precision tiers - each entity exact in its units, a wrong unit is a mismatch") {
+TEST_CASE(
+    "truth check: precision tiers - each entity exact in its units, a wrong unit is a mismatch") {
   // Ambient NPCs at 10 cm and 1/256 turn; players, and NPCs within 5 m of one, at 1 cm.
   const world::PrecisionParams precision{{1, 0}, {10, 8}, 5.0};
   Run run(120, precision);
