@@ -51,7 +51,9 @@ TEST_CASE("static world: spawns avoid objects - nothing ever ends a tick inside 
     std::vector<std::uint32_t> players;
     std::vector<test::Tour> tours;
     for (int i = 0; i < 12; ++i) {
-      players.push_back(w.spawn_player("p" + std::to_string(i)));
+      std::string name = "p";  // not "p" + ...: GCC 12 -O3 warns falsely (-Wrestrict)
+      name += std::to_string(i);
+      players.push_back(w.spawn_player(name));
       tours.push_back(test::square_tour(10.0 + i * 5.0, 190.0 - i * 5.0));
     }
     const double dt = 0.05;
