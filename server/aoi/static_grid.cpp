@@ -24,19 +24,55 @@ StaticGrid::StaticGrid(Bounds bounds, double cell_size, std::span<const StaticCi
       cols_(cells_along(bounds.max.x - bounds.min.x, cell_size)),
       rows_(cells_along(bounds.max.y - bounds.min.y, cell_size)),
       circles_(circles.begin(), circles.end()) {
-  // Counting sort by cell: one pass to count, a prefix sum, one pass to place. Circles
+  // Counting sorts by cell: one pass to count, a prefix sum, one pass to place. Circles
   // stay in index order within a cell.
-  cell_start_.assign(static_cast<std::size_t>(cols_) * rows_ + 1, 0);
+  const std::size_t cells = static_cast<std::size_t>(cols_) * rows_;
+  cell_start_.assign(cells + 1, 0);
+  touch_start_.assign(cells + 1, 0);
   for (const StaticCircle& c : circles_) {
     ++cell_start_[cell_of(c.x, c.y) + 1];
-    max_radius_ = std::max(max_radius_, c.radius);
+    const Span sp = span_of(c);
+    for (std::uint32_t r = sp.r0; r <= sp.r1; ++r) {
+      for (std::uint32_t col = sp.c0; col <= sp.c1; ++col) ++touch_start_[r * cols_ + col + 1];
+    }
   }
-  for (std::size_t i = 1; i < cell_start_.size(); ++i) cell_start_[i] += cell_start_[i - 1];
+  for (std::size_t i = 1; i <= cells; ++i) {
+    cell_start_[i] += cell_start_[i - 1];
+    touch_start_[i] += touch_start_[i - 1];
+  }
   by_cell_.resize(circles_.size());
+  touching_.resize(touch_start_.back());
   std::vector<std::uint32_t> next(cell_start_.begin(), cell_start_.end() - 1);
+  std::vector<std::uint32_t> next_touch(touch_start_.begin(), touch_start_.end() - 1);
   for (std::uint32_t i = 0; i < circles_.size(); ++i) {
-    by_cell_[next[cell_of(circles_[i].x, circles_[i].y)]++] = i;
+    const StaticCircle& c = circles_[i];
+    by_cell_[next[cell_of(c.x, c.y)]++] = i;
+    const Span sp = span_of(c);
+    for (std::uint32_t r = sp.r0; r <= sp.r1; ++r) {
+      for (std::uint32_t col = sp.c0; col <= sp.c1; ++col) {
+        touching_[next_touch[r * cols_ + col]++] = i;
+      }
+    }
   }
+}
+
+std::uint64_t StaticGrid::cells_touched(Bounds bounds, double cell_size, const StaticCircle& c) {
+  StaticGrid shape;
+  shape.bounds_ = bounds;
+  shape.cell_size_ = cell_size;
+  shape.cols_ = cells_along(bounds.max.x - bounds.min.x, cell_size);
+  shape.rows_ = cells_along(bounds.max.y - bounds.min.y, cell_size);
+  const Span sp = shape.span_of(c);
+  return static_cast<std::uint64_t>(sp.c1 - sp.c0 + 1) * (sp.r1 - sp.r0 + 1);
+}
+
+StaticGrid::Span StaticGrid::span_of(const StaticCircle& c) const {
+  const auto along = [&](double v, double lo, std::uint32_t n) {
+    return static_cast<std::uint32_t>(
+        std::clamp(std::floor((v - lo) / cell_size_), 0.0, static_cast<double>(n - 1)));
+  };
+  return {along(c.x - c.radius, bounds_.min.x, cols_), along(c.x + c.radius, bounds_.min.x, cols_),
+          along(c.y - c.radius, bounds_.min.y, rows_), along(c.y + c.radius, bounds_.min.y, rows_)};
 }
 
 std::uint32_t StaticGrid::cell_of(double x, double y) const {
@@ -55,24 +91,14 @@ std::span<const std::uint32_t> StaticGrid::cell(std::uint32_t col, std::uint32_t
 
 std::int64_t StaticGrid::first_containing(Vec2 p) const {
   if (circles_.empty() || !std::isfinite(p.x) || !std::isfinite(p.y)) return -1;
-  // A circle holding p has its centre within max_radius_ of p: the cells of that square.
-  const auto range = [&](double v, double lo, std::uint32_t n, double& a, double& b) {
-    a = std::clamp(std::floor((v - max_radius_ - lo) / cell_size_), 0.0, n - 1.0);
-    b = std::clamp(std::floor((v + max_radius_ - lo) / cell_size_), 0.0, n - 1.0);
-  };
-  double c0, c1, r0, r1;
-  range(p.x, bounds_.min.x, cols_, c0, c1);
-  range(p.y, bounds_.min.y, rows_, r0, r1);
-  std::int64_t found = -1;
-  for (auto row = static_cast<std::uint32_t>(r0); row <= static_cast<std::uint32_t>(r1); ++row) {
-    for (auto col = static_cast<std::uint32_t>(c0); col <= static_cast<std::uint32_t>(c1); ++col) {
-      for (const std::uint32_t i : cell(col, row)) {
-        const StaticCircle& c = circles_[i];
-        if (dist2(p, c.x, c.y) < c.radius * c.radius && (found < 0 || i < found)) found = i;
-      }
-    }
+  // Every circle holding p touches p's cell (a point outside the grid is read in the
+  // nearest edge cell, where every circle reaching out that far is filed too).
+  const std::uint32_t k = cell_of(p.x, p.y);
+  for (std::uint32_t j = touch_start_[k]; j < touch_start_[k + 1]; ++j) {
+    const StaticCircle& c = circles_[touching_[j]];
+    if (dist2(p, c.x, c.y) < c.radius * c.radius) return touching_[j];  // lowest index first
   }
-  return found;
+  return -1;
 }
 
 bool StaticGrid::blocked(Vec2 p) const {

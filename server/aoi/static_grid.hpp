@@ -2,7 +2,9 @@
 // nodes), in a coarse uniform grid built once and never updated (the grid AOI article's
 // multi-layer grid: a static layer beside the dynamic one). It answers two questions: which
 // circles lie in a cell (what to send a client), and where a move from a free point ends
-// when it runs into circles (collision).
+// when it runs into circles (collision). Each circle is filed twice: under the cell of its
+// centre (for sending), and under every cell its bounding box touches (for collision, so
+// a point test reads one cell's list however large the map's biggest circle is).
 #pragma once
 
 #include <cstdint>
@@ -22,8 +24,12 @@ struct StaticCircle {
 class StaticGrid {
  public:
   StaticGrid() = default;
-  // Each circle is filed under the cell holding its centre (clamped into the grid).
+  // Each circle is filed under the cell holding its centre (clamped into the grid), and
+  // under every cell its bounding box touches.
   StaticGrid(Bounds bounds, double cell_size, std::span<const StaticCircle> circles);
+  // Cells a circle's bounding box touches (clamped into the grid): the entries it takes
+  // in the collision lists (the map loader bounds their sum).
+  static std::uint64_t cells_touched(Bounds bounds, double cell_size, const StaticCircle& c);
 
   bool empty() const { return circles_.empty(); }
   std::size_t size() const { return circles_.size(); }
@@ -51,14 +57,21 @@ class StaticGrid {
   // The first circle (lowest index) holding p strictly inside, or -1.
   std::int64_t first_containing(Vec2 p) const;
 
+  // The column (row) range of a circle's bounding box, clamped into the grid.
+  struct Span {
+    std::uint32_t c0, c1, r0, r1;
+  };
+  Span span_of(const StaticCircle& c) const;
+
   Bounds bounds_{};
   double cell_size_ = 1.0;
-  double max_radius_ = 0.0;
   std::uint32_t cols_ = 0;
   std::uint32_t rows_ = 0;
   std::vector<StaticCircle> circles_;
-  std::vector<std::uint32_t> cell_start_;  // cols * rows + 1 offsets into by_cell_
-  std::vector<std::uint32_t> by_cell_;     // circle indices, grouped by cell
+  std::vector<std::uint32_t> cell_start_;   // cols * rows + 1 offsets into by_cell_
+  std::vector<std::uint32_t> by_cell_;      // circle indices by the cell of their centre
+  std::vector<std::uint32_t> touch_start_;  // cols * rows + 1 offsets into touching_
+  std::vector<std::uint32_t> touching_;     // circle indices by every cell they touch
 };
 
 }  // namespace zone::aoi

@@ -31,6 +31,8 @@ constexpr double kMaxCoordinate = 1.0e6;
 constexpr double kMaxGridCells = 16777216.0;
 // Cells of the static grid (static.*): each client keeps a bit per cell (8 KiB at most).
 constexpr double kMaxStaticCells = 65536;
+// Static cells within static.view_radius of a player: what one check lists and tests.
+constexpr std::uint64_t kMaxStaticCellsInView = 1024;
 // Chunks one player may hold (chunks.*): a ChunkUpdate of them all is 8 bytes each.
 constexpr std::uint64_t kMaxChunksLoaded = 1024;
 constexpr std::size_t kMaxZoneNameBytes = 64;
@@ -431,7 +433,7 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::precision, &PrecisionConfig::player_heading_bits>("precision.player_heading_bits", 16 - protocol::kMaxHeadingShift, 16),
     integer<&ZoneConfig::precision, &PrecisionConfig::npc_position_cm>("precision.npc_position_cm", 1, protocol::kMaxPositionUnitCm),
     integer<&ZoneConfig::precision, &PrecisionConfig::npc_heading_bits>("precision.npc_heading_bits", 16 - protocol::kMaxHeadingShift, 16),
-    real<&ZoneConfig::precision, &PrecisionConfig::engage_radius>("precision.engage_radius", closed(0, 10000)),
+    real<&ZoneConfig::precision, &PrecisionConfig::engage_radius>("precision.engage_radius", closed(0, 100)),
 
 
     boolean<&ZoneConfig::party, &GroupConfig::enabled>("party.enabled"),
@@ -509,7 +511,28 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.statics.cell_size == std::floor(c.statics.cell_size)) return std::nullopt;
       return fmt::format("expected a whole number of metres, got {}", c.statics.cell_size);
     }},
-    {{"static.cell_size", "world.max_x", "world.max_y"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+    {{"world.min_x", "world.min_y", "world.max_x", "world.max_y", "static.map_file"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // Clients place static objects in cells from the Welcome's float world bounds.
+      if (c.statics.map_file.empty()) return std::nullopt;
+      const WorldConfig& w = c.world;
+      for (const double v : {w.min_x, w.min_y, w.max_x, w.max_y}) {
+        if (v != std::floor(v)) {
+          return fmt::format("with a static map (static.map_file) the world's edges must be whole numbers of metres "
+                             "(clients file objects in cells from them), got {}", v);
+        }
+      }
+      return std::nullopt;
+    }},
+    {{"static.view_radius", "static.cell_size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      // A check lists every cell within the radius: bounded, like a player's chunks.
+      if (c.statics.map_file.empty()) return std::nullopt;
+      const std::uint64_t most = util::ChunkGrid::max_loaded(c.statics.cell_size, c.statics.view_radius);
+      if (most <= kMaxStaticCellsInView) return std::nullopt;
+      return fmt::format("with static.cell_size ({}) a player could have {} static cells in view, more than {}; "
+                         "expected a smaller radius or larger cells, got {}",
+                         c.statics.cell_size, most, kMaxStaticCellsInView, c.statics.view_radius);
+    }},
+    {{"static.cell_size", "world.min_x", "world.min_y", "world.max_x", "world.max_y"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       // Each client remembers which static cells it was sent: one bit a cell.
       if (c.statics.map_file.empty()) return std::nullopt;
       const double cells = std::ceil((c.world.max_x - c.world.min_x) / c.statics.cell_size) *

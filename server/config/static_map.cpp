@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "aoi/static_grid.hpp"
 #include "config/config_text.hpp"
+#include "protocol/quantize.hpp"
 
 namespace zone::config {
 
@@ -61,7 +63,14 @@ class StaticMapLoader {
       return;
     }
     std::size_t index = 0;
-    for (const YAML::Node& node : objects) object(node, index++);
+    for (const YAML::Node& node : objects) {
+      if (out_.errors.size() == kMaxStaticMapErrors) {
+        error("objects", line_of(node),
+              fmt::format("stopped after {} refused objects", kMaxStaticMapErrors));
+        return;
+      }
+      object(node, index++);
+    }
     if (out_.errors.empty()) totals(line_of(objects));
   }
 
@@ -78,9 +87,9 @@ class StaticMapLoader {
       return;
     }
     const auto kind = kind_of(to_raw(node[0]));
-    const auto x = number_of(to_raw(node[1]));
-    const auto y = number_of(to_raw(node[2]));
-    const auto r = number_of(to_raw(node[3]));
+    auto x = number_of(to_raw(node[1]));
+    auto y = number_of(to_raw(node[2]));
+    auto r = number_of(to_raw(node[3]));
     if (!kind) {
       error(key, line,
             fmt::format("expected the kind tree, rock or resource, got {}",
@@ -94,6 +103,16 @@ class StaticMapLoader {
                         describe_found(to_raw(node[3]))));
       return;
     }
+    // Whole centimetres, the way clients receive them (protocol/quantize.hpp), before any
+    // check: the server and its clients then file an object in the same cell.
+    const auto cm = [](double metres) {
+      return std::abs(metres) < 1e7
+                 ? protocol::dequantize_position(protocol::quantize_position(metres))
+                 : metres;  // far out: refused below, never rounded
+    };
+    x = cm(*x);
+    y = cm(*y);
+    r = cm(*r);
     const WorldConfig& w = config_.world;
     if (*x < w.min_x || *x > w.max_x || *y < w.min_y || *y > w.max_y) {
       error(
@@ -128,6 +147,18 @@ class StaticMapLoader {
     // The cell of each centre as the static grid files it: clamped into the grid, so an
     // object on the world's far edge counts in the last column or row.
     const double size = config_.statics.cell_size;
+    const aoi::Bounds bounds{{w.min_x, w.min_y}, {w.max_x, w.max_y}};
+    std::uint64_t entries = 0;
+    for (const StaticObjectSpec& o : out_.objects) {
+      entries += aoi::StaticGrid::cells_touched(bounds, size, {o.x, o.y, o.radius});
+    }
+    if (entries > kMaxStaticCellEntries) {
+      error("objects", line,
+            fmt::format("the objects reach into {} static cells in all (each counted for every "
+                        "cell its square touches), more than {}: expected fewer or smaller "
+                        "objects, or a larger static.cell_size",
+                        entries, kMaxStaticCellEntries));
+    }
     const double cols = std::max(1.0, std::ceil((w.max_x - w.min_x) / size));
     const double rows = std::max(1.0, std::ceil((w.max_y - w.min_y) / size));
     std::unordered_map<std::uint64_t, std::size_t> per_cell;

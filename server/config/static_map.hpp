@@ -19,6 +19,8 @@ namespace zone::config {
 
 enum class StaticKind : std::uint8_t { kTree = 0, kRock = 1, kResource = 2 };
 
+// Positions and radii are rounded to whole centimetres when loaded (as clients receive
+// them), and every check is made on the rounded values.
 struct StaticObjectSpec {
   StaticKind kind = StaticKind::kTree;
   double x = 0.0;  // metres, world coordinates
@@ -26,8 +28,16 @@ struct StaticObjectSpec {
   double radius = 0.0;  // metres: nothing walks closer to the centre
 };
 
-inline constexpr std::size_t kMaxStaticMapBytes = 16 * 1024 * 1024;
+// About 40 bytes a line: a file at the object cap fits, and the YAML tree of a file of
+// this size stays a few hundred MB at worst.
+inline constexpr std::size_t kMaxStaticMapBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kMaxStaticObjects = 200000;
+// Refused objects reported before the loader stops reading.
+inline constexpr std::size_t kMaxStaticMapErrors = 100;
+// Entries of the collision lists: each object is listed under every static cell its
+// bounding box touches (aoi::StaticGrid), so a few huge objects on small cells cost
+// this much memory (4 bytes an entry).
+inline constexpr std::uint64_t kMaxStaticCellEntries = 4 * 1024 * 1024;
 inline constexpr double kMaxStaticRadius = 1000.0;  // metres
 // Objects whose centres share one static cell: one StaticObjects message holds a cell's
 // objects whole, so this bounds a message. An object is 20 bytes in it and a cell 8, so a

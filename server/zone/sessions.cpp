@@ -444,7 +444,6 @@ void Sessions::update_statics(std::uint32_t tick, std::span<net::SendBatch> out)
   const aoi::StaticGrid& grid = world_.static_grid();
   if (grid.empty()) return;
   const config::StaticConfig& sc = config_.statics;
-  const bool due = tick % sc.interval_ticks == 0;
   const config::WorldConfig& w = config_.world;
   const util::ChunkGrid cells{w.min_x, w.min_y, w.max_x, w.max_y, grid.cell_size()};
   const std::span<const world::StaticObject> objects = world_.statics();
@@ -464,6 +463,9 @@ void Sessions::update_statics(std::uint32_t tick, std::span<net::SendBatch> out)
   };
   for (auto& host : table_) {
     for (Session& s : host) {
+      // Each player on its own tick of the interval (by its slot): the checks of a full
+      // zone spread over the interval instead of landing on one tick.
+      const bool due = (tick + s.player_slot) % sc.interval_ticks == 0;
       if (s.phase != Session::Phase::kPlaying || (!due && s.statics_checked)) continue;
       s.statics_checked = true;
       s.static_sent.resize((grid.cell_count() + 63) / 64, 0);

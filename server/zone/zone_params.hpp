@@ -55,13 +55,8 @@ inline world::StaticParams make_static_params(const config::StaticMapResult& map
   objects->reserve(map.objects.size());
   std::uint32_t id = 0;
   for (const config::StaticObjectSpec& o : map.objects) {
-    // Whole centimetres, as clients receive them: both sides then place an object in the
-    // same static cell and collide with the same circle.
-    const auto cm = [](double metres) {
-      return protocol::dequantize_position(protocol::quantize_position(metres));
-    };
-    objects->push_back(
-        {++id, static_cast<world::StaticKind>(o.kind), cm(o.x), cm(o.y), cm(o.radius)});
+    // Already whole centimetres (the loader rounds them as clients receive them).
+    objects->push_back({++id, static_cast<world::StaticKind>(o.kind), o.x, o.y, o.radius});
   }
   return {std::move(objects), c.cell_size};
 }

@@ -61,7 +61,8 @@ TEST_CASE("static grid: every circle filed once, under the cell of its centre") 
 TEST_CASE("static grid: blocked agrees with brute force, large circles across cells included") {
   std::mt19937_64 rng(5);
   const Bounds world{{0.0, 0.0}, {200.0, 200.0}};
-  const std::vector<StaticCircle> cs = random_circles(rng, 300, 200.0, 20.0);
+  std::vector<StaticCircle> cs = random_circles(rng, 300, 200.0, 20.0);
+  cs.push_back({150.0, 40.0, 70.0});  // one huge one, across dozens of cells and the edge
   const StaticGrid g(world, 16.0, cs);
   std::uniform_real_distribution<double> p(-10.0, 210.0);
   int blocked = 0;

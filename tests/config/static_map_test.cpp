@@ -108,6 +108,41 @@ TEST_CASE("static map: room to spawn, and a bounded message per cell") {
   CHECK(load_map(spread).ok());
 }
 
+TEST_CASE("static map: positions are whole centimetres, and checked as such") {
+  const StaticMapResult r = load_map(
+      "objects:\n"
+      "  - [tree, 10.004, 20.006, 0.504]\n"
+      "  - [rock, 200.004, 0, 1]\n");  // rounds onto the world's edge: inside
+  REQUIRE_MESSAGE(r.ok(), r.error_report());
+  CHECK(r.objects[0].x == 10.0);
+  CHECK(r.objects[0].y == 20.01);
+  CHECK(r.objects[0].radius == 0.5);
+  CHECK(r.objects[1].x == 200.0);
+  // 49.996 m rounds to 50.00 m: the second cell (of 50 m), where the cap is counted.
+  std::string edge = "objects:\n";
+  for (std::size_t i = 0; i <= kMaxStaticObjectsPerCell; ++i) {
+    edge += i % 2 ? "  - [tree, 49.996, 10, 0.01]\n" : "  - [tree, 60, 10, 0.01]\n";
+  }
+  CHECK(reports(load_map(edge), "one static cell (column 1, row 0"));
+}
+
+TEST_CASE("static map: huge objects on small cells, and a flood of bad lines, are bounded") {
+  ZoneConfig c = world_200();
+  c.world = {0.0, 0.0, 2000.0, 2000.0};
+  c.statics.cell_size = 8.0;
+  // Radius 300 m on 8 m cells: 76 x 76 = 5,776 cells each; 800 of them > 4 Mi entries.
+  std::string huge = "objects:\n";
+  for (int i = 0; i < 800; ++i) huge += "  - [rock, 1000, 1000, 300]\n";
+  c.world.max_x = c.world.max_y = 2000.0;
+  const StaticMapResult r = load_static_map_string(huge, "map.yaml", c);
+  CHECK(reports(r, "static cells in all"));
+  std::string bad = "objects:\n";
+  for (int i = 0; i < 500; ++i) bad += "  - [bush, 1, 1, 1]\n";
+  const StaticMapResult flood = load_map(bad);
+  CHECK(flood.errors.size() == kMaxStaticMapErrors + 1);
+  CHECK(reports(flood, "stopped after 100 refused objects"));
+}
+
 TEST_CASE("static map: configs/maps/sample.yaml loads for the default world") {
   const StaticMapResult r = load_static_map_file(
       std::string(ZONE_SOURCE_DIR) + "/configs/maps/sample.yaml", ZoneConfig{});
@@ -133,4 +168,21 @@ TEST_CASE("static map: the static grid's cell size is checked with the config") 
   // Without a map the cell count does not matter.
   c.statics.map_file.clear();
   CHECK(validate(c).empty());
+  // With a map: whole-metre world edges, and a bounded number of cells in view.
+  c = ZoneConfig{};
+  c.statics.map_file = "map.yaml";
+  c.world.min_x = -0.5;
+  errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("with a static map (static.map_file) the world's edges must be "
+                               "whole numbers of metres") == 0);
+  c = ZoneConfig{};
+  c.statics.map_file = "map.yaml";
+  c.statics.cell_size = 8.0;
+  c.statics.view_radius = 200.0;  // (50 + 2)^2 = 2,704 cells
+  errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "static.view_radius");
+  CHECK(errors[0].message.find("a player could have 2704 static cells in view, more than 1024") !=
+        std::string::npos);
 }
