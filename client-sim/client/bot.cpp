@@ -129,21 +129,9 @@ void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
 void Bot::check_chunks() {
   PendingChunkCheck& p = chunk_check_;
   if (p.tick == 0 || light_) return;
-  const replica::Frame* frame = replica_.frame_at(p.tick);
-  if (frame == nullptr) {
-    // Not complete yet; once the bot holds newer frames only, it never will be.
-    if (replica_.ack_tick() > p.tick + 64) {
-      ++chunks_.skipped;
-      p.tick = 0;
-    }
-    return;
-  }
-  ++chunks_.checks;
-  // The server decides on the exact position, the frame holds it to its unit (a
-  // centimetre unless precision.player_position_cm says otherwise).
-  const double kSlack = 0.02 + protocol::position_unit_cm(frame->self) * protocol::kPositionStep;
-  const double x = protocol::position_metres(frame->self, protocol::kX);
-  const double y = protocol::position_metres(frame->self, protocol::kY);
+  const auto at = chunks_.position_at(replica_, p.tick);
+  if (!at) return;
+  const double x = at->x, y = at->y, kSlack = at->slack;
   std::vector<util::ChunkCoord> near;
   p.grid.within(x, y, std::max(0.0, p.load_radius - kSlack), near);
   const std::vector<util::ChunkCoord>& loaded = chunks_.loaded;

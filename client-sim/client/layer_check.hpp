@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "protocol/quantize.hpp"
+#include "replica/frame_replica.hpp"
 
 namespace zone::client {
 
@@ -18,6 +22,28 @@ struct LayerCheck {
 
   void fail(std::string what) {
     if (mismatches++ == 0) first_mismatch = std::move(what);
+  }
+
+  // The bot's own position in its frame of `tick` (a message waiting for its check), in
+  // metres, with the slack its rounding needs: the server decided on the exact position,
+  // the frame holds it to half its unit. Nothing while that frame is incomplete; once the
+  // bot holds only newer frames it never will be, and the check is skipped (tick = 0).
+  struct Position {
+    double x, y, slack;
+  };
+  std::optional<Position> position_at(const replica::FrameReplica& replica, std::uint32_t& tick) {
+    const replica::Frame* frame = replica.frame_at(tick);
+    if (frame == nullptr) {
+      if (replica.ack_tick() > tick + 64) {
+        ++skipped;
+        tick = 0;
+      }
+      return std::nullopt;
+    }
+    ++checks;
+    return Position{protocol::position_metres(frame->self, protocol::kX),
+                    protocol::position_metres(frame->self, protocol::kY),
+                    0.02 + protocol::position_unit_cm(frame->self) * protocol::kPositionStep};
   }
 };
 

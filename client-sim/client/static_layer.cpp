@@ -19,14 +19,6 @@ std::uint64_t key_of(util::ChunkCoord c) {
 
 }  // namespace
 
-util::ChunkCoord static_cell_of(const util::ChunkGrid& grid, double x, double y) {
-  const auto along = [&](double v, double lo, std::int32_t n) {
-    const double c = std::floor((v - lo) / grid.size);
-    return static_cast<std::int32_t>(std::clamp(c, 0.0, static_cast<double>(n - 1)));
-  };
-  return {along(x, grid.min_x, grid.cols()), along(y, grid.min_y, grid.rows())};
-}
-
 bool StaticTruth::parse(const std::string& json, StaticTruth& out, std::string& error) {
   try {
     const auto j = nlohmann::json::parse(json);
@@ -42,8 +34,8 @@ bool StaticTruth::parse(const std::string& json, StaticTruth& out, std::string& 
       item.x = protocol::quantize_position(o.at(2).get<double>());
       item.y = protocol::quantize_position(o.at(3).get<double>());
       item.radius = static_cast<std::uint32_t>(protocol::quantize_position(o.at(4).get<double>()));
-      const util::ChunkCoord cell = static_cell_of(grid, protocol::dequantize_position(item.x),
-                                                   protocol::dequantize_position(item.y));
+      const util::ChunkCoord cell = grid.cell_of(protocol::dequantize_position(item.x),
+                                                 protocol::dequantize_position(item.y));
       out.cells[cell].push_back(item);
     }
     for (auto& [cell, items] : out.cells) {
@@ -90,8 +82,8 @@ void StaticLayer::on_message(const protocol::StaticObjects& m) {
       if (!objects_.emplace(item.id, item).second) {
         info_.fail(fmt::format("tick {}: static object {} sent twice", tick, item.id));
       }
-      const util::ChunkCoord cell = static_cell_of(grid, protocol::dequantize_position(item.x),
-                                                   protocol::dequantize_position(item.y));
+      const util::ChunkCoord cell = grid.cell_of(protocol::dequantize_position(item.x),
+                                                 protocol::dequantize_position(item.y));
       const auto it = sent.find(cell);
       if (it == sent.end()) {
         info_.fail(
@@ -129,20 +121,9 @@ void StaticLayer::on_message(const protocol::StaticObjects& m) {
 
 void StaticLayer::check(const replica::FrameReplica& replica) {
   if (pending_.tick == 0) return;
-  const replica::Frame* frame = replica.frame_at(pending_.tick);
-  if (frame == nullptr) {
-    // Not complete yet; once the bot holds newer frames only, it never will be.
-    if (replica.ack_tick() > pending_.tick + 64) {
-      ++info_.skipped;
-      pending_.tick = 0;
-    }
-    return;
-  }
-  ++info_.checks;
-  // The server decided on its exact position; the frame holds it to half a unit.
-  const double slack = 0.02 + protocol::position_unit_cm(frame->self) * protocol::kPositionStep;
-  const double x = protocol::position_metres(frame->self, protocol::kX);
-  const double y = protocol::position_metres(frame->self, protocol::kY);
+  const auto at = info_.position_at(replica, pending_.tick);
+  if (!at) return;
+  const double x = at->x, y = at->y, slack = at->slack;
   util::ChunkGrid grid = world_;
   grid.size = pending_.cell_size;
   std::vector<util::ChunkCoord> near;

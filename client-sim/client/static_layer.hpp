@@ -37,9 +37,6 @@ struct StaticTruth {
   static bool parse(const std::string& json, StaticTruth& out, std::string& error);
 };
 
-// The cell of a point, clamped into the world, as the server files an object.
-util::ChunkCoord static_cell_of(const util::ChunkGrid& grid, double x, double y);
-
 struct StaticInfo : LayerCheck {
   std::uint64_t objects_received = 0;
   std::uint64_t truth_cells = 0;  // cells compared with the map's truth

@@ -177,13 +177,17 @@ std::string format_error(const ConfigError& error, std::string_view source) {
   return out;
 }
 
-std::string LoadResult::error_report() const {
+std::string format_errors(std::span<const ConfigError> errors, std::string_view source) {
   std::string out;
   for (const ConfigError& e : errors) {
     out += format_error(e, source);
     out += '\n';
   }
   return out;
+}
+
+std::string LoadResult::error_report() const {
+  return format_errors(errors, source);
 }
 
 LoadResult load_config_string(std::string_view yaml, std::string source_name) {

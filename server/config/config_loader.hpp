@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ struct ConfigError {
 // key is empty, the FILE part when source is empty.
 //   "configs/zone.yaml:14: aoi.cell_size: expected a number > 0 and <= 10000, got -5"
 std::string format_error(const ConfigError& error, std::string_view source);
+// Every error through format_error(), one per line, each ending in '\n' (the
+// error_report() of the loaders' results).
+std::string format_errors(std::span<const ConfigError> errors, std::string_view source);
 
 struct LoadResult {
   ZoneConfig config;                // valid only when ok(); defaults where the file is silent

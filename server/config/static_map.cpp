@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numbers>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "aoi/static_grid.hpp"
 #include "config/config_text.hpp"
 #include "protocol/quantize.hpp"
+#include "util/chunk_grid.hpp"
 
 namespace zone::config {
 
@@ -159,21 +160,16 @@ class StaticMapLoader {
                         "objects, or a larger static.cell_size",
                         entries, kMaxStaticCellEntries));
     }
-    const double cols = std::max(1.0, std::ceil((w.max_x - w.min_x) / size));
-    const double rows = std::max(1.0, std::ceil((w.max_y - w.min_y) / size));
-    std::unordered_map<std::uint64_t, std::size_t> per_cell;
+    const util::ChunkGrid cells{w.min_x, w.min_y, w.max_x, w.max_y, size};
+    std::map<util::ChunkCoord, std::size_t> per_cell;
     for (const StaticObjectSpec& o : out_.objects) {
-      const auto col = static_cast<std::uint64_t>(
-          std::clamp(std::floor((o.x - w.min_x) / size), 0.0, cols - 1.0));
-      const auto row = static_cast<std::uint64_t>(
-          std::clamp(std::floor((o.y - w.min_y) / size), 0.0, rows - 1.0));
-      const std::size_t n = ++per_cell[(row << 32) | col];
-      if (n == kMaxStaticObjectsPerCell + 1) {
+      const util::ChunkCoord cell = cells.cell_of(o.x, o.y);
+      if (++per_cell[cell] == kMaxStaticObjectsPerCell + 1) {
         error("objects", line,
               fmt::format(
                   "more than {} objects have their centre in one static cell (column {}, row {} "
                   "of {} m): expected fewer, or a smaller static.cell_size",
-                  kMaxStaticObjectsPerCell, col, row, size));
+                  kMaxStaticObjectsPerCell, cell.col, cell.row, size));
       }
     }
   }
@@ -185,12 +181,7 @@ class StaticMapLoader {
 }  // namespace
 
 std::string StaticMapResult::error_report() const {
-  std::string out;
-  for (const ConfigError& e : errors) {
-    out += format_error(e, source);
-    out += '\n';
-  }
-  return out;
+  return format_errors(errors, source);
 }
 
 StaticMapResult load_static_map_string(std::string_view yaml, std::string source_name,

@@ -380,9 +380,7 @@ std::vector<std::size_t> WorldMap::neighbours(std::size_t index) const {
 }
 
 std::string WorldMapResult::error_report() const {
-  std::string out;
-  for (const ConfigError& e : errors) out += format_error(e, source) + "\n";
-  return out;
+  return format_errors(errors, source);
 }
 
 WorldMapResult load_world_map_string(std::string_view yaml, std::string source_name) {

@@ -91,20 +91,12 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
           o.y - o.radius > w.y1) {
         continue;
       }
-      ++statics_in_window;
+      if (++statics_in_window > kMaxStaticsShown) continue;  // counted, not written
+      if (!statics.empty()) statics += ',';
+      fmt::format_to(std::back_inserter(statics), "{:.2f},{:.2f},{:.2f},{}", o.x, o.y, o.radius,
+                     static_cast<int>(o.kind));
     }
-    if (statics_in_window <= kMaxStaticsShown) {
-      statics.reserve(statics_in_window * 28);
-      for (const world::StaticObject& o : *f.statics) {
-        if (o.x + o.radius < w.x0 || o.x - o.radius > w.x1 || o.y + o.radius < w.y0 ||
-            o.y - o.radius > w.y1) {
-          continue;
-        }
-        if (!statics.empty()) statics += ',';
-        fmt::format_to(std::back_inserter(statics), "{:.2f},{:.2f},{:.2f},{}", o.x, o.y, o.radius,
-                       static_cast<int>(o.kind));
-      }
-    }
+    if (statics_in_window > kMaxStaticsShown) statics.clear();
   }
   // Cell populations over the visible cells (row-major from col0,row0), for shading.
   std::string cells;

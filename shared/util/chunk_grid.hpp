@@ -28,6 +28,13 @@ struct ChunkGrid {
   std::int32_t cols() const { return count(max_x - min_x); }
   std::int32_t rows() const { return count(max_y - min_y); }
 
+  // The chunk holding (x, y), clamped into the world's columns and rows (a point on the
+  // world's maximum edge is in the last column or row).
+  ChunkCoord cell_of(double x, double y) const {
+    return {std::clamp<std::int32_t>(index((x - min_x) / size), 0, cols() - 1),
+            std::clamp<std::int32_t>(index((y - min_y) / size), 0, rows() - 1)};
+  }
+
   // Distance (metres) from (x, y) to the chunk's square; 0 inside it.
   double distance(ChunkCoord c, double x, double y) const {
     const double x0 = min_x + c.col * size, y0 = min_y + c.row * size;
