@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "net/enet_host.hpp"
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
   std::string scenario_name = "wander";
   std::string scenario_dir = ZONE_SCENARIO_DIR;
   std::string summary_path;
-  std::string truth;
+  std::vector<std::string> truth;
   std::string truth_token_file;
   std::vector<std::string> fail_if_text;
   zone::sim::SwarmOptions o;
@@ -83,9 +84,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "random seed for bot behaviour")->capture_default_str();
   app.add_option("--summary-json", summary_path, "write the summary as JSON to this file");
-  app.add_option(
-      "--truth", truth,
-      "verification mode: the server's admin HOST:PORT (needs debug.truth on the server)");
+  app.add_option("--truth", truth,
+                 "verification mode: the server's admin HOST:PORT (needs debug.truth on the "
+                 "server); in a world of zones, once per zone the bots may go to: each bot is "
+                 "checked against the zone it is in");
   app.add_option("--truth-token-file", truth_token_file,
                  "file holding the server's admin token for --truth (default: the "
                  "ZONE_ADMIN_TOKEN environment variable)");
@@ -121,14 +123,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--server '%s': expected HOST:PORT\n", server.c_str());
     return 2;
   }
-  if (!truth.empty()) {
-    std::string host;
-    if (!split_host_port(truth, host, o.truth_port)) {
-      std::fprintf(stderr, "--truth '%s': expected HOST:PORT of the admin endpoint\n",
-                   truth.c_str());
+  for (const std::string& t : truth) {
+    zone::sim::TruthSource source;
+    if (!split_host_port(t, source.host, source.port)) {
+      std::fprintf(stderr, "--truth '%s': expected HOST:PORT of the admin endpoint\n", t.c_str());
       return 2;
     }
-    o.truth_host = host;
+    o.truth.push_back(source);
+  }
+  if (!truth.empty()) {
     if (!truth_token_file.empty()) {
       if (!read_token(truth_token_file, o.truth_token)) {
         std::fprintf(stderr, "--truth-token-file '%s': cannot read a token from it\n",
@@ -165,7 +168,7 @@ int main(int argc, char** argv) {
   fmt::print(stderr,
              "client-sim: {} bots on {} thread(s) -> {}, scenario '{}', ramp {}/s, {} s{}\n",
              o.bots, swarm.threads(), server, loaded.scenario.name, o.ramp_per_s, o.duration_s,
-             o.truth_host ? fmt::format(", truth check via {}", truth) : "");
+             truth.empty() ? "" : fmt::format(", truth check via {}", fmt::join(truth, ", ")));
   swarm.run();
   const zone::sim::Summary summary = swarm.summary();
   const std::string json = summary.to_json().dump(2);
@@ -179,6 +182,11 @@ int main(int argc, char** argv) {
     failed = true;
     fmt::print(stderr, "FAIL: {} protocol violations, first ones:\n", summary.protocol_violations);
     for (const auto& d : swarm.violation_details()) fmt::print(stderr, "  {}\n", d);
+  }
+  if (summary.transfer_id_changes > 0) {
+    failed = true;
+    fmt::print(stderr, "FAIL: {} of {} transfers arrived under another entity id\n",
+               summary.transfer_id_changes, summary.transfers);
   }
   if (summary.truth_mismatches > 0) {
     failed = true;

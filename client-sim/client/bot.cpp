@@ -28,8 +28,24 @@ void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t 
   phase_ = Phase::kConnecting;
 }
 
+std::shared_ptr<const StaticTruth> Bot::statics_for(const std::string& zone) const {
+  if (static_truth_ || zone_statics_ == nullptr) return static_truth_;
+  const auto it = zone_statics_->find(zone);
+  return it == zone_statics_->end() ? nullptr : it->second;
+}
+
+void Bot::connect_transfer(net::EnetHost& host) {
+  peer_ = host.connect(transfer_.host, transfer_.port);
+  phase_ = Phase::kConnecting;
+  arriving_ = true;
+  transfer_pending_ = false;
+  ++transfers_;
+}
+
 void Bot::on_connect(net::EnetHost& host) {
-  protocol::build_hello(fbb_, protocol_version_, name_);
+  protocol::build_hello(
+      fbb_, protocol_version_, name_,
+      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>());
   host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
   ++counters_.packets_out;
   counters_.bytes_out += fbb_.GetSize();
@@ -38,7 +54,10 @@ void Bot::on_connect(net::EnetHost& host) {
 
 void Bot::on_disconnect(std::uint32_t reason) {
   disconnect_reason_ = reason;
-  phase_ = Phase::kClosed;
+  phase_ = transfer_pending_ &&
+                   reason == static_cast<std::uint32_t>(protocol::DisconnectReason::Transferred)
+               ? Phase::kTransferring
+               : Phase::kClosed;
 }
 
 void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
@@ -63,13 +82,28 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     return;
   }
   if (const protocol::Welcome* w = packet->message_as_Welcome()) {
-    welcome_ = {w->entity_id(),   w->server_tick(), w->tick_rate(),   w->view_radius(),
-                w->hysteresis(),  w->world_min_x(), w->world_min_y(), w->world_max_x(),
-                w->world_max_y(), w->aoi_enabled(), w->max_speed()};
+    welcome_ = {w->entity_id(),   w->server_tick(),
+                w->tick_rate(),   w->view_radius(),
+                w->hysteresis(),  w->world_min_x(),
+                w->world_min_y(), w->world_max_x(),
+                w->world_max_y(), w->aoi_enabled(),
+                w->max_speed(),   w->zone() != nullptr ? w->zone()->str() : std::string()};
+    if (arriving_ && w->entity_id() != transfer_.entity_id) ++transfer_id_changes_;
+    arriving_ = false;
+    // A new zone counts its own ticks: the replica starts again from its first snapshot,
+    // which holds everything in view.
     replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()});
     statics_.reset({w->world_min_x(), w->world_min_y(), w->world_max_x(), w->world_max_y(), 1.0},
-                   static_truth_);
+                   statics_for(welcome_.zone));
     phase_ = Phase::kPlaying;
+  } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
+    transfer_.zone = t->zone() != nullptr ? t->zone()->str() : std::string();
+    transfer_.host = t->host() != nullptr ? t->host()->str() : std::string();
+    transfer_.port = t->port();
+    transfer_.token.clear();
+    if (t->token() != nullptr) transfer_.token.assign(t->token()->begin(), t->token()->end());
+    transfer_.entity_id = t->entity_id();
+    transfer_pending_ = true;
   } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
     welcome_.view_radius = p->view_radius();
     welcome_.hysteresis = p->hysteresis();

@@ -30,6 +30,16 @@ struct WelcomeInfo {
   float world_min_x = 0.0f, world_min_y = 0.0f, world_max_x = 0.0f, world_max_y = 0.0f;
   bool aoi_enabled = true;
   float max_speed = 0.0f;
+  std::string zone;  // the zone's name
+};
+
+// A Transfer the server sent (a world of zones): where to reconnect, with what.
+struct TransferInfo {
+  std::string zone;
+  std::string host;
+  std::uint16_t port = 0;
+  std::vector<std::uint8_t> token;
+  std::uint32_t entity_id = 0;
 };
 
 // The bot's party or guild as the server last described it (PartyStatus, GuildStatus).
@@ -60,12 +70,28 @@ struct BotCounters {
 
 class Bot {
  public:
-  enum class Phase : std::uint8_t { kIdle, kConnecting, kAwaitingWelcome, kPlaying, kClosed };
+  // kTransferring: the server sent a Transfer and closed the connection (Transferred);
+  // the owner reconnects the bot to the new zone (connect_transfer).
+  enum class Phase : std::uint8_t {
+    kIdle,
+    kConnecting,
+    kAwaitingWelcome,
+    kPlaying,
+    kTransferring,
+    kClosed
+  };
 
   explicit Bot(std::string name) : name_(std::move(name)) {}
 
   // Starts connecting; the host delivers the connect event later.
   void connect(net::EnetHost& host, const std::string& server, std::uint16_t port);
+  // After a Transfer: connects to the new zone, to say Hello with the transfer token.
+  void connect_transfer(net::EnetHost& host);
+  const TransferInfo& transfer() const { return transfer_; }
+  std::uint64_t transfers() const { return transfers_; }
+  // Transfers after which the new zone's Welcome named another entity than the
+  // Transfer did (the player's id must not change).
+  std::uint64_t transfer_id_changes() const { return transfer_id_changes_; }
   // Routed network events.
   void on_connect(net::EnetHost& host);
   void on_disconnect(std::uint32_t reason);
@@ -84,6 +110,9 @@ class Bot {
   void set_static_truth(std::shared_ptr<const StaticTruth> truth) {
     static_truth_ = std::move(truth);
   }
+  // Same, by zone (the Welcome's zone name picks one); used when no single map was set.
+  // `truths` must outlive the bot.
+  void set_zone_statics(const ZoneStatics* truths) { zone_statics_ = truths; }
   // Checks the last ChunkUpdate against the bot's own position at its tick once the
   // frame of that tick is complete (on_packet calls it as frames arrive).
   void check_chunks();
@@ -121,6 +150,8 @@ class Bot {
   ChunkInfo chunks_;
   StaticLayer statics_;
   std::shared_ptr<const StaticTruth> static_truth_;
+  const ZoneStatics* zone_statics_ = nullptr;
+  std::shared_ptr<const StaticTruth> statics_for(const std::string& zone) const;
   struct PendingChunkCheck {
     std::uint32_t tick = 0;  // 0: none
     util::ChunkGrid grid;
@@ -130,6 +161,11 @@ class Bot {
   void send_reliable(net::EnetHost& host);
   replica::FrameReplica replica_;
   std::uint32_t disconnect_reason_ = 0;
+  TransferInfo transfer_;
+  bool transfer_pending_ = false;  // a Transfer came: the coming goodbye is expected
+  bool arriving_ = false;          // connected with a transfer token, awaiting the Welcome
+  std::uint64_t transfers_ = 0;
+  std::uint64_t transfer_id_changes_ = 0;
   std::uint32_t sequence_ = 0;
   std::uint16_t protocol_version_ = 0;  // 0: the current version
   BotCounters counters_;

@@ -22,6 +22,7 @@ std::uint64_t key_of(util::ChunkCoord c) {
 bool StaticTruth::parse(const std::string& json, StaticTruth& out, std::string& error) {
   try {
     const auto j = nlohmann::json::parse(json);
+    out.zone = j.value("zone", std::string());
     out.cell_size = j.at("cell_size").get<double>();
     out.cells.clear();
     const auto& w = j.at("world");

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -31,11 +32,15 @@ struct StaticItem {
 
 // The zone's map as /debug/static gives it, filed by cell, each cell's objects by id.
 struct StaticTruth {
+  std::string zone;  // the zone's name
   double cell_size = 0.0;
   std::map<util::ChunkCoord, std::vector<StaticItem>> cells;
   // Parses the JSON of /debug/static; false (with the reason) if malformed.
   static bool parse(const std::string& json, StaticTruth& out, std::string& error);
 };
+
+// Static maps by zone name (a world of zones: each zone has its own).
+using ZoneStatics = std::map<std::string, std::shared_ptr<const StaticTruth>>;
 
 struct StaticInfo : LayerCheck {
   std::uint64_t objects_received = 0;

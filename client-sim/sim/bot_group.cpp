@@ -64,9 +64,11 @@ GroupStats BotGroup::sample() const {
   return published_;
 }
 
-std::future<FramesTaken> BotGroup::take_frames(std::uint32_t from, std::uint32_t to) {
+std::future<FramesTaken> BotGroup::take_frames(const std::string& zone, std::uint32_t from,
+                                               std::uint32_t to) {
   std::lock_guard lock(mutex_);
   pending_take_.emplace();
+  pending_take_->zone = zone;
   pending_take_->from = from;
   pending_take_->to = to;
   return pending_take_->taken.get_future();
@@ -94,6 +96,7 @@ void BotGroup::serve_truth_requests() {
     FramesTaken by_tick;
     for (const Slot& slot : slots_) {
       if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+      if (slot.bot->welcome().zone != take->zone) continue;
       const TakenFrame& t =
           taken_.emplace_back(take_frame(slot.bot->replica(), slot.bot->welcome().entity_id,
                                          slot.bot->name(), take->from, take->to));
@@ -106,7 +109,7 @@ void BotGroup::serve_truth_requests() {
 void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   Slot& slot = slots_[index];
   slot.bot = std::make_unique<client::Bot>(fmt::format("bot-{}", options_.first_bot + index));
-  slot.bot->set_static_truth(options_.static_truth);
+  slot.bot->set_zone_statics(&options_.static_truth);
   slot.bot->set_light(options_.light);
   slot.bot->connect(*hosts_[slot.host], options_.server_host, options_.server_port);
   bot_of_peer_[slot.host][slot.bot->peer().index] = static_cast<std::int32_t>(index);
@@ -125,6 +128,8 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
 void BotGroup::retire(Slot& slot) {
   if (!slot.bot) return;
   collect_violations(slot);
+  slot.past_transfers += slot.bot->transfers();
+  slot.past_transfer_id_changes += slot.bot->transfer_id_changes();
   const client::BotCounters& c = slot.bot->counters();
   slot.past.bytes_in += c.bytes_in;
   slot.past.bytes_out += c.bytes_out;
@@ -154,6 +159,22 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
     case net::NetEvent::Type::kDisconnect: {
       const bool joined = bot.phase() == client::Bot::Phase::kPlaying;
       bot.on_disconnect(ev.data);
+      if (bot.phase() == client::Bot::Phase::kTransferring) {
+        // Another zone took the player over: on to it, with the token. The counters of
+        // the old zone's session are banked; the replica starts again there.
+        collect_violations(slot);
+        slot.violations_seen = 0;
+        slot.past_enters += bot.replica().enters();
+        slot.past_leaves += bot.replica().leaves();
+        slot.past_statics.add(bot.statics(), bot.name());
+        slot.past_static_objects += bot.statics().objects_received;
+        slot.past_static_truth_cells += bot.statics().truth_cells;
+        bot_of_peer_[host][ev.peer.index] = -1;
+        bot.connect_transfer(*hosts_[host]);
+        bot_of_peer_[host][bot.peer().index] = index;
+        slot.counted_join = true;
+        break;
+      }
       if (!joined) {
         ++counters_.connect_failures;
       } else {
@@ -260,6 +281,8 @@ void BotGroup::publish() {
     s.statics.add(slot.past_statics);
     s.static_objects += slot.past_static_objects;
     s.static_truth_cells += slot.past_static_truth_cells;
+    s.transfers += slot.past_transfers;
+    s.transfer_id_changes += slot.past_transfer_id_changes;
     if (!slot.bot) continue;
     const client::Bot& b = *slot.bot;
     s.bytes_in += b.counters().bytes_in;
@@ -271,11 +294,14 @@ void BotGroup::publish() {
     s.statics.add(b.statics(), b.name());
     s.static_objects += b.statics().objects_received;
     s.static_truth_cells += b.statics().truth_cells;
+    s.transfers += b.transfers();
+    s.transfer_id_changes += b.transfer_id_changes();
     if (b.phase() != client::Bot::Phase::kPlaying) continue;
     ++s.playing;
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));
     s.view_sum += static_cast<double>(b.replica().current().entities.size());
-    s.newest_tick = std::max(s.newest_tick, b.ack_tick());
+    std::uint32_t& newest = s.newest_tick[b.welcome().zone];
+    newest = std::max(newest, b.ack_tick());
     if (b.party().id != 0) ++s.in_party;
     if (b.guild().id != 0) ++s.in_guild;
   }

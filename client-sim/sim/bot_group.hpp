@@ -36,7 +36,9 @@ struct GroupOptions {
   bool light = false;
   bool progress = true;  // print server disconnects to stderr
   // The zone's static map, for the bots' exact check of the static layer (or none).
-  std::shared_ptr<const client::StaticTruth> static_truth;
+  // Each zone's static map (by the Welcome's zone name), for the bots' exact check of
+  // the static layer; a bot in a zone without one checks against its position only.
+  client::ZoneStatics static_truth;
 };
 
 // What a group reports: counters since the start, and this moment's state.
@@ -46,11 +48,14 @@ struct GroupStats {
   std::uint32_t connect_failures = 0;
   std::uint32_t server_disconnects = 0;
   std::uint64_t bytes_in = 0, bytes_out = 0, packets_in = 0, enters = 0, leaves = 0;
-  double view_sum = 0.0;          // entities in view, summed over playing bots
-  std::vector<double> rtt_ms;     // one per playing bot
-  std::uint32_t newest_tick = 0;  // newest frame any bot holds
-  std::uint32_t in_party = 0;     // playing bots the server has in a party now
-  std::uint32_t in_guild = 0;     // ... in a guild now
+  double view_sum = 0.0;       // entities in view, summed over playing bots
+  std::vector<double> rtt_ms;  // one per playing bot
+  // Newest frame any bot holds, by zone (the Welcome's name): each zone counts its own.
+  std::map<std::string, std::uint32_t> newest_tick;
+  std::uint64_t transfers = 0;            // Transfers followed to another zone
+  std::uint64_t transfer_id_changes = 0;  // of those, arrivals under another entity id
+  std::uint32_t in_party = 0;             // playing bots the server has in a party now
+  std::uint32_t in_guild = 0;             // ... in a guild now
   // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions
   // included.
   client::LayerTotals chunks;
@@ -82,7 +87,8 @@ class BotGroup {
   // A truth check, step 1: at the thread's next pass, every playing bot's newest complete
   // frame at a tick in [from, to] is copied aside. The future gives the ticks of those
   // frames, each with the entity ids of the bots taken at it: the truth the check needs.
-  std::future<FramesTaken> take_frames(std::uint32_t from, std::uint32_t to);
+  std::future<FramesTaken> take_frames(const std::string& zone, std::uint32_t from,
+                                       std::uint32_t to);
   // Step 2: the frames taken are checked against `window` at the thread's next pass.
   void check(std::shared_ptr<const TruthWindow> window);
 
@@ -103,6 +109,7 @@ class BotGroup {
     std::uint64_t past_enters = 0, past_leaves = 0;
     client::LayerTotals past_chunks, past_statics;
     std::uint64_t past_static_objects = 0, past_static_truth_cells = 0;
+    std::uint64_t past_transfers = 0, past_transfer_id_changes = 0;
     std::size_t violations_seen = 0;
   };
 
@@ -115,6 +122,7 @@ class BotGroup {
   void groups(std::chrono::steady_clock::time_point now);
   void collect_violations(Slot& slot);
   void retire(Slot& slot);
+
   void publish();
   void goodbye();
   void serve_truth_requests();
@@ -131,6 +139,7 @@ class BotGroup {
   mutable std::mutex mutex_;
   GroupStats published_;
   struct TakeRequest {
+    std::string zone;
     std::uint32_t from = 0, to = 0;
     std::promise<FramesTaken> taken;
   };

@@ -39,7 +39,18 @@ std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const cli
       return {0.0f, 0.0f};
     case Movement::kWander: {
       d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;
-      steer_inside(d.heading, x, y, w);
+      if (!s.cross_zones) {
+        steer_inside(d.heading, x, y, w);
+      } else {
+        // The zone's edges are no obstacle, but the world's outer edges are, and the bot
+        // does not know where they are: stopped where it walked last tick, it turns round.
+        if (d.has_last && std::hypot(x - d.last_x, y - d.last_y) < 0.01) {
+          d.heading += std::numbers::pi * (0.75 + 0.5 * rng.u01());
+        }
+        d.has_last = true;
+        d.last_x = x;
+        d.last_y = y;
+      }
       return along(d.heading, s.speed);
     }
     case Movement::kHotspot: {
@@ -52,6 +63,18 @@ std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const cli
       }
       d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;  // mill around the square
       return along(d.heading, s.speed * 0.3);
+    }
+    case Movement::kRoute: {
+      // To each point in turn; the last step to a point is shortened to land on it.
+      const auto [tx, ty] = s.route[d.waypoint % s.route.size()];
+      const double dist = std::hypot(tx - x, ty - y);
+      if (dist < 0.05) {
+        d.waypoint = (d.waypoint + 1) % s.route.size();
+        return {0.0f, 0.0f};
+      }
+      d.heading = std::atan2(ty - y, tx - x);
+      const double step = w.max_speed * dt;
+      return along(d.heading, step > 0.0 ? std::min(s.speed, dist / step) : s.speed);
     }
     case Movement::kPatrol: {
       if (!d.anchored) {

@@ -17,6 +17,10 @@ struct DriverState {
   double anchor_y = 0.0;
   double axis = 0.0;  // patrol: leg direction, radians
   double sign = 1.0;
+  std::size_t waypoint = 0;  // route: the point walked to
+  bool has_last = false;     // cross_zones wander: where the bot was at the last input
+  double last_x = 0.0;
+  double last_y = 0.0;
 };
 
 // Returns (move_x, move_y) with length <= 1.

@@ -90,10 +90,11 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
   }
   Scenario& s = out.scenario;
   Reader r(path, out.errors);
-  r.known_keys(root,
-               {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
-                "patrol_length", "input_rate_hz", "churn", "party", "guild"},
-               "");
+  r.known_keys(
+      root,
+      {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
+       "patrol_length", "input_rate_hz", "cross_zones", "route", "churn", "party", "guild"},
+      "");
   s.name =
       root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
   if (root["description"]) s.description = root["description"].as<std::string>();
@@ -107,14 +108,47 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       s.movement = Movement::kHotspot;
     else if (v == "patrol")
       s.movement = Movement::kPatrol;
+    else if (v == "route")
+      s.movement = Movement::kRoute;
     else
-      r.error(m, "movement", "expected one of idle, wander, hotspot, patrol, got '" + v + "'");
+      r.error(m, "movement",
+              "expected one of idle, wander, hotspot, patrol, route, got '" + v + "'");
   }
   r.number(root, "speed", s.speed, 0.0, 1.0);
   r.number(root, "turn_rate", s.turn_rate, 0.0, 100.0);
   r.number(root, "arrive_radius", s.arrive_radius, 0.0, 1e6);
   r.number(root, "patrol_length", s.patrol_length, 1.0, 1e6);
   r.number(root, "input_rate_hz", s.input_rate_hz, 0.0, 1000.0);
+  if (const YAML::Node route = root["route"]) {
+    bool ok = route.IsSequence() && route.size() >= 2;
+    for (std::size_t i = 0; ok && i < route.size(); ++i) {
+      const YAML::Node pt = route[i];
+      ok = pt.IsSequence() && pt.size() == 2;
+      try {
+        if (ok) {
+          const double x = pt[0].as<double>(), y = pt[1].as<double>();
+          ok = std::isfinite(x) && std::isfinite(y);
+          s.route.emplace_back(x, y);
+        }
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      s.route.clear();
+      r.error(route, "route", "expected a list of at least two points [x, y] (world metres)");
+    }
+  }
+  if (s.movement == Movement::kRoute && s.route.empty() && !root["route"]) {
+    r.error(root, "route", "movement route needs a route: a list of points [x, y]");
+  }
+  if (const YAML::Node c = root["cross_zones"]) {
+    try {
+      s.cross_zones = c.as<bool>();
+    } catch (const YAML::Exception&) {
+      r.error(c, "cross_zones", "expected true or false");
+    }
+  }
   if (const YAML::Node t = root["target"]) {
     if (!t.IsMap()) {
       r.error(t, "target", "expected a map with x and y (fractions of the world, 0..1)");

@@ -4,11 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zone::sim {
 
-enum class Movement : std::uint8_t { kIdle, kWander, kHotspot, kPatrol };
+enum class Movement : std::uint8_t { kIdle, kWander, kHotspot, kPatrol, kRoute };
 
 struct Range {
   double min = 0.0;
@@ -26,9 +27,16 @@ struct Scenario {
   double arrive_radius = 20.0;   // metres: inside it, hotspot bots mill around
   double patrol_length = 300.0;  // metres per leg
   double input_rate_hz = 0.0;    // 0: one input per server tick
-  bool churn = false;            // bots quit and rejoin
-  Range session_s{3.0, 8.0};     // churn: connected time before quitting
-  Range offline_s{0.5, 2.0};     // churn: time before rejoining
+  // A world of zones: wanderers do not turn back at their zone's edges, so they walk
+  // into the neighbours' (and follow the Transfers); the server stops them at the
+  // world's outer edges.
+  bool cross_zones = false;
+  // Route: world points (metres) every bot walks to in turn, round and round; in a world
+  // of zones the route may run through several.
+  std::vector<std::pair<double, double>> route;
+  bool churn = false;         // bots quit and rejoin
+  Range session_s{3.0, 8.0};  // churn: connected time before quitting
+  Range offline_s{0.5, 2.0};  // churn: time before rejoining
   // Parties: bots form parties of this many (consecutive bot numbers share a key), 0 off.
   std::uint32_t party_size = 0;
   // Each bot leaves its party and joins it again after a time drawn from this range

@@ -27,6 +27,8 @@ nlohmann::json Summary::to_json() const {
       {"enters_total", enters_total},
       {"leaves_total", leaves_total},
       {"protocol_violations", protocol_violations},
+      {"transfers", transfers},
+      {"transfer_id_changes", transfer_id_changes},
       {"violations_by_kind", violations_by_kind},
       {"truth_rounds", truth_rounds},
       {"truth_expired_ticks", truth_expired_ticks},

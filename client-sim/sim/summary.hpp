@@ -31,6 +31,10 @@ struct Summary {
   std::uint64_t enters_total = 0;
   std::uint64_t leaves_total = 0;
   std::uint64_t protocol_violations = 0;
+  // A world of zones: Transfers followed, and arrivals under another entity id than
+  // the Transfer named (counted as violations: the id must not change).
+  std::uint64_t transfers = 0;
+  std::uint64_t transfer_id_changes = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
   // Ticks a window wanted that the server's history (debug.truth_history_ticks) had let

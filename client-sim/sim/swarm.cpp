@@ -43,10 +43,10 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
   std::uint32_t threads = options.threads;
   if (threads == 0) threads = std::min(cores, (options.bots + kBotsPerThread - 1) / kBotsPerThread);
   threads = std::clamp(threads, 1u, std::max(1u, options.bots));
-  const std::shared_ptr<const client::StaticTruth> statics = fetch_static_truth();
+  fetch_static_truths();
   for (std::uint32_t g = 0; g < threads; ++g) {
     GroupOptions o;
-    o.static_truth = statics;
+    o.static_truth = statics_;
     o.server_host = options.server_host;
     o.server_port = options.server_port;
     o.first_bot = options.bots * g / threads;
@@ -63,23 +63,31 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
 
 Swarm::~Swarm() = default;
 
-std::shared_ptr<const client::StaticTruth> Swarm::fetch_static_truth() {
-  if (!options_.truth_host) return nullptr;
-  httplib::Client http(*options_.truth_host, options_.truth_port);
-  http.set_connection_timeout(5);
-  http.set_read_timeout(10);
-  if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
-  auto res = http.Get("/debug/static");
-  auto truth = std::make_shared<client::StaticTruth>();
-  std::string error;
-  if (res && res->status == 200 && client::StaticTruth::parse(res->body, *truth, error)) {
-    return truth;
+void Swarm::fetch_static_truths() {
+  for (const TruthSource& source : options_.truth) {
+    httplib::Client http(source.host, source.port);
+    http.set_connection_timeout(5);
+    http.set_read_timeout(10);
+    if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
+    auto res = http.Get("/debug/static");
+    auto truth = std::make_shared<client::StaticTruth>();
+    std::string error;
+    if (res && res->status == 200 && client::StaticTruth::parse(res->body, *truth, error)) {
+      if (statics_.count(truth->zone) != 0) {
+        truth_fetch_errors_.push_back(
+            fmt::format("truth endpoints: two of them serve zone '{}' ({}:{} is the second)",
+                        truth->zone, source.host, source.port));
+      }
+      source_zones_.push_back(truth->zone);
+      statics_[truth->zone] = std::move(truth);
+      continue;
+    }
+    source_zones_.emplace_back();  // never matches a zone: its bots are not checked
+    truth_fetch_errors_.push_back(
+        fmt::format("static truth endpoint {}:{} failed: {}", source.host, source.port,
+                    res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
+                        : httplib::to_string(res.error())));
   }
-  truth_fetch_errors_.push_back(fmt::format(
-      "static truth endpoint {}:{} failed: {}", *options_.truth_host, options_.truth_port,
-      res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
-          : httplib::to_string(res.error())));
-  return nullptr;
 }
 
 GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
@@ -92,6 +100,8 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.statics.add(g.statics);
     t.static_objects += g.static_objects;
     t.static_truth_cells += g.static_truth_cells;
+    t.transfers += g.transfers;
+    t.transfer_id_changes += g.transfer_id_changes;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -102,7 +112,9 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.leaves += g.leaves;
     t.view_sum += g.view_sum;
     t.rtt_ms.insert(t.rtt_ms.end(), g.rtt_ms.begin(), g.rtt_ms.end());
-    t.newest_tick = std::max(t.newest_tick, g.newest_tick);
+    for (const auto& [zone, tick] : g.newest_tick) {
+      t.newest_tick[zone] = std::max(t.newest_tick[zone], tick);
+    }
     t.violations += g.violations;
     for (const auto& [k, n] : g.violations_by_kind) t.violations_by_kind[k] += n;
     for (const std::string& d : g.violation_details) {
@@ -143,7 +155,17 @@ void Swarm::report_second(const GroupStats& now, double elapsed_s, double window
   last_leaves_ = now.leaves;
 }
 
-void Swarm::truth_check(std::uint32_t newest) {
+void Swarm::truth_check(const GroupStats& now) {
+  ++truth_rounds_;
+  for (std::size_t i = 0; i < options_.truth.size(); ++i) {
+    const std::string& zone = source_zones_[i];
+    const auto it = now.newest_tick.find(zone);
+    if (zone.empty() && !statics_.count(zone)) continue;  // its static map never came
+    truth_check(options_.truth[i], zone, it == now.newest_tick.end() ? 0 : it->second);
+  }
+}
+
+void Swarm::truth_check(const TruthSource& source, const std::string& zone, std::uint32_t newest) {
   if (newest < 4) return;
   // Step 1: every bot's newest complete frame among the newest kCheckableTicks is copied
   // aside (a client at its byte budget gets a frame only every few ticks and loses some
@@ -152,7 +174,7 @@ void Swarm::truth_check(std::uint32_t newest) {
   const std::uint32_t top = newest - 1;
   const std::uint32_t from = top > kCheckableTicks ? top - kCheckableTicks + 1 : 1;
   std::vector<std::future<FramesTaken>> taking;
-  for (auto& g : groups_) taking.push_back(g->take_frames(from, top));
+  for (auto& g : groups_) taking.push_back(g->take_frames(zone, from, top));
   FramesTaken checked;  // tick -> the bots taken at it
   for (auto& f : taking) {
     try {
@@ -166,14 +188,13 @@ void Swarm::truth_check(std::uint32_t newest) {
   }
   auto window = std::make_shared<TruthWindow>();
   const auto check = [&] {
-    ++truth_rounds_;
     for (auto& g : groups_) g->check(window);
   };
   if (checked.empty()) return check();  // every bot is counted as skipped
 
   // Step 2: the truth of those ticks with the per-player lists, and of every tick a
   // held-back record in them may come from with positions only (a fraction of the size).
-  httplib::Client http(*options_.truth_host, options_.truth_port);
+  httplib::Client http(source.host, source.port);
   http.set_connection_timeout(2, 0);
   http.set_read_timeout(5, 0);
   http.set_keep_alive(true);
@@ -207,8 +228,7 @@ void Swarm::truth_check(std::uint32_t newest) {
     ++truth_fetch_failures_;
     if (truth_fetch_errors_.size() < 5) {
       truth_fetch_errors_.push_back(fmt::format(
-          "truth endpoint {}:{} failed for tick {}: {}", *options_.truth_host, options_.truth_port,
-          tick,
+          "truth endpoint {}:{} failed for tick {}: {}", source.host, source.port, tick,
           res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
               : httplib::to_string(res.error())));
     }
@@ -255,12 +275,12 @@ void Swarm::run() {
   while (clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = clock::now();
-    if (now - last_report < std::chrono::seconds(1) && !(options_.truth_host && now >= next_truth))
-      continue;
+    const bool truth_due = !options_.truth.empty() && now >= next_truth;
+    if (now - last_report < std::chrono::seconds(1) && !truth_due) continue;
     for (std::size_t g = 0; g < groups_.size(); ++g) parts[g] = groups_[g]->sample();
     const GroupStats total = combine(parts);
-    if (options_.truth_host && now >= next_truth) {
-      truth_check(total.newest_tick);
+    if (truth_due) {
+      truth_check(total);
       next_truth = now + std::chrono::duration_cast<clock::duration>(
                              std::chrono::duration<double>(options_.truth_interval_s));
     }
@@ -326,6 +346,8 @@ Summary Swarm::summary() const {
   s.static_objects = final_.static_objects;
   s.static_checks = final_.statics.checks;
   s.static_truth_cells = final_.static_truth_cells;
+  s.transfers = final_.transfers;
+  s.transfer_id_changes = final_.transfer_id_changes;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;
   return s;

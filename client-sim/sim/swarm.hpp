@@ -18,6 +18,11 @@
 
 namespace zone::sim {
 
+struct TruthSource {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
 struct SwarmOptions {
   std::string server_host = "127.0.0.1";
   std::uint16_t server_port = 7777;
@@ -30,10 +35,11 @@ struct SwarmOptions {
   // hosts spread a swarm evenly; each host costs a socket read per pass.
   std::uint32_t bots_per_host = 250;
   std::uint32_t threads = 0;  // bot threads; 0: one per 2,000 bots, at most one per core
-  // Verification mode: the server's admin address serving /debug/truth.
-  std::optional<std::string> truth_host;
-  std::uint16_t truth_port = 0;
-  std::string truth_token;  // the server's admin token, sent as a bearer token
+  // Verification mode: the admin addresses serving /debug/truth, one per zone (a world
+  // of zones: every zone the bots may be transferred to). Each bot is checked against
+  // the truth of the zone it is in.
+  std::vector<TruthSource> truth;
+  std::string truth_token;  // the servers' admin token, sent as a bearer token
   double truth_interval_s = 1.0;
   double settle_s = 2.0;  // no truth checks before this (initial joins)
   bool progress = true;   // the once-per-second line on stderr
@@ -57,11 +63,16 @@ class Swarm {
  private:
   GroupStats combine(const std::vector<GroupStats>& parts) const;
   void report_second(const GroupStats& now, double elapsed_s, double window_s);
-  void truth_check(std::uint32_t newest_tick);
-  // GET /debug/static: the zone's static map, for the bots' exact check (null on failure,
-  // which is recorded as a truth fetch error).
-  std::shared_ptr<const client::StaticTruth> fetch_static_truth();
+  // One round of checks: each zone's bots against that zone's truth.
+  void truth_check(const GroupStats& now);
+  void truth_check(const TruthSource& source, const std::string& zone, std::uint32_t newest);
+  // GET /debug/static of every source: its zone's name and static map, for the bots'
+  // exact check (a failure is recorded as a truth fetch error).
+  void fetch_static_truths();
 
+  // Per truth source: the zone it serves (as /debug/static names it).
+  std::vector<std::string> source_zones_;
+  client::ZoneStatics statics_;
   SwarmOptions options_;
   Scenario scenario_;
   std::vector<std::unique_ptr<BotGroup>> groups_;

@@ -9,12 +9,14 @@ struct ClusterStats {
   // Ghosts held now (other zones' entities in this zone's world), and their sources.
   std::uint64_t ghosts_in = 0;
   std::uint64_t ghost_sources = 0;
-  std::uint64_t ghosts_spawned = 0;    // ghosts created
-  std::uint64_t ghosts_removed = 0;    // no longer listed by their owner
-  std::uint64_t ghosts_expired = 0;    // their owner went silent
-  std::uint64_t ghosts_rejected = 0;   // listed with an id already in use here
-  std::uint64_t ghosts_restarted = 0;  // their owner restarted (a new epoch)
-  std::uint64_t ghosts_out = 0;        // entity states sent to neighbours, in all
+  std::uint64_t ghosts_spawned = 0;     // ghosts created
+  std::uint64_t ghosts_removed = 0;     // no longer listed by their owner
+  std::uint64_t ghosts_expired = 0;     // their owner went silent
+  std::uint64_t ghosts_rejected = 0;    // listed with an id another ghost already has
+  std::uint64_t ghosts_owned_here = 0;  // listed with the id of an entity this zone now owns
+  std::uint64_t ghosts_rehomed = 0;     // listed by a new owner (handed over between others)
+  std::uint64_t ghosts_restarted = 0;   // their owner restarted (a new epoch)
+  std::uint64_t ghosts_out = 0;         // entity states sent to neighbours, in all
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone
@@ -30,6 +32,16 @@ struct ClusterStats {
   std::uint64_t publish_failed = 0;       // refused by the client library (disconnected)
   std::uint64_t bytes_out = 0;
   std::uint64_t bytes_in = 0;
+  // Handoff, this zone's players offered to neighbours: taken, refused (by reason in
+  // the log), unanswered within handoff.timeout_ms; and neighbours' players offered here.
+  std::uint64_t handoffs_out_accepted = 0;
+  std::uint64_t handoffs_out_refused = 0;
+  std::uint64_t handoffs_out_timed_out = 0;
+  std::uint64_t handoffs_out_lost = 0;  // gone (client quit) before the answer came
+  std::uint64_t handoffs_in_accepted = 0;
+  std::uint64_t handoffs_in_refused = 0;
+  std::uint64_t handoffs_in_cancelled = 0;
+  std::uint64_t handoff_messages_dropped = 0;  // not decodable, or not for us
   bool connected = false;
   std::uint64_t disconnects = 0;
   std::uint64_t reconnects = 0;

@@ -9,6 +9,10 @@ std::string ghost_subject(const std::string& prefix, const std::string& zone) {
   return prefix + ".ghosts." + zone;
 }
 
+std::string handoff_subject(const std::string& prefix, const std::string& zone) {
+  return prefix + ".handoff." + zone;
+}
+
 std::int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -24,60 +28,79 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
       link_({.url = params.nats_url, .name = "zone-" + params.self_name}),
       epoch_(static_cast<std::uint64_t>(wall_clock_us())) {
   link_.subscribe(ghost_subject(params_.subject_prefix, params_.self_name));
+  link_.subscribe(handoff_subject(params_.subject_prefix, params_.self_name));
   for (const Neighbour& n : params_.neighbours) {
     subjects_out_.push_back(ghost_subject(params_.subject_prefix, n.name));
+    handoff_subjects_.push_back(handoff_subject(params_.subject_prefix, n.name));
   }
 }
 
-bool GhostExchange::is_neighbour(std::uint32_t index) const {
-  return std::any_of(params_.neighbours.begin(), params_.neighbours.end(),
-                     [index](const Neighbour& n) { return n.index == index; });
+const Neighbour* GhostExchange::neighbour(std::uint32_t index) const {
+  for (const Neighbour& n : params_.neighbours) {
+    if (n.index == index) return &n;
+  }
+  return nullptr;
 }
 
-void GhostExchange::tick(std::uint32_t tick, double max_step) {
-  const auto now = std::chrono::steady_clock::now();
-  receive(now);
+void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hooks) {
+  const auto now = Clock::now();
+  receive(now, hooks);
   ghosts_.expire(now, params_.ghost_timeout);
   ghosts_.follow(max_step);
+  offer_crossings(now);
+  expire_offers(now);
   publish(tick);
 }
 
-void GhostExchange::receive(std::chrono::steady_clock::time_point now) {
+void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
   link_.take(inbox_);
   for (const bus::BusMessage& m : inbox_) {
-    const GhostDecodeError error = decode(m.data, message_);
-    switch (error) {
-      case GhostDecodeError::kNone:
-        break;
-      case GhostDecodeError::kNotGhost:
-        ++stats_.dropped_not_ghost;
+    if (!m.data.empty() && m.data[0] == kTransferMagic) {
+      if (decode(m.data, transfer_) != TransferDecodeError::kNone ||
+          transfer_.sender == params_.self_index || !is_neighbour(transfer_.sender)) {
+        ++stats_.handoff_messages_dropped;
         continue;
-      case GhostDecodeError::kVersion:
-        ++stats_.dropped_version;
-        continue;
-      case GhostDecodeError::kTruncated:
-        ++stats_.dropped_truncated;
-        continue;
-      case GhostDecodeError::kBadValue:
-        ++stats_.dropped_bad_value;
-        continue;
-      case GhostDecodeError::kTrailing:
-        ++stats_.dropped_trailing;
-        continue;
-    }
-    // Only a neighbour's entities can be near this zone; anything else is a
-    // misconfigured or foreign sender on our subject.
-    if (message_.source == params_.self_index || !is_neighbour(message_.source)) {
-      ++stats_.dropped_unknown_source;
+      }
+      receive_handoff(transfer_, now, hooks);
       continue;
     }
-    if (!ghosts_.apply(message_.source, message_.epoch, message_.ghosts, now)) continue;
-    ++stats_.messages_in;
-    const double lag = static_cast<double>(wall_clock_us() - message_.sent_us) / 1e6;
-    stats_.lag_seconds_sum += std::max(0.0, lag);
-    ++stats_.lag_count;
-    stats_.last_lag_seconds = std::max(0.0, lag);
+    receive_ghosts(m, now);
   }
+}
+
+void GhostExchange::receive_ghosts(const bus::BusMessage& m, Clock::time_point now) {
+  const GhostDecodeError error = decode(m.data, message_);
+  switch (error) {
+    case GhostDecodeError::kNone:
+      break;
+    case GhostDecodeError::kNotGhost:
+      ++stats_.dropped_not_ghost;
+      return;
+    case GhostDecodeError::kVersion:
+      ++stats_.dropped_version;
+      return;
+    case GhostDecodeError::kTruncated:
+      ++stats_.dropped_truncated;
+      return;
+    case GhostDecodeError::kBadValue:
+      ++stats_.dropped_bad_value;
+      return;
+    case GhostDecodeError::kTrailing:
+      ++stats_.dropped_trailing;
+      return;
+  }
+  // Only a neighbour's entities can be near this zone; anything else is a
+  // misconfigured or foreign sender on our subject.
+  if (message_.source == params_.self_index || !is_neighbour(message_.source)) {
+    ++stats_.dropped_unknown_source;
+    return;
+  }
+  if (!ghosts_.apply(message_.source, message_.epoch, message_.ghosts, now)) return;
+  ++stats_.messages_in;
+  const double lag = static_cast<double>(wall_clock_us() - message_.sent_us) / 1e6;
+  stats_.lag_seconds_sum += std::max(0.0, lag);
+  ++stats_.lag_count;
+  stats_.last_lag_seconds = std::max(0.0, lag);
 }
 
 void GhostExchange::publish(std::uint32_t tick) {
@@ -108,6 +131,8 @@ ClusterStats GhostExchange::stats() const {
   s.ghosts_removed = g.removed;
   s.ghosts_expired = g.expired;
   s.ghosts_rejected = g.rejected;
+  s.ghosts_owned_here = g.owned_here;
+  s.ghosts_rehomed = g.rehomed;
   s.ghosts_restarted = g.restarted;
   s.dropped_stale_epoch = g.stale_lists;
   const bus::LinkStats l = link_.stats();

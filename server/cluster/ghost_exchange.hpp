@@ -1,20 +1,26 @@
 // A zone's part in a world of zones: every tick, send each neighbour the entities near
-// it, and keep the neighbours' entities near this zone as ghosts (docs/world.md).
+// it, keep the neighbours' entities near this zone as ghosts, and hand players and
+// wandering NPCs who step into a neighbour's rectangle over to it (docs/world.md, "Ghosts" and "Handoff").
 //
 // Runs on the tick thread (tick()), which owns the world; the NATS link only queues
 // what arrives. Subjects: "<prefix>.ghosts.<zone name>" carries the ghost messages for
-// that zone, from any of its neighbours (the message names its sender).
+// that zone, "<prefix>.handoff.<zone name>" the handoff messages (offers, answers,
+// cancels), from any of its neighbours (every message names its sender). Both are taken
+// in one queue, in arrival order: a neighbour's answer and the ghost lists it sent
+// around it are applied in the order it sent them.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "bus/nats_link.hpp"
 #include "cluster/cluster_stats.hpp"
 #include "cluster/ghost_codec.hpp"
+#include "cluster/transfer_codec.hpp"
 #include "world/ghosts.hpp"
 
 namespace zone::cluster {
@@ -35,6 +41,40 @@ struct ExchangeParams {
   std::chrono::milliseconds ghost_timeout{1000};
   // Ticks before a restarted neighbour's entities are placed (world::Ghosts).
   std::uint32_t id_reuse_ticks = 33;
+  // Handoff: where this zone's clients connect (sent to a player's client when it comes
+  // here from a neighbour), how long an offer waits for its answer, and how many ticks a
+  // player taken back (refused, no answer) waits before it may cross again.
+  std::string game_host;
+  std::uint16_t game_port = 0;
+  std::chrono::milliseconds handoff_timeout{2000};
+  std::uint16_t cross_cooldown_ticks = 20;
+};
+
+// Where a player handed over goes: what its client is told.
+struct Destination {
+  std::string zone;
+  std::string host;
+  std::uint16_t port = 0;
+  TransferToken token{};
+};
+
+// What the zone does with its sessions when players come and go (called on the tick
+// thread, from GhostExchange::tick).
+class HandoffHooks {
+ public:
+  virtual ~HandoffHooks() = default;
+  // Whether one more player may arrive (room for it, and the zone is not closing).
+  virtual bool can_take_player() const = 0;
+  // A neighbour took this zone's player at `slot`: send its client there and end the
+  // session. Called just before the entity becomes a ghost.
+  virtual void player_left(std::uint32_t slot, const Destination& to) = 0;
+  // A player arrived from a neighbour at `slot`; its client will present `token`, and it
+  // rejoins the party and guild of these keys (0: none) when it does.
+  virtual void player_arrived(std::uint32_t slot, const TransferToken& token,
+                              std::uint64_t party_key, std::uint64_t guild_key) = 0;
+  // Its old zone withdrew the offer of `id` (it never got the answer): if the client has
+  // not come yet, forget the token and remove the entity; true when it did.
+  virtual bool cancel_arrival(world::EntityId id) = 0;
 };
 
 class GhostExchange {
@@ -47,15 +87,49 @@ class GhostExchange {
   // messages that arrived, removes the ghosts of silent neighbours, moves ghosts towards
   // their owners' reports by at most `max_step` metres, and sends each neighbour this
   // zone's entities near it.
-  void tick(std::uint32_t tick, double max_step);
+  // Then offers the players that stepped into a neighbour's rectangle
+  // (World::crossings), and takes back those whose offer was refused or not answered.
+  void tick(std::uint32_t tick, double max_step, HandoffHooks& hooks);
 
   ClusterStats stats() const;
   const ExchangeParams& params() const { return params_; }
 
  private:
-  void receive(std::chrono::steady_clock::time_point now);
+  using Clock = std::chrono::steady_clock;
+  void receive(Clock::time_point now, HandoffHooks& hooks);
+  void receive_ghosts(const bus::BusMessage& m, Clock::time_point now);
   void publish(std::uint32_t tick);
-  bool is_neighbour(std::uint32_t index) const;
+  const Neighbour* neighbour(std::uint32_t index) const;
+  bool is_neighbour(std::uint32_t index) const { return neighbour(index) != nullptr; }
+  // Handoff (handoff.cpp).
+  void receive_handoff(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks);
+  void on_offer(const TransferMessage& m, HandoffHooks& hooks);
+  void on_answer(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks);
+  bool cancel_npc_arrival(const TransferMessage& m);
+  void offer_crossings(Clock::time_point now);
+  void expire_offers(Clock::time_point now);
+  void send_handoff(std::uint32_t to, const TransferMessage& m);
+  TransferToken new_token();
+
+  struct Offer {  // a player of this zone offered to a neighbour, waiting for the answer
+    std::uint32_t request = 0;
+    std::uint32_t slot = 0;
+    world::EntityId id = world::kNoEntity;
+    std::uint32_t to = 0;  // the neighbour's index
+    Clock::time_point deadline;
+  };
+  std::vector<Offer> offers_;
+  struct NpcArrival {  // an NPC taken over, for as long as its old zone may still cancel
+    world::EntityId id;
+    std::uint32_t slot;
+    std::uint32_t from;
+    Clock::time_point until;
+  };
+  std::vector<NpcArrival> npc_arrivals_;
+  std::uint32_t next_request_ = 1;
+  std::vector<std::string> handoff_subjects_;  // per neighbour
+  TransferMessage transfer_;                   // scratch
+  std::random_device random_;                  // transfer tokens
 
   ExchangeParams params_;
   world::World& world_;

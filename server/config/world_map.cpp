@@ -148,6 +148,10 @@ class Walker {
   std::vector<ConfigError>& errors_;
 };
 
+bool is_wildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host == "[::]" || host.empty();
+}
+
 class WorldLoader {
  public:
   explicit WorldLoader(WorldMapResult& result) : result_(result), walk_(result.errors) {}
@@ -158,10 +162,11 @@ class WorldLoader {
       return;
     }
     bool has_url = false, has_zones = false;
-    walk_.map(root, "", line_of(root), {"nats", "ghosts", "zones"},
+    walk_.map(root, "", line_of(root), {"nats", "ghosts", "handoff", "zones"},
               [&](const std::string& key, const YAML::Node& value, int line) {
                 if (key == "nats") has_url = load_nats(value, line);
                 if (key == "ghosts") load_ghosts(value, line);
+                if (key == "handoff") load_handoff(value, line);
                 if (key == "zones") has_zones = load_zones(value, line);
               });
     if (!root.IsMap()) return;
@@ -228,6 +233,25 @@ class WorldLoader {
               });
   }
 
+  void load_handoff(const YAML::Node& node, int line) {
+    walk_.map(node, "handoff", line, {"timeout_ms", "arrival_timeout_ms"},
+              [&](const std::string& key, const YAML::Node& value, int key_line) {
+                const RawValue raw = to_raw(value);
+                const auto v = to_count(raw);
+                const std::string full = "handoff." + key;
+                if (!v || *v < kMinHandoffTimeoutMs || *v > kMaxHandoffTimeoutMs) {
+                  walk_.error(
+                      full, key_line,
+                      fmt::format("expected an integer >= {} and <= {}, got {}",
+                                  kMinHandoffTimeoutMs, kMaxHandoffTimeoutMs, describe_found(raw)));
+                } else if (key == "timeout_ms") {
+                  result_.map.handoff_timeout_ms = static_cast<std::uint32_t>(*v);
+                } else {
+                  result_.map.arrival_timeout_ms = static_cast<std::uint32_t>(*v);
+                }
+              });
+  }
+
   bool load_zones(const YAML::Node& node, int line) {
     zones_reported_ = true;
     if (!node.IsSequence() || node.size() == 0) {
@@ -252,8 +276,9 @@ class WorldLoader {
     const int line = line_of(node);
     WorldZone zone;
     std::set<std::string> present;
+    bool game_ok = false;
     const bool is_map = walk_.map(
-        node, path, line, {"name", "rect", "game", "admin"},
+        node, path, line, {"name", "rect", "game", "admin", "public"},
         [&](const std::string& key, const YAML::Node& value, int key_line) {
           const RawValue raw = to_raw(value);
           const std::string full = path + "." + key;
@@ -275,8 +300,14 @@ class WorldLoader {
               walk_.error(
                   full, key_line,
                   fmt::format("expected HOST:PORT (port 0-65535), got {}", describe_found(raw)));
+            } else if (key == "public" && (a->port == 0 || is_wildcard(a->host))) {
+              walk_.error(full, key_line,
+                          fmt::format("expected the HOST:PORT clients reach the zone at (a "
+                                      "port > 0, not a wildcard host), got {}",
+                                      describe_found(raw)));
             } else {
-              (key == "game" ? zone.game : zone.admin) = *a;
+              (key == "game" ? zone.game : key == "admin" ? zone.admin : zone.public_game) = *a;
+              if (key == "game") game_ok = true;
             }
           }
         });
@@ -286,6 +317,15 @@ class WorldLoader {
         walk_.error(path, line, fmt::format("missing key '{}'", required));
       }
     }
+    // Transfers send clients to the zone: a wildcard bind address is not one they can
+    // connect to.
+    if (game_ok && present.count("public") == 0 && is_wildcard(zone.game.host)) {
+      walk_.error(path + ".public", line,
+                  fmt::format("missing: the game address {} is a wildcard, which clients cannot "
+                              "connect to; expected public: HOST:PORT (where clients reach it)",
+                              zone.game.host));
+    }
+    if (present.count("public") == 0) zone.public_game = zone.game;
     lines_.push_back(line);
     result_.map.zones.push_back(std::move(zone));
   }

@@ -22,6 +22,8 @@ namespace zone::config {
 // Entity ids carry the index of the zone that created them in their top bits
 // (world::IdSpace, docs/world.md), which leaves room for this many zones.
 inline constexpr std::size_t kMaxWorldZones = 64;
+inline constexpr std::uint32_t kMinHandoffTimeoutMs = 100;
+inline constexpr std::uint32_t kMaxHandoffTimeoutMs = 60000;
 
 struct Rect {
   double min_x = 0.0;  // metres
@@ -46,6 +48,10 @@ struct WorldZone {
   Rect rect;
   Address game;   // UDP address clients connect to
   Address admin;  // admin HTTP address
+  // Where clients reach the game port, sent to them in a Transfer: `public` in the map,
+  // else the game address (which must then not be a wildcard). A port of 0 (the game
+  // address's, in tests) means the port the zone bound.
+  Address public_game;
 };
 
 struct WorldMap {
@@ -53,6 +59,11 @@ struct WorldMap {
   std::string subject_prefix = "world";
   double ghost_distance = 40.0;           // metres
   std::uint32_t ghost_timeout_ms = 1000;  // a silent owner's ghosts leave after this
+  // Handoff: how long a zone waits for a neighbour's answer before it keeps the player
+  // (handoff.timeout_ms), and how long a zone holds a handed-over player for its client
+  // to reconnect (handoff.arrival_timeout_ms).
+  std::uint32_t handoff_timeout_ms = 2000;
+  std::uint32_t arrival_timeout_ms = 10000;
   std::vector<WorldZone> zones;
 
   std::optional<std::size_t> find(std::string_view name) const;

@@ -70,6 +70,11 @@ struct Entity {
   // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
   // and moved only by world::Ghosts from that zone's reports, never by step().
   bool ghost = false;
+  // Handoff (docs/world.md): a player that stepped out of the zone's rectangle into a
+  // neighbour's stands still, `crossing`, until the zone hands it over or takes it back;
+  // after a take-back it may not cross again for cross_cooldown ticks.
+  bool crossing = false;
+  std::uint16_t cross_cooldown = 0;
   // Set by World::despawn. The record stays readable until its slot is reused, so the
   // AOI leave events of the despawn tick can still name the entity.
   bool despawned = false;

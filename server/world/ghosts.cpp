@@ -30,9 +30,11 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
 
 bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const GhostState> list,
                    Clock::time_point now) {
-  const auto [found, first_list] = sources_.try_emplace(source);
-  Source& src = found->second;
-  if (first_list) src.epoch = epoch;
+  Source& src = sources_[source];
+  if (!src.has_epoch) {
+    src.epoch = epoch;
+    src.has_epoch = true;
+  }
   if (epoch < src.epoch) {
     ++stats_.stale_lists;
     return false;
@@ -49,12 +51,22 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
   for (const GhostState& g : list) {
     auto it = src.ghosts.find(g.id);
     if (it == src.ghosts.end()) {
-      // An id this zone already holds (its own entity, or another source's ghost) is
-      // refused: two entities must never share an id in one world.
-      if (world_.find(g.id) != nullptr) {
-        ++stats_.rejected;
-        continue;
+      if (const Entity* known = world_.find(g.id)) {
+        if (!known->ghost) {
+          ++stats_.owned_here;  // refused: this zone owns it (just handed over here)
+          continue;
+        }
+        // Another source's ghost: the entity was handed over from that zone to this
+        // source. It stays the same entity here, now following this source's reports.
+        if (!rehome(g.id, src)) {
+          ++stats_.rejected;
+          continue;
+        }
+        it = src.ghosts.find(g.id);
+        ++stats_.rehomed;
       }
+    }
+    if (it == src.ghosts.end()) {
       Ghost ghost;
       ghost.slot = world_.spawn_ghost(g.id, g.kind, g.name, g.max_health);
       // A new ghost starts where its owner is: no client has seen it anywhere else.
@@ -64,18 +76,33 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
     }
     it->second.target = g;
     it->second.seen = list_number;
+    it->second.unlisted = 0;
   }
-  // What the source no longer lists has left its border area (or its world).
-  for (auto it = src.ghosts.begin(); it != src.ghosts.end();) {
-    if (it->second.seen == list_number) {
-      ++it;
-      continue;
+  // What the source no longer lists has left its border area (or its world), or went to
+  // another zone: it goes once the grace is over, unless another source lists it.
+  for (auto& [id, ghost] : src.ghosts) {
+    if (ghost.seen != list_number && ghost.unlisted == 0) {
+      ghost.unlisted = kUnlistedGraceTicks;
+      ghost.target.x = world_.entity(ghost.slot).x;  // stays where it is meanwhile
+      ghost.target.y = world_.entity(ghost.slot).y;
+      ghost.target.vx = ghost.target.vy = 0.0f;
     }
-    world_.despawn(it->second.slot);
-    ++stats_.removed;
-    it = src.ghosts.erase(it);
   }
   return true;
+}
+
+bool Ghosts::rehome(EntityId id, Source& to) {
+  for (auto& [index, other] : sources_) {
+    if (&other == &to) continue;
+    const auto it = other.ghosts.find(id);
+    if (it == other.ghosts.end()) continue;
+    Ghost ghost = it->second;
+    other.ghosts.erase(it);
+    ghost.unlisted = 0;
+    to.ghosts.emplace(id, ghost);
+    return true;
+  }
+  return false;
 }
 
 std::uint64_t Ghosts::remove_all(Source& source) {
@@ -83,6 +110,32 @@ std::uint64_t Ghosts::remove_all(Source& source) {
   const std::uint64_t removed = source.ghosts.size();
   source.ghosts.clear();
   return removed;
+}
+
+std::uint32_t Ghosts::release(EntityId id) {
+  for (auto& [source, src] : sources_) {
+    const auto it = src.ghosts.find(id);
+    if (it == src.ghosts.end()) continue;
+    const std::uint32_t slot = it->second.slot;
+    src.ghosts.erase(it);
+    return slot;
+  }
+  return World::kNoSlot;
+}
+
+void Ghosts::adopt(std::uint32_t source, std::uint32_t slot, Clock::time_point now) {
+  const auto [found, fresh] = sources_.try_emplace(source);
+  Source& src = found->second;
+  if (fresh) src.heard = now;  // expires like any other source if it goes silent
+  const Entity& e = world_.entity(slot);
+  Ghost ghost;
+  ghost.slot = slot;
+  ghost.target = {e.id, e.kind, e.x,      e.y,          static_cast<float>(e.heading),
+                  0.0f, 0.0f,   e.health, e.max_health, e.name};
+  // Counts as listed by the source's latest list: only a later list that leaves it out
+  // removes it.
+  ghost.seen = src.lists;
+  src.ghosts.insert_or_assign(e.id, std::move(ghost));
 }
 
 void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
@@ -99,6 +152,16 @@ void Ghosts::expire(Clock::time_point now, Clock::duration timeout) {
 void Ghosts::follow(double max_step) {
   for (auto& [source, src] : sources_) {
     if (src.quiet_ticks > 0) --src.quiet_ticks;
+    for (auto it = src.ghosts.begin(); it != src.ghosts.end();) {
+      Ghost& ghost = it->second;
+      if (ghost.unlisted == 0 || --ghost.unlisted > 0) {
+        ++it;
+        continue;
+      }
+      world_.despawn(ghost.slot);
+      ++stats_.removed;
+      it = src.ghosts.erase(it);
+    }
     for (auto& [id, ghost] : src.ghosts) {
       const Entity& e = world_.entity(ghost.slot);
       const GhostState& t = ghost.target;

@@ -5,7 +5,9 @@
 // distance of this zone (GhostState). apply() turns each list into spawns, moves and
 // despawns of ghost entities, so this zone's AOI and replication treat them like any
 // other entity: its clients see them enter, move and leave by the usual rules. A source
-// that stops listing an entity removes its ghost; a source that goes silent for the
+// that stops listing an entity removes its ghost, kUnlistedGraceTicks later unless another
+// source lists it meanwhile (a handoff between two neighbours: the ghost stays the same
+// entity and follows its new owner); a source that goes silent for the
 // timeout (a crashed zone) loses all its ghosts (expire()). Each list carries its
 // source's epoch (when that process started): a larger one means the source restarted,
 // and its ghosts from before are removed at once, since its new entities may reuse their
@@ -52,13 +54,25 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
                   std::vector<GhostState>& out);
 
 struct GhostStats {
-  std::uint64_t spawned = 0;      // ghosts created
-  std::uint64_t removed = 0;      // no longer listed by their source
-  std::uint64_t expired = 0;      // their source went silent
-  std::uint64_t rejected = 0;     // listed with an id this zone already uses for something else
+  std::uint64_t spawned = 0;   // ghosts created
+  std::uint64_t removed = 0;   // no longer listed by any source
+  // Listed by another source than the one it was a ghost of: handed over between two
+  // other zones, it stays the same entity here.
+  std::uint64_t rehomed = 0;
+  std::uint64_t expired = 0;   // their source went silent
+  std::uint64_t rejected = 0;  // listed with an id another source's ghost already has
+  // Listed with the id of an entity this zone owns: one just handed over here, still on
+  // the lists its old owner sent before it learnt so (skipped).
+  std::uint64_t owned_here = 0;
   std::uint64_t restarted = 0;    // removed because their source restarted (a new epoch)
   std::uint64_t stale_lists = 0;  // lists refused: from a source's earlier epoch
 };
+
+// Ticks a ghost its source stopped listing stays (where it was) before it is removed: a
+// player handed over between two neighbours of this zone leaves the old one's lists and
+// joins the new one's, and those lists may reach this zone a tick or two apart; found on
+// the new one's within this time, it stays the same entity, and nobody sees it blink.
+inline constexpr std::uint32_t kUnlistedGraceTicks = 3;
 
 class Ghosts {
  public:
@@ -75,6 +89,12 @@ class Ghosts {
   // Returns false for a list refused (an earlier epoch).
   bool apply(std::uint32_t source, std::uint64_t epoch, std::span<const GhostState> list,
              Clock::time_point now);
+  // Handoff. The ghost of `id` becomes this zone's own entity: forgotten here, left in the
+  // world. Returns its slot, or World::kNoSlot when there is no such ghost.
+  std::uint32_t release(EntityId id);
+  // An entity of this zone, just made a ghost in place (World::release) because zone
+  // `source` took it over: from now on its position follows that source's lists.
+  void adopt(std::uint32_t source, std::uint32_t slot, Clock::time_point now);
   // Removes the ghosts of every source not heard from since `now - timeout`.
   void expire(Clock::time_point now, Clock::duration timeout);
   // Moves every ghost towards its owner's last reported position, at most `max_step`
@@ -90,16 +110,21 @@ class Ghosts {
     std::uint32_t slot = 0;
     GhostState target;       // the owner's latest report
     std::uint64_t seen = 0;  // the source's list number that last listed it
+    // Ticks left before removal once its source stopped listing it (0: listed).
+    std::uint32_t unlisted = 0;
   };
   struct Source {
     std::unordered_map<EntityId, Ghost> ghosts;
     Clock::time_point heard;
     std::uint64_t lists = 0;
     std::uint64_t epoch = 0;
+    bool has_epoch = false;         // a list has been applied (adopt() may create a source first)
     std::uint32_t quiet_ticks = 0;  // restarted: ticks before its lists are applied again
   };
   // Removes all of a source's ghosts; returns how many there were.
   std::uint64_t remove_all(Source& source);
+  // Moves the ghost of `id` from whichever other source holds it to `to`; false if none.
+  bool rehome(EntityId id, Source& to);
 
   World& world_;
   std::uint32_t id_reuse_ticks_;

@@ -67,6 +67,12 @@ class Groups {
 
   // Members of a group, ascending by id (empty for an unknown group).
   std::span<const Member> members(GroupId group) const;
+  // The invitation key of a group (0 for kNoGroup or an unknown group): what a handoff
+  // carries to the next zone, where group ids are that zone's own.
+  std::uint64_t key_of(GroupId group) const {
+    const auto it = groups_.find(group);
+    return it == groups_.end() ? 0 : it->second.key;
+  }
   std::size_t group_count() const { return groups_.size(); }
   std::size_t member_count() const { return members_; }
 

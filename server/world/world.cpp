@@ -208,6 +208,15 @@ void World::set_intent(std::uint32_t slot, double mx, double my) {
 
 void World::keep_inside(Entity& e, bool reflect) {
   const aoi::Bounds& b = params_.grid.bounds;
+  if (e.x >= b.min.x && e.x <= b.max.x && e.y >= b.min.y && e.y <= b.max.y) return;
+  // A player, or a wandering NPC, stepping into a neighbouring zone stops there until the
+  // zone hands it over. (Patrollers keep to their legs, which lie in their zone.)
+  const bool may_cross = e.kind == EntityKind::kPlayer ||
+                         params_.npcs.behaviour == NpcBehaviour::kWander;
+  if (may_cross && e.cross_cooldown == 0 && in_open_area(e.x, e.y)) {
+    e.crossing = true;
+    return;
+  }
   // NPCs bounce off the world's edge; players are stopped by it.
   if (e.x < b.min.x || e.x > b.max.x) {
     e.x = std::clamp(e.x, b.min.x, b.max.x);
@@ -237,19 +246,136 @@ void World::step(double dt) {
   // the world's edge already (keep_inside reflects them), so for them only an object
   // counts; a patroller's heading comes from its leg, which may end beyond the edge.
   const bool patrol = params_.npcs.behaviour == NpcBehaviour::kPatrol;
+  crossings_.clear();
   for (NpcBrain& brain : npcs_) {
     Entity& npc = entities_[brain.slot];
-    if (!npc.moving()) continue;
-    const double x0 = npc.x, y0 = npc.y;
-    const bool hit = advance(npc, dt);
-    if (npc.x == x0 && npc.y == y0 && (hit || patrol)) turn_back(brain, npc, params_.npcs);
-    aoi_.move(npc.aoi, {npc.x, npc.y});
+    if (npc.crossing) {
+      npc.vx = npc.vy = 0.0;  // waits for the handoff
+      continue;
+    }
+    if (npc.moving()) {
+      const double x0 = npc.x, y0 = npc.y;
+      const bool hit = advance(npc, dt);
+      if (npc.x == x0 && npc.y == y0 && (hit || patrol)) turn_back(brain, npc, params_.npcs);
+      aoi_.move(npc.aoi, {npc.x, npc.y});
+      if (npc.crossing) crossings_.push_back(brain.slot);
+    }
+    if (npc.cross_cooldown > 0) --npc.cross_cooldown;
   }
   for (Entity& e : entities_) {
-    if (!e.live() || !e.moving() || e.ghost || e.kind == EntityKind::kNpc) continue;
-    advance(e, dt);
-    aoi_.move(e.aoi, {e.x, e.y});
+    if (!e.live() || e.ghost || e.kind == EntityKind::kNpc) continue;
+    if (e.crossing) {
+      e.vx = e.vy = 0.0;  // waits for the handoff, whatever its client asks
+      continue;
+    }
+    if (e.moving()) {
+      advance(e, dt);
+      aoi_.move(e.aoi, {e.x, e.y});
+      if (e.crossing) crossings_.push_back(e.aoi.index);
+    }
+    if (e.cross_cooldown > 0) --e.cross_cooldown;
   }
+}
+
+bool World::in_open_area(double x, double y) const {
+  return std::any_of(params_.open_areas.begin(), params_.open_areas.end(),
+                     [x, y](const aoi::Bounds& a) {
+                       return x >= a.min.x && x <= a.max.x && y >= a.min.y && y <= a.max.y;
+                     });
+}
+
+void World::take_back(std::uint32_t slot, std::uint16_t cooldown_ticks) {
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost) return;
+  const aoi::Bounds& b = params_.grid.bounds;
+  e.x = std::clamp(e.x, b.min.x, b.max.x);
+  e.y = std::clamp(e.y, b.min.y, b.max.y);
+  e.crossing = false;
+  e.cross_cooldown = cooldown_ticks;
+  aoi_.move(e.aoi, {e.x, e.y});
+  if (e.kind == EntityKind::kNpc) e.heading += std::numbers::pi;  // walks away from the edge
+}
+
+void World::release(std::uint32_t slot) {
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost) return;
+  parties_.leave(e.id, e.party);
+  guilds_.leave(e.id, e.guild);
+  e.party = e.guild = kNoGroup;
+  if (e.kind == EntityKind::kPlayer) {
+    --players_;
+    aoi_.set_observer(e.aoi, false);
+    aoi_.set_view_radius(e.aoi, 0.0);
+  } else {
+    std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
+  }
+  e.ghost = true;
+  ++ghosts_;
+  e.crossing = false;
+  e.cross_cooldown = 0;
+  e.engaged = false;
+  e.vx = e.vy = 0.0;
+}
+
+std::uint32_t World::adopt(const Arrival& a) {
+  // Only wanderers cross (see keep_inside); this zone's NPCs must be of that kind too.
+  if (a.kind == EntityKind::kNpc && params_.npcs.behaviour != NpcBehaviour::kWander) {
+    return kNoSlot;
+  }
+  std::uint32_t slot = kNoSlot;
+  if (const auto it = slot_of_id_.find(a.id); it != slot_of_id_.end()) {
+    slot = it->second;
+    if (!entities_[slot].ghost) return kNoSlot;
+    entities_[slot].ghost = false;
+    --ghosts_;
+  } else {
+    const aoi::EntityHandle h = aoi_.add({a.x, a.y}, 0.0, false);
+    if (!h.valid()) return kNoSlot;
+    occupy(h, a.id, a.kind, a.x, a.y, a.name, a.max_health);
+    slot = h.index;
+  }
+  Entity& e = entities_[slot];
+  // Our ghost of it may trail the owner's last position by a step or two: close the gap
+  // by at most one step, so nobody sees it jump.
+  double x = a.x, y = a.y;
+  const double step = aoi_.config().max_step;
+  const double gap = std::hypot(a.x - e.x, a.y - e.y);
+  if (gap > step && std::isfinite(step)) {
+    x = e.x + (a.x - e.x) * (step / gap);
+    y = e.y + (a.y - e.y) * (step / gap);
+  }
+  e.kind = a.kind;
+  e.x = x;
+  e.y = y;
+  e.heading = a.heading;
+  e.health = a.health;
+  e.max_health = a.max_health;
+  e.name = a.name;
+  e.vx = e.vy = 0.0;
+  e.crossing = false;
+  e.cross_cooldown = 0;
+  aoi_.move(e.aoi, {x, y});
+  if (a.kind == EntityKind::kPlayer) {
+    ++players_;
+  } else {
+    // Walks on the way it came, with this zone's wander rules.
+    NpcBrain brain;
+    brain.slot = slot;
+    brain.anchor_x = x;
+    brain.anchor_y = y;
+    brain.axis_x = std::cos(a.heading);
+    brain.axis_y = std::sin(a.heading);
+    brain.timer = npc_rng_.range(2.0, 8.0);
+    npcs_.push_back(brain);
+  }
+  return slot;
+}
+
+void World::attach_player(std::uint32_t slot) {
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost || e.kind != EntityKind::kPlayer) return;
+  aoi_.set_view_radius(e.aoi, effective_player_radius());
+  aoi_.set_observer(e.aoi, true);
 }
 
 bool World::set_player_view_radius(double radius) {

@@ -43,6 +43,9 @@ struct WorldParams {
   // Metres beyond grid.bounds that the AOI also covers, for the ghosts of neighbouring
   // zones (the world map's ghost distance; 0 alone). Owned entities stay inside bounds.
   double ghost_margin = 0.0;
+  // Handoff: rectangles beyond grid.bounds (the neighbouring zones') that players may
+  // step into. Empty (alone): the edge stops everyone.
+  std::vector<aoi::Bounds> open_areas;
   NpcParams npcs;
   GroupParams parties;
   GroupParams guilds;
@@ -72,6 +75,37 @@ class World {
   void set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx, double vy,
                        std::uint16_t health);
   std::uint32_t ghost_count() const { return ghosts_; }
+
+  // Handoff (docs/world.md, "Handoff"). Players and wandering NPCs whose last step()
+  // ended outside the zone's rectangle, in an open area: each stands still (`crossing`)
+  // until one of the calls below.
+  std::span<const std::uint32_t> crossings() const { return crossings_; }
+  // Refused or timed out: back to the nearest point of the rectangle (at most one step
+  // away; an NPC turns round), and no crossing for `cooldown_ticks` ticks.
+  void take_back(std::uint32_t slot, std::uint16_t cooldown_ticks);
+  // Handed over: the entity becomes a ghost of the zone that took it, in place (same
+  // slot and id, so nobody who sees it notices), leaving its party and guild. A player
+  // stops observing; its session is the caller's to end.
+  void release(std::uint32_t slot);
+  // An entity another zone handed over: takes over this zone's ghost of it in place when
+  // there is one, else places it. Players stand still and observe nothing until
+  // attach_player; an NPC wanders on by this zone's rules. Returns the slot, or kNoSlot
+  // when this zone owns an entity with that id already (or for an NPC, when this zone's
+  // NPCs do not wander).
+  struct Arrival {
+    EntityId id = kNoEntity;
+    EntityKind kind = EntityKind::kPlayer;
+    double x = 0.0;
+    double y = 0.0;
+    double heading = 0.0;
+    std::uint16_t health = 0;
+    std::uint16_t max_health = 0;
+    std::string name;
+  };
+  static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+  std::uint32_t adopt(const Arrival& arrival);
+  // The player's client arrived: it observes from now on.
+  void attach_player(std::uint32_t slot);
 
   // Parties and guilds (world/groups.hpp). A player asks for the group of `key` (0
   // leaves); its entity's party or guild field follows. Despawning a player leaves both.
@@ -149,6 +183,7 @@ class World {
   std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
                       double radius, bool observer, std::uint16_t max_health);
   void keep_inside(Entity& e, bool reflect);
+  bool in_open_area(double x, double y) const;
   void update_precision();
   // A random free point of the world (not inside a static object), from `rng`.
   aoi::Vec2 free_point(util::SplitMix64& rng) const;
@@ -165,8 +200,9 @@ class World {
   Groups parties_;
   Groups guilds_;
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
-  EntityId next_id_;           // first_entity_id(zone_index), then counting up
-  std::uint32_t players_ = 0;  // owned players (not ghosts)
+  EntityId next_id_;                      // first_entity_id(zone_index), then counting up
+  std::vector<std::uint32_t> crossings_;  // the last step's
+  std::uint32_t players_ = 0;             // owned players (not ghosts)
   std::uint32_t ghosts_ = 0;
   std::uint32_t engaged_npcs_ = 0;
   std::uint32_t ambient_ = 0;

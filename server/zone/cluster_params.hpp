@@ -5,15 +5,30 @@
 #include "cluster/ghost_exchange.hpp"
 #include "config/world_map.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace zone {
 
 inline aoi::Bounds to_bounds(const config::Rect& r) {
   return {{r.min_x, r.min_y}, {r.max_x, r.max_y}};
 }
 
-// `history_ticks`: the zone's replication history (network.history_ticks).
+// The rectangles of zone `index`'s neighbours: where its players may step to be handed
+// over (world::WorldParams::open_areas).
+inline std::vector<aoi::Bounds> neighbour_areas(const config::WorldMap& map, std::size_t index) {
+  std::vector<aoi::Bounds> areas;
+  for (const std::size_t n : map.neighbours(index)) areas.push_back(to_bounds(map.zones[n].rect));
+  return areas;
+}
+
+// `history_ticks`: the zone's replication history (network.history_ticks); `game_port`:
+// the port the zone's game host bound (the map's, or an ephemeral one); `tick_rate`: a
+// player taken back waits a second before it may cross again.
 inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map, std::size_t index,
-                                                    std::uint32_t history_ticks) {
+                                                    std::uint32_t history_ticks,
+                                                    std::uint16_t game_port,
+                                                    std::uint32_t tick_rate) {
   cluster::ExchangeParams p;
   p.nats_url = map.nats_url;
   p.subject_prefix = map.subject_prefix;
@@ -26,6 +41,11 @@ inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map,
   p.ghost_distance = map.ghost_distance;
   p.ghost_timeout = std::chrono::milliseconds(map.ghost_timeout_ms);
   p.id_reuse_ticks = history_ticks + 1;
+  const config::Address& reach = map.zones.at(index).public_game;
+  p.game_host = reach.host;
+  p.game_port = reach.port != 0 ? reach.port : game_port;
+  p.handoff_timeout = std::chrono::milliseconds(map.handoff_timeout_ms);
+  p.cross_cooldown_ticks = static_cast<std::uint16_t>(std::min<std::uint32_t>(tick_rate, 65535));
   return p;
 }
 

@@ -35,6 +35,7 @@ void Ingest::on_event(const net::NetEvent& ev) {
   out.peer = ev.peer;
   out.at = std::chrono::steady_clock::now();
   std::string_view name;
+  std::string_view token;
   switch (ev.type) {
     case net::NetEvent::Type::kConnect:
       out.kind = InboundEvent::Kind::kConnect;
@@ -66,6 +67,10 @@ void Ingest::on_event(const net::NetEvent& ev) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
           if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
+          if (const auto* t = hello->transfer_token()) {
+            token = {reinterpret_cast<const char*>(t->data()), t->size()};
+            out.has_token = true;
+          }
         } else if (join != nullptr) {
           out.kind = InboundEvent::Kind::kJoinParty;
           out.group_key = join->key();
@@ -84,7 +89,9 @@ void Ingest::on_event(const net::NetEvent& ev) {
   }
   out.name_at = static_cast<std::uint32_t>(staged_.text.size());
   out.name_size = static_cast<std::uint32_t>(name.size());
+  out.token_size = static_cast<std::uint32_t>(token.size());
   staged_.text.append(name);
+  staged_.text.append(token);
   staged_.events.push_back(out);
 }
 

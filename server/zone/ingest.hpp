@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ struct InboundEvent {
   std::uint64_t group_key = 0;                 // kJoinParty, kJoinGuild
   std::uint32_t name_at = 0;                   // kHello: the name, in Inbox::text
   std::uint32_t name_size = 0;
+  std::uint32_t token_size = 0;  // kHello: the transfer token, right after the name
+  bool has_token = false;        // kHello: a transfer token was given (of any size)
 };
 
 struct Inbox {
@@ -61,6 +64,10 @@ struct Inbox {
   std::uint64_t overflowed = 0;
   std::string_view name_of(const InboundEvent& e) const {
     return std::string_view(text).substr(e.name_at, e.name_size);
+  }
+  std::span<const std::uint8_t> token_of(const InboundEvent& e) const {
+    const std::string_view t = std::string_view(text).substr(e.name_at + e.name_size, e.token_size);
+    return {reinterpret_cast<const std::uint8_t*>(t.data()), t.size()};
   }
   void clear() {
     events.clear();

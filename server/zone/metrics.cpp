@@ -72,13 +72,35 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
       "zone_ghost_changes_total", "counter",
       "Ghosts created and removed, by what happened: spawned, removed (no longer listed "
       "by their owner), expired (their owner went silent), restarted (their owner restarted), "
-      "rejected (an id in use here).",
+      "rejected (an id another ghost has), owned_here (listed while this zone owns it: a "
+      "handoff in flight), rehomed (handed over between two other zones: same ghost).",
       "change",
       {{"spawned", c.ghosts_spawned},
        {"removed", c.ghosts_removed},
        {"expired", c.ghosts_expired},
        {"restarted", c.ghosts_restarted},
-       {"rejected", c.ghosts_rejected}});
+       {"rejected", c.ghosts_rejected},
+       {"owned_here", c.ghosts_owned_here},
+       {"rehomed", c.ghosts_rehomed}});
+  w.labelled("zone_handoffs_out_total", "counter",
+             "This zone's players offered to a neighbour they stepped into, by answer: "
+             "accepted, refused, timed_out (no answer within handoff.timeout_ms), lost (the "
+             "client quit before the answer).",
+             "result",
+             {{"accepted", c.handoffs_out_accepted},
+              {"refused", c.handoffs_out_refused},
+              {"timed_out", c.handoffs_out_timed_out},
+              {"lost", c.handoffs_out_lost}});
+  w.labelled("zone_handoffs_in_total", "counter",
+             "Neighbours' players offered to this zone, by what it did: accepted, refused, "
+             "cancelled (the offering zone gave up before its client came).",
+             "result",
+             {{"accepted", c.handoffs_in_accepted},
+              {"refused", c.handoffs_in_refused},
+              {"cancelled", c.handoffs_in_cancelled}});
+  w.counter("zone_handoff_messages_dropped_total",
+            "Handoff messages dropped: not decodable, or not from a neighbour.",
+            c.handoff_messages_dropped);
   w.counter("zone_ghosts_out_total", "Entity states sent to neighbouring zones as ghosts.",
             c.ghosts_out);
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
@@ -256,7 +278,18 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
   w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",
           m.last_reload_ok ? 1.0 : 0.0);
-  if (m.in_world) render_cluster(w, m.cluster);
+  if (m.in_world) {
+    render_cluster(w, m.cluster);
+    w.labelled("zone_arrivals_total", "counter",
+               "Players handed over to this zone, by what their clients did: arrived (said "
+               "hello with the transfer token), expired (never came).",
+               "result", {{"arrived", m.arrivals}, {"expired", m.arrivals_expired}});
+    w.counter("zone_transfers_out_total", "Players whose clients were sent to another zone.",
+              m.transfers_out);
+    w.counter("zone_arrival_tokens_refused_total",
+              "Hellos with a transfer token this zone did not issue, or already used, or expired.",
+              m.arrival_tokens_refused);
+  }
   return w.take();
 }
 

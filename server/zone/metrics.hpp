@@ -116,6 +116,12 @@ struct ZoneMetrics {
   double send_wait_seconds = 0.0;    // the tick waiting for the hosts to finish sending
   std::uint64_t inputs = 0;          // client inputs applied
   std::uint64_t joins = 0;
+  // Handoff (in a world): players sent to another zone, arrived with their token, tokens
+  // refused, arrivals whose clients never came.
+  std::uint64_t transfers_out = 0;
+  std::uint64_t arrivals = 0;
+  std::uint64_t arrival_tokens_refused = 0;
+  std::uint64_t arrivals_expired = 0;
   std::uint64_t leaves = 0;
   std::vector<LabelledCount> drops;        // by reason
   std::vector<LabelledCount> disconnects;  // by reason

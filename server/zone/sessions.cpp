@@ -62,7 +62,7 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
         break;
       case InboundEvent::Kind::kHello:
         if (Session* s = find(ev.peer)) {
-          on_hello(*s, static_cast<std::uint16_t>(ev.data), inbox.name_of(ev), tick, out);
+          on_hello(*s, inbox, ev, tick, out);
         }
         break;
       case InboundEvent::Kind::kInput:
@@ -92,6 +92,7 @@ void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
   // inputs stopped (its ENet connection may still be alive) is gone for the game.
   const auto hello_limit = std::chrono::milliseconds(config_.limits.hello_timeout_ms);
   const auto input_limit = std::chrono::milliseconds(config_.network.timeout_ms);
+  expire_arrivals(now);
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
@@ -229,8 +230,10 @@ void Sessions::drop(Session& s, DropReason reason, std::span<net::SendBatch> out
   }
 }
 
-void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name,
-                        std::uint32_t tick, std::span<net::SendBatch> out) {
+void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, std::uint32_t tick,
+                        std::span<net::SendBatch> out) {
+  const auto version = static_cast<std::uint16_t>(ev.data);
+  const std::string_view name = inbox.name_of(ev);
   if (s.phase != Session::Phase::kAwaitingHello) return drop(s, DropReason::kDuplicateHello, out);
   if (version != protocol::kProtocolVersion) {
     log_session(log_, session_log_, "refused peer {}.{}: protocol version {} (server speaks {})",
@@ -240,13 +243,60 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
   if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
   }
+  if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
   // Out of entity ids (67 million spawns in one run) counts as full, too.
   if (world_.player_count() >= config_.players.max_players || !world_.can_spawn()) {
     return kick(s, DisconnectReason::ServerFull, out);
   }
   s.name = std::string(name);
-  --awaiting_hello_;
   s.player_slot = world_.spawn_player(s.name);
+  start_playing(s, tick, out);
+  const world::Entity& e = world_.entity(s.player_slot);
+  log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
+              s.name, e.id, e.x, e.y, world_.player_count());
+}
+
+void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
+                          std::span<net::SendBatch> out) {
+  // Compared in full whatever the first bytes: the time taken says nothing about a token.
+  const auto matches = [&token](const Arrival& a) {
+    if (token.size() != a.token.size()) return false;
+    std::uint8_t diff = 0;
+    for (std::size_t i = 0; i < a.token.size(); ++i) diff |= token[i] ^ a.token[i];
+    return diff == 0;
+  };
+  const auto it = std::find_if(arrivals_.begin(), arrivals_.end(), matches);
+  if (it == arrivals_.end()) {
+    ++counters_.arrival_tokens_refused;
+    return kick(s, DisconnectReason::BadHello, out);
+  }
+  const Arrival arrival = *it;
+  arrivals_.erase(it);
+  s.player_slot = arrival.slot;
+  s.name = world_.entity(arrival.slot).name;
+  world_.attach_player(arrival.slot);
+  start_playing(s, tick, out);
+  ++counters_.arrivals;
+  // Membership is by invitation key: the player is back in its party and guild, under
+  // this zone's ids for them (or refused, if a group filled up meanwhile).
+  for (const auto kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
+    const std::uint64_t key =
+        kind == world::GroupKind::kParty ? arrival.party_key : arrival.guild_key;
+    if (key == 0 || !world_.groups(kind).params().enabled) continue;
+    const world::GroupChange change = world_.join_group(kind, s.player_slot, key);
+    const auto result = change.result == world::GroupResult::kJoined ? protocol::GroupResult::Joined
+                                                                     : protocol::GroupResult::Full;
+    send_group_status(kind, s.player_slot, result, out);
+    if (change.group != world::kNoGroup) group_changed(kind, change.group, s.player_slot);
+  }
+  const world::Entity& e = world_.entity(s.player_slot);
+  log_session(log_, session_log_,
+              "player '{}' arrived as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
+              e.y, world_.player_count());
+}
+
+void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out) {
+  --awaiting_hello_;
   s.client = replicator_.add_client(s.player_slot);
   if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
   peer_of_slot_[s.player_slot] = s.peer;
@@ -259,19 +309,86 @@ void Sessions::on_hello(Session& s, std::uint16_t version, std::string_view name
   const world::Entity& e = world_.entity(s.player_slot);
   const config::WorldConfig& w = config_.world;
   fbb_.Clear();
+  const auto zone = fbb_.CreateString(config_.name);
   const auto welcome = protocol::CreateWelcome(
       fbb_, e.id, tick, static_cast<std::uint16_t>(config_.tick.rate_hz),
       static_cast<float>(world_.effective_player_radius()),
       static_cast<float>(config_.aoi.hysteresis), static_cast<float>(w.min_x),
       static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
       config_.aoi.enabled,
-      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)));
+      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)), zone);
   fbb_.Finish(
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                             protocol::kReliableChannel);
-  log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
-              s.name, e.id, e.x, e.y, world_.player_count());
+}
+
+void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::string_view host,
+                            std::uint16_t port, std::span<const std::uint8_t> token,
+                            std::span<net::SendBatch> out) {
+  if (slot >= peer_of_slot_.size()) return;
+  Session* s = find(peer_of_slot_[slot]);
+  if (s == nullptr || s->phase != Session::Phase::kPlaying || s->player_slot != slot) return;
+  fbb_.Clear();
+  const auto transfer = protocol::CreateTransfer(fbb_, fbb_.CreateString(zone.data(), zone.size()),
+                                                 fbb_.CreateString(host.data(), host.size()), port,
+                                                 fbb_.CreateVector(token.data(), token.size()),
+                                                 world_.entity(slot).id);
+  fbb_.Finish(
+      protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Transfer, transfer.Union()));
+  out[s->peer.host].add_copy(s->peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                             protocol::kReliableChannel);
+  // The goodbye follows the Transfer on the same reliable channel, so it arrives first.
+  out[s->peer.host].close(s->peer, static_cast<std::uint32_t>(DisconnectReason::Transferred),
+                          false);
+  ++counters_.disconnects[static_cast<std::size_t>(DisconnectReason::Transferred)];
+  ++counters_.transfers_out;
+  log_session(log_, session_log_, "player '{}' (entity {}) went to zone {}", s->name,
+              world_.entity(slot).id, zone);
+  // The entity stays (a ghost of its new zone from now on); it leaves its groups here.
+  const world::GroupId party = world_.entity(slot).party;
+  const world::GroupId guild = world_.entity(slot).guild;
+  replicator_.remove_client(s->client);
+  peer_of_slot_[slot] = net::PeerId{};
+  if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
+  if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
+  *s = Session{};
+}
+
+void Sessions::expect_arrival(std::uint32_t slot, std::span<const std::uint8_t> token,
+                              std::uint64_t party_key, std::uint64_t guild_key,
+                              std::chrono::milliseconds timeout) {
+  Arrival a{};
+  std::copy_n(token.begin(), std::min(token.size(), a.token.size()), a.token.begin());
+  a.slot = slot;
+  a.id = world_.entity(slot).id;
+  a.party_key = party_key;
+  a.guild_key = guild_key;
+  a.deadline = Clock::now() + timeout;
+  arrivals_.push_back(a);
+}
+
+bool Sessions::cancel_arrival(world::EntityId id) {
+  const auto it = std::find_if(arrivals_.begin(), arrivals_.end(),
+                               [id](const Arrival& a) { return a.id == id; });
+  if (it == arrivals_.end()) return false;
+  world_.despawn(it->slot);
+  arrivals_.erase(it);
+  return true;
+}
+
+bool Sessions::can_take_player() const {
+  return accepting_ && world_.player_count() < config_.players.max_players;
+}
+
+void Sessions::expire_arrivals(Clock::time_point now) {
+  std::erase_if(arrivals_, [&](const Arrival& a) {
+    if (now < a.deadline) return false;
+    // The client never came: the player has left the world, as if it had quit.
+    world_.despawn(a.slot);
+    ++counters_.arrivals_expired;
+    return true;
+  });
 }
 
 void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {

@@ -50,6 +50,13 @@ struct SessionCounters {
   std::uint64_t chunk_unloads = 0;
   std::uint64_t static_messages = 0;      // StaticObjects messages sent
   std::uint64_t static_objects_sent = 0;  // objects in them
+  // Handoff: players sent to another zone (Transfer), players who arrived from one with
+  // their token, tokens refused (unknown, used or expired), and players handed over here
+  // whose clients never came (removed after handoff.arrival_timeout_ms).
+  std::uint64_t transfers_out = 0;
+  std::uint64_t arrivals = 0;
+  std::uint64_t arrival_tokens_refused = 0;
+  std::uint64_t arrivals_expired = 0;
 };
 
 struct Session {
@@ -108,6 +115,24 @@ class Sessions {
   // within static.view_radius that it has not been sent yet (StaticObjects), checked
   // every static.interval_ticks, and a newcomer at once.
   void update_statics(std::uint32_t tick, std::span<net::SendBatch> out);
+  // Handoff (a world of zones, docs/world.md). The player at `slot` was taken over by
+  // another zone: its client is sent a Transfer and its connection closed (Transferred);
+  // the entity stays, for the caller to make a ghost.
+  void transfer_out(std::uint32_t slot, std::string_view zone, std::string_view host,
+                    std::uint16_t port, std::span<const std::uint8_t> token,
+                    std::span<net::SendBatch> out);
+  // A player handed over to this zone at `slot`: its client may say Hello with `token`
+  // within `timeout`, once; then it plays on in that entity and rejoins its party and
+  // guild (invitation keys, 0: none).
+  void expect_arrival(std::uint32_t slot, std::span<const std::uint8_t> token,
+                      std::uint64_t party_key, std::uint64_t guild_key,
+                      std::chrono::milliseconds timeout);
+  // Withdraws the arrival of entity `id` if its client has not come (the entity is
+  // removed); true when there was one.
+  bool cancel_arrival(world::EntityId id);
+  // Room for one more player (joins and arrivals alike), and the zone not closing.
+  bool can_take_player() const;
+
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
 
@@ -121,8 +146,14 @@ class Sessions {
   Session* find(net::PeerId peer);
   void on_connect(const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_disconnect(const InboundEvent& ev);
-  void on_hello(Session& s, std::uint16_t version, std::string_view name, std::uint32_t tick,
+  void on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, std::uint32_t tick,
                 std::span<net::SendBatch> out);
+  // The player at s.player_slot starts playing: its replication client, the Welcome.
+  void start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out);
+  // A hello with a transfer token: the player another zone handed over.
+  void on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
+                  std::span<net::SendBatch> out);
+  void expire_arrivals(std::chrono::steady_clock::time_point now);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
                      std::span<net::SendBatch> out);
@@ -162,6 +193,15 @@ class Sessions {
     std::uint32_t answered_slot;
   };
   std::vector<ChangedGroup> changed_groups_;  // since the last send_group_notices
+  struct Arrival {  // a player handed over to this zone, its client not yet here
+    std::array<std::uint8_t, 16> token;
+    std::uint32_t slot;
+    world::EntityId id;
+    std::uint64_t party_key;
+    std::uint64_t guild_key;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Arrival> arrivals_;
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
   std::vector<protocol::StaticCell> wire_cells_;

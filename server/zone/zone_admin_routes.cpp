@@ -157,6 +157,7 @@ void ZoneServer::start_admin(std::string token) {
     // The static layer's objects never change: the answer is made once, here, and the
     // HTTP threads only read it.
     nlohmann::json statics;
+    statics["zone"] = zone_name;  // which zone of a world this is (client-sim's truth check)
     statics["cell_size"] = world_.static_grid().empty() ? 0.0 : world_.static_grid().cell_size();
     statics["world"] = {config_.world.min_x, config_.world.min_y, config_.world.max_x,
                         config_.world.max_y};

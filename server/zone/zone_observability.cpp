@@ -29,6 +29,8 @@ const char* metric_label(DisconnectReason r) {
       return "timeout";
     case DisconnectReason::ClientQuit:
       return "client_quit";
+    case DisconnectReason::Transferred:
+      return "transferred";
   }
   return "unknown";
 }
@@ -237,6 +239,10 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;
   m.joins = sc.joins;
+  m.transfers_out = sc.transfers_out;
+  m.arrivals = sc.arrivals;
+  m.arrival_tokens_refused = sc.arrival_tokens_refused;
+  m.arrivals_expired = sc.arrivals_expired;
   m.inputs = sc.inputs;
   m.leaves = sc.leaves;
   for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = sc.drops[i];

@@ -29,6 +29,39 @@ world::StaticParams load_statics(const config::ZoneConfig& config, world::Static
   return make_static_params(map, config.statics);
 }
 
+// Handoff between the world's zones and this zone's sessions, for one tick.
+class SessionHandoff final : public cluster::HandoffHooks {
+ public:
+  SessionHandoff(Sessions& sessions, std::span<net::SendBatch> out,
+                 std::chrono::milliseconds arrival_timeout)
+      : sessions_(sessions), out_(out), arrival_timeout_(arrival_timeout) {}
+  bool can_take_player() const override { return sessions_.can_take_player(); }
+  void player_left(std::uint32_t slot, const cluster::Destination& to) override {
+    sessions_.transfer_out(slot, to.zone, to.host, to.port, to.token, out_);
+  }
+  void player_arrived(std::uint32_t slot, const cluster::TransferToken& token,
+                      std::uint64_t party_key, std::uint64_t guild_key) override {
+    sessions_.expect_arrival(slot, token, party_key, guild_key, arrival_timeout_);
+  }
+  bool cancel_arrival(world::EntityId id) override { return sessions_.cancel_arrival(id); }
+
+ private:
+  Sessions& sessions_;
+  std::span<net::SendBatch> out_;
+  std::chrono::milliseconds arrival_timeout_;
+};
+
+// The zone's world parameters, with the ghost margin and the neighbours' rectangles of
+// its place in a world of zones.
+world::WorldParams world_params(const config::ZoneConfig& config, const WorldSetup& setup,
+                                world::StaticParams statics) {
+  if (!setup.map) return make_world_params(config, 0, 0.0, std::move(statics));
+  world::WorldParams p = make_world_params(config, static_cast<std::uint32_t>(setup.zone_index),
+                                           setup.map->ghost_distance, std::move(statics));
+  p.open_areas = neighbour_areas(*setup.map, setup.zone_index);
+  return p;
+}
+
 }  // namespace
 
 ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin,
@@ -37,9 +70,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
       dt_(1.0 / config.tick.rate_hz),
-      world_(make_world_params(config, static_cast<std::uint32_t>(world_setup.zone_index),
-                               world_setup.map ? world_setup.map->ghost_distance : 0.0,
-                               load_statics(config, std::move(world_setup.statics)))),
+      world_(world_params(config, world_setup, load_statics(config, world_setup.statics))),
       replicator_(make_replication_params(config), world_),
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
@@ -61,9 +92,10 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   world_.spawn_npcs();
   if (world_setup.map) {
     cluster_ = std::make_unique<cluster::GhostExchange>(
-        make_exchange_params(*world_setup.map, world_setup.zone_index,
-                             config.network.history_ticks),
+        make_exchange_params(*world_setup.map, world_setup.zone_index, config.network.history_ticks,
+                             port(), config.tick.rate_hz),
         world_);
+    arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
   }
   load_.configure(make_load_params(config));
   if (config.debug.truth)
@@ -109,8 +141,10 @@ void ZoneServer::tick() {
   sessions_.apply_inputs();
   world_.step(dt_);
   // Ghosts move by the same per-tick bound as the zone's own entities.
-  if (cluster_)
-    cluster_->tick(tick_, std::max(config_.players.max_speed, config_.npcs.speed) * dt_);
+  if (cluster_) {
+    SessionHandoff handoff(sessions_, batches_, arrival_timeout_);
+    cluster_->tick(tick_, std::max(config_.players.max_speed, config_.npcs.speed) * dt_, handoff);
+  }
   const auto aoi_start = clock::now();
   const auto events = world_.update_aoi();
   const auto aoi_end = clock::now();

@@ -180,6 +180,7 @@ class ZoneServer {
 
   Sessions sessions_;  // who is connected, and the session layer's rules
   std::unique_ptr<cluster::GhostExchange> cluster_;  // in a world of zones only
+  std::chrono::milliseconds arrival_timeout_{0};     // handoff.arrival_timeout_ms
 
   // Reloads: queued from any thread, applied here at the start of a tick.
   ReloadController reloads_;

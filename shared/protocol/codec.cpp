@@ -42,10 +42,13 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes, Par
 }
 
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
-                 std::string_view player_name) {
+                 std::string_view player_name, std::span<const std::uint8_t> transfer_token) {
   fbb.Clear();
   const auto name = fbb.CreateString(player_name.data(), player_name.size());
-  const auto hello = CreateHello(fbb, protocol_version, name);
+  const auto token = transfer_token.empty()
+                         ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
+                         : fbb.CreateVector(transfer_token.data(), transfer_token.size());
+  const auto hello = CreateHello(fbb, protocol_version, name, token);
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
 }
 
@@ -81,6 +84,8 @@ const char* to_string(DisconnectReason reason) {
       return "timed out";
     case DisconnectReason::ClientQuit:
       return "client quit";
+    case DisconnectReason::Transferred:
+      return "transferred to another zone";
   }
   return "unknown";
 }

@@ -31,8 +31,10 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
                                         ParseError* why = nullptr);
 
 // Builders: each clears `fbb`, writes one packet and finishes it.
+// A transfer token (after a Transfer message) makes it the hello of a player another
+// zone handed over; empty: a new player.
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
-                 std::string_view player_name);
+                 std::string_view player_name, std::span<const std::uint8_t> transfer_token = {});
 
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);

@@ -70,8 +70,14 @@ TEST_CASE("ghosts: a list spawns, moves and removes ghosts, keeping ids and kind
   CHECK(e->ghost);
   CHECK(e->x == 210.0);
   CHECK(e->name == "npc-1");
-  // Ghost 2 is no longer listed: it goes; ghost 1 moved a little.
+  // Ghost 2 is no longer listed: it stays where it was for the grace, then goes; ghost 1
+  // moved a little.
   ghosts.apply(1, kEpoch, std::vector<GhostState>{ghost(1, 210.2, 50)}, t0 + 50ms);
+  for (std::uint32_t t = 1; t < world::kUnlistedGraceTicks; ++t) {
+    ghosts.follow(0.35);
+    CHECK(ghosts.count() == 2);
+    CHECK(w.find(ghost(2, 0, 0).id)->x == 230.0);
+  }
   ghosts.follow(0.35);
   CHECK(ghosts.count() == 1);
   CHECK(w.find(ghost(2, 0, 0).id) == nullptr);
@@ -126,8 +132,53 @@ TEST_CASE("ghosts: an id this zone already uses is refused, never duplicated") {
   clash.id = w.entity(own).id;
   ghosts.apply(1, kEpoch, std::vector<GhostState>{clash}, world::Ghosts::Clock::now());
   CHECK(ghosts.count() == 0);
-  CHECK(ghosts.stats().rejected == 1);
+  // An entity this zone owns: counted apart (a player just handed over here is still on
+  // its old zone's lists until that zone learns so).
+  CHECK(ghosts.stats().owned_here == 1);
+  CHECK(ghosts.stats().rejected == 0);
   CHECK(w.find(clash.id)->kind == world::EntityKind::kPlayer);
+}
+
+TEST_CASE("ghosts: an entity handed over between two neighbours stays one entity here") {
+  world::World w(zone_params());
+  world::Ghosts ghosts(w, kIdReuseTicks);
+  const auto t0 = world::Ghosts::Clock::now();
+  GhostState g = ghost(7, 210, 60);
+  ghosts.apply(1, kEpoch, std::vector<GhostState>{g}, t0);
+  REQUIRE(ghosts.count() == 1);
+  const std::uint32_t slot = w.find(g.id)->aoi.index;
+  SUBCASE("the new owner's list comes first") {
+    g.x = 210.3;
+    ghosts.apply(2, kEpoch, std::vector<GhostState>{g}, t0 + 50ms);
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 50ms);
+  }
+  SUBCASE("the old owner's list without it comes first") {
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 50ms);
+    ghosts.follow(0.35);
+    ghosts.follow(0.35);
+    g.x = 210.3;
+    ghosts.apply(2, kEpoch, std::vector<GhostState>{g}, t0 + 150ms);
+  }
+  for (int t = 0; t < 10; ++t) {
+    ghosts.apply(2, kEpoch, std::vector<GhostState>{g}, t0 + 200ms + t * 50ms);
+    ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 200ms + t * 50ms);
+    ghosts.follow(0.35);
+  }
+  // The same slot all along: no despawn, no spawn, nobody sees it blink.
+  REQUIRE(w.find(g.id) != nullptr);
+  CHECK(w.find(g.id)->aoi.index == slot);
+  CHECK(w.find(g.id)->x == doctest::Approx(210.3));
+  CHECK(ghosts.count() == 1);
+  CHECK(ghosts.stats().rehomed == 1);
+  CHECK(ghosts.stats().removed == 0);
+  CHECK(ghosts.stats().spawned == 1);
+  // Its new owner stops listing it: it goes after the grace.
+  for (std::uint32_t t = 0; t < world::kUnlistedGraceTicks; ++t) {
+    ghosts.apply(2, kEpoch, std::vector<GhostState>{}, t0 + 1s);
+    ghosts.follow(0.35);
+  }
+  CHECK(w.find(g.id) == nullptr);
+  CHECK(ghosts.stats().removed == 1);
 }
 
 TEST_CASE("ghosts: a restarted source's old ghosts go at once - its old lists are refused") {
@@ -197,6 +248,7 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
   // Its owner stops listing it: it leaves alice's view.
   for (int t = 0; t < 5; ++t) {
     ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 2s);
+    ghosts.follow(0.35);
     lb.step();
   }
   CHECK(a.replica.find(g.id) == nullptr);

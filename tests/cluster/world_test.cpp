@@ -155,6 +155,55 @@ std::unique_ptr<Process> start_sim(const std::string& dir, const Zone& z, int bo
       dir + "/client-sim.log");
 }
 
+struct ZoneRect {
+  const char* name;
+  int min_x, min_y, max_x, max_y;
+};
+
+// A world of the given zones, all on ephemeral loopback ports.
+void write_world_of(const std::string& path, std::uint16_t nats_port,
+                    std::initializer_list<ZoneRect> zones) {
+  std::ofstream out(path);
+  out << "nats:\n  url: \"nats://127.0.0.1:" << nats_port
+      << "\"\n  subject_prefix: \"test\"\n"
+         "ghosts:\n  distance: 40.0\n  timeout_ms: 1000\n"
+         "handoff:\n  timeout_ms: 2000\n  arrival_timeout_ms: 5000\n"
+         "zones:\n";
+  for (const ZoneRect& z : zones) {
+    out << "  - name: " << z.name << "\n    rect: {min_x: " << z.min_x << ", min_y: " << z.min_y
+        << ", max_x: " << z.max_x << ", max_y: " << z.max_y
+        << "}\n    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n";
+  }
+}
+
+// client-sim with `bots` bots entering at `entry`, truth-checked in every zone of `zones`.
+std::unique_ptr<Process> start_world_sim(const std::string& dir, const Zone& entry,
+                                         const std::vector<const Zone*>& zones, int bots,
+                                         int seconds, const std::string& scenario) {
+  const std::string token_file = dir + "/admin-token";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
+  std::vector<std::string> args = {ZONE_CLIENT_SIM_BIN,
+                                   "--server",
+                                   "127.0.0.1:" + std::to_string(entry.port),
+                                   "--bots",
+                                   std::to_string(bots),
+                                   "--duration",
+                                   std::to_string(seconds),
+                                   "--scenario",
+                                   ZONE_SOURCE_DIR "/configs/scenarios/" + scenario + ".yaml",
+                                   "--seed",
+                                   "5",
+                                   "--truth-token-file=" + token_file,
+                                   "--summary-json",
+                                   dir + "/summary.json",
+                                   "-q"};
+  for (const Zone* z : zones) {
+    args.push_back("--truth");
+    args.push_back("127.0.0.1:" + std::to_string(z->admin_port));
+  }
+  return std::make_unique<Process>(args, dir + "/client-sim.log");
+}
+
 nlohmann::json finish_sim(const std::string& dir, Process& sim, int seconds) {
   const auto code = sim.wait(std::chrono::seconds(seconds + 30));
   INFO("client-sim output:\n", sim.log());
@@ -319,6 +368,116 @@ TEST_CASE("world: NATS restarted mid-run: zones reconnect and ghosts resume") {
   CHECK(metric(west, "zone_bus_connected") == 1.0);
   for (Zone* z : {&west, &east}) {
     CHECK(z->process->running());
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
+TEST_CASE("world: bots walk back and forth across the border for 60 s, exact in both zones") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  Zone west = start_zone(dir, dir + "/world.yaml", "west", 4);
+  Zone east = start_zone(dir, dir + "/world.yaml", "east", 4);
+  REQUIRE(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 0; }, 10s));
+
+  // The bots ignore the zones' edges: every few seconds one walks into the other zone,
+  // is handed over, follows the Transfer and walks on, and back again.
+  const int seconds = 60;
+  const int bots = 12;
+  auto sim = start_world_sim(dir, west, {&west, &east}, bots, seconds, "border");
+  // Until the bots quit, every player handed over arrived: none expired on the way.
+  std::this_thread::sleep_for(std::chrono::seconds(seconds - 3));
+  const std::string expired = "zone_arrivals_total\\{result=\"expired\"\\}";
+  for (const Zone* z : {&west, &east}) CHECK(metric(*z, expired) == 0.0);
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == bots);
+  CHECK(s["disconnects"].get<int>() == 0);  // no lost player: nobody was dropped
+  CHECK(s["protocol_violations"].get<int>() == 0);
+  CHECK(s["transfer_id_changes"].get<int>() == 0);  // ids unchanged
+  CHECK(s["transfers"].get<int>() > 2 * bots);
+  CHECK(s["truth_mismatches"].get<int>() == 0);  // no duplicate, nothing missing
+  CHECK(s["truth_checks"].get<int>() > bots * seconds / 2);
+
+  const std::string accepted = "zone_handoffs_out_total\\{result=\"accepted\"\\}";
+  const std::string arrived = "zone_arrivals_total\\{result=\"arrived\"\\}";
+  for (const Zone* z : {&west, &east}) {
+    CHECK(metric(*z, accepted).value_or(0) > bots / 2);
+    CHECK(metric(*z, arrived).value_or(0) > bots / 2);
+    CHECK(metric(*z, "zone_handoffs_out_total\\{result=\"timed_out\"\\}") == 0.0);
+    CHECK(metric(*z, "zone_arrival_tokens_refused_total") == 0.0);
+  }
+  // Every player one zone handed over, the other took, and its client arrived there;
+  // only a bot that quit on the way, as the run ended, never came (its arrival expires
+  // after handoff.arrival_timeout_ms, 5 s here).
+  const auto accounted = [&](const Zone& from, const Zone& to) {
+    const auto settled = wait_metric(
+        to, expired,
+        [&](double e) {
+          return metric(from, accepted).value_or(-1) == metric(to, arrived).value_or(0) + e;
+        },
+        8s);
+    return settled.has_value() && metric(to, expired).value_or(9) <= 2;
+  };
+  CHECK(accounted(west, east));
+  CHECK(accounted(east, west));
+  // Once the bots quit, nobody is left behind in either zone.
+  CHECK(wait_metric(
+      west, "zone_players", [](double v) { return v == 0; }, 5s));
+  CHECK(wait_metric(
+      east, "zone_players", [](double v) { return v == 0; }, 5s));
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
+TEST_CASE("world: four zones in a 2 x 2 square: bots walk through the corner where all meet") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world_of(
+      dir + "/world.yaml", nats_port,
+      {{"sw", 0, 0, 40, 40}, {"se", 40, 0, 80, 40}, {"nw", 0, 40, 40, 80}, {"ne", 40, 40, 80, 80}});
+  Zone sw = start_zone(dir, dir + "/world.yaml", "sw", 2);
+  Zone se = start_zone(dir, dir + "/world.yaml", "se", 2);
+  Zone nw = start_zone(dir, dir + "/world.yaml", "nw", 2);
+  Zone ne = start_zone(dir, dir + "/world.yaml", "ne", 2);
+  // Every zone neighbours the three others (the corner counts): each holds ghosts of
+  // the NPCs of all three.
+  for (const Zone* z : {&sw, &se, &nw, &ne}) {
+    CHECK(wait_metric(
+        *z, "zone_ghosts", [](double v) { return v >= 6; }, 10s));
+  }
+  // The route (configs/scenarios/corner.yaml) crosses the corner diagonally twice a lap
+  // (sw -> ne, nw -> se) and walks through all four zones.
+  const int seconds = 35;
+  const int bots = 3;
+  auto sim = start_world_sim(dir, sw, {&sw, &se, &nw, &ne}, bots, seconds, "corner");
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == bots);
+  CHECK(s["disconnects"].get<int>() == 0);
+  CHECK(s["protocol_violations"].get<int>() == 0);
+  CHECK(s["transfer_id_changes"].get<int>() == 0);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  CHECK(s["transfers"].get<int>() >= 4 * bots);  // a lap at least
+  const std::string accepted = "zone_handoffs_out_total\\{result=\"accepted\"\\}";
+  for (const Zone* z : {&sw, &se, &nw, &ne}) {
+    CHECK(metric(*z, accepted).value_or(0) >= bots);  // every zone handed players on
+  }
+  // ... and took them over (the diagonal legs through the corner go from sw to ne and
+  // from nw to se, or by a neighbour when a step lands a hair beside the corner).
+  for (const Zone* z : {&sw, &se, &nw, &ne}) {
+    CHECK(metric(*z, "zone_handoffs_in_total\\{result=\"accepted\"\\}").value_or(0) >= bots);
+    CHECK(metric(*z, "zone_handoffs_in_total\\{result=\"refused\"\\}") == 0.0);
+  }
+  for (Zone* z : {&sw, &se, &nw, &ne}) {
     z->process->signal(SIGTERM);
     CHECK(z->process->wait(5s) == 0);
   }

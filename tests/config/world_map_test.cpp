@@ -238,3 +238,59 @@ TEST_CASE("world map: a zone's view must fit within the ghost distance, with the
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].key == "world.min_x");
 }
+
+TEST_CASE("world map: handoff timeouts and the public address clients are sent to") {
+  const WorldMapResult defaults = load(kTwoZones);
+  REQUIRE(defaults.ok());
+  CHECK(defaults.map.handoff_timeout_ms == 2000);
+  CHECK(defaults.map.arrival_timeout_ms == 10000);
+  // Without `public`, clients are sent to the game address.
+  CHECK(defaults.map.zones[1].public_game.host == "127.0.0.1");
+  CHECK(defaults.map.zones[1].public_game.port == 7787);
+
+  const WorldMapResult set = load(replace(
+      replace(kTwoZones,
+              "ghosts:", "handoff:\n  timeout_ms: 500\n  arrival_timeout_ms: 3000\nghosts:"),
+      "    admin: \"127.0.0.1:7790\"",
+      "    admin: \"127.0.0.1:7790\"\n    public: \"east.example.com:9000\""));
+  INFO(set.error_report());
+  REQUIRE(set.ok());
+  CHECK(set.map.handoff_timeout_ms == 500);
+  CHECK(set.map.arrival_timeout_ms == 3000);
+  CHECK(set.map.zones[1].public_game.host == "east.example.com");
+  CHECK(set.map.zones[1].public_game.port == 9000);
+  CHECK(set.map.zones[1].game.port == 7787);
+
+  SUBCASE("a timeout out of range") {
+    const auto e =
+        only_error(load(replace(kTwoZones, "ghosts:", "handoff:\n  timeout_ms: 50\nghosts:")),
+                   "handoff.timeout_ms", 4);
+    CHECK(e.message.find("expected an integer >= 100 and <= 60000, got 50") != std::string::npos);
+  }
+  SUBCASE("an unknown handoff key") {
+    const WorldMapResult r =
+        load(replace(kTwoZones, "ghosts:", "handoff:\n  timeout: 500\nghosts:"));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.errors.front().key == "handoff.timeout");
+  }
+  SUBCASE("a wildcard game address needs a public one") {
+    const auto e = only_error(load(replace(kTwoZones, "\"127.0.0.1:7787\"", "\"0.0.0.0:7787\"")),
+                              "zones[1].public", 10);
+    CHECK(e.message.find("wildcard") != std::string::npos);
+    CHECK(e.message.find("expected public: HOST:PORT") != std::string::npos);
+    const WorldMapResult fixed =
+        load(replace(replace(kTwoZones, "\"127.0.0.1:7787\"", "\"0.0.0.0:7787\""),
+                     "    admin: \"127.0.0.1:7790\"",
+                     "    admin: \"127.0.0.1:7790\"\n    public: \"10.1.2.3:7787\""));
+    CHECK(fixed.ok());
+  }
+  SUBCASE("a public address must be one clients can reach") {
+    for (const char* bad : {"\"0.0.0.0:7787\"", "\"east.example.com:0\"", "\"nope\""}) {
+      const auto e = only_error(
+          load(replace(kTwoZones, "    admin: \"127.0.0.1:7790\"",
+                       std::string("    admin: \"127.0.0.1:7790\"\n    public: ") + bad)),
+          "zones[1].public", 14);
+      CHECK(e.message.find("expected") != std::string::npos);
+    }
+  }
+}

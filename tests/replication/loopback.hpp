@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -164,6 +165,7 @@ class Loopback {
     }
     ++tick;
     world.step(1.0 / params.tick_rate);
+    if (before_aoi) before_aoi();
     rep.apply_events(tick, world.update_aoi());
     rep.apply_group_links(tick, world.parties().links());
     rep.apply_group_links(tick, world.guilds().links());
@@ -183,6 +185,10 @@ class Loopback {
       if (c.completed.size() > 64) c.completed.pop_front();
     }
   }
+
+  // Called each tick between the world's step and the AOI update (where a zone of a
+  // world runs its ghost exchange and handoffs).
+  std::function<void()> before_aoi;
 
   void run(int ticks) {
     for (int i = 0; i < ticks; ++i) step();

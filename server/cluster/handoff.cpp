@@ -1,0 +1,211 @@
+// Handoff of players between neighbouring zones (docs/world.md, "Handoff"): the part of
+// GhostExchange that offers this zone's crossing players and answers the neighbours'.
+//
+// The offering zone keeps its player, standing still, until the answer: accepted, the
+// entity becomes its ghost of the taker in place and the client is sent there; refused
+// or unanswered, it steps back inside. The taking zone turns its ghost of the player into
+// its own entity when it accepts, so that at every moment exactly one zone owns it, and
+// clients of both zones see the same entity (same id, same slot) all along.
+#include <algorithm>
+
+#include "cluster/ghost_exchange.hpp"
+
+namespace zone::cluster {
+
+void GhostExchange::send_handoff(std::uint32_t to, const TransferMessage& m) {
+  for (std::size_t i = 0; i < params_.neighbours.size(); ++i) {
+    if (params_.neighbours[i].index != to) continue;
+    encode(m, bytes_);
+    link_.publish(handoff_subjects_[i], bytes_);
+    return;
+  }
+}
+
+TransferToken GhostExchange::new_token() {
+  TransferToken token;
+  for (std::size_t i = 0; i < token.size(); i += 4) {
+    const std::uint32_t v = random_();
+    for (std::size_t b = 0; b < 4; ++b) token[i + b] = static_cast<std::uint8_t>(v >> (8 * b));
+  }
+  return token;
+}
+
+void GhostExchange::receive_handoff(const TransferMessage& m, Clock::time_point now,
+                                    HandoffHooks& hooks) {
+  switch (m.kind) {
+    case TransferKind::kOffer:
+      on_offer(m, hooks);
+      break;
+    case TransferKind::kAnswer:
+      on_answer(m, now, hooks);
+      break;
+    case TransferKind::kCancel:
+      if (hooks.cancel_arrival(m.entity.id) || cancel_npc_arrival(m)) {
+        ++stats_.handoffs_in_cancelled;
+      }
+      break;
+  }
+}
+
+bool GhostExchange::cancel_npc_arrival(const TransferMessage& m) {
+  const auto it = std::find_if(npc_arrivals_.begin(), npc_arrivals_.end(), [&m](const auto& a) {
+    return a.id == m.entity.id && a.from == m.sender;
+  });
+  if (it == npc_arrivals_.end()) return false;
+  // Its old zone gave up waiting for the answer and kept it: this copy goes.
+  const world::Entity& e = world_.entity(it->slot);
+  if (e.live() && !e.ghost && e.id == it->id) world_.despawn(it->slot);
+  npc_arrivals_.erase(it);
+  return true;
+}
+
+void GhostExchange::on_offer(const TransferMessage& m, HandoffHooks& hooks) {
+  TransferMessage answer;
+  answer.kind = TransferKind::kAnswer;
+  answer.sender = params_.self_index;
+  answer.request = m.request;
+  answer.entity.id = m.entity.id;
+  const aoi::Bounds& own = world_.params().grid.bounds;
+  const world::Entity* known = world_.find(m.entity.id);
+  const bool player = m.entity.kind == world::EntityKind::kPlayer;
+  if (!player && world_.params().npcs.behaviour != world::NpcBehaviour::kWander) {
+    answer.result = TransferResult::kUnavailable;
+  } else if (m.entity.x < own.min.x || m.entity.x > own.max.x || m.entity.y < own.min.y ||
+             m.entity.y > own.max.y) {
+    answer.result = TransferResult::kNotMine;
+  } else if (known != nullptr && !known->ghost) {
+    answer.result = TransferResult::kIdInUse;
+  } else if (player && !hooks.can_take_player()) {
+    answer.result = TransferResult::kFull;
+  } else {
+    ghosts_.release(m.entity.id);  // our ghost of it, if any, becomes the entity itself
+    const std::uint32_t slot = world_.adopt({.id = m.entity.id,
+                                             .kind = m.entity.kind,
+                                             .x = m.entity.x,
+                                             .y = m.entity.y,
+                                             .heading = m.entity.heading,
+                                             .health = m.entity.health,
+                                             .max_health = m.entity.max_health,
+                                             .name = m.entity.name});
+    if (slot == world::World::kNoSlot) {
+      answer.result = TransferResult::kIdInUse;
+    } else {
+      answer.result = TransferResult::kAccepted;
+      if (player) {
+        answer.token = new_token();
+        answer.host = params_.game_host;
+        answer.port = params_.game_port;
+        hooks.player_arrived(slot, answer.token, m.entity.party_key, m.entity.guild_key);
+      } else {
+        // A cancel can only follow within the old zone's timeout of its offer.
+        npc_arrivals_.push_back(
+            {m.entity.id, slot, m.sender, Clock::now() + 2 * params_.handoff_timeout});
+      }
+    }
+  }
+  ++(answer.result == TransferResult::kAccepted ? stats_.handoffs_in_accepted
+                                                : stats_.handoffs_in_refused);
+  send_handoff(m.sender, answer);
+}
+
+void GhostExchange::on_answer(const TransferMessage& m, Clock::time_point now,
+                              HandoffHooks& hooks) {
+  const auto it = std::find_if(offers_.begin(), offers_.end(), [&m](const Offer& o) {
+    return o.request == m.request && o.to == m.sender && o.id == m.entity.id;
+  });
+  if (it == offers_.end()) {
+    // An answer to an offer this zone gave up on (it sent a cancel then) or never made.
+    if (m.result == TransferResult::kAccepted) {
+      TransferMessage cancel;
+      cancel.kind = TransferKind::kCancel;
+      cancel.sender = params_.self_index;
+      cancel.request = m.request;
+      cancel.entity.id = m.entity.id;
+      send_handoff(m.sender, cancel);
+    }
+    return;
+  }
+  const Offer offer = *it;
+  offers_.erase(it);
+  const world::Entity& e = world_.entity(offer.slot);
+  const bool still_here = e.live() && !e.ghost && e.id == offer.id;
+  if (m.result != TransferResult::kAccepted) {
+    ++stats_.handoffs_out_refused;
+    if (still_here) world_.take_back(offer.slot, params_.cross_cooldown_ticks);
+    return;
+  }
+  if (!still_here) {
+    // The client quit while the offer was out: the neighbour must not keep a copy.
+    ++stats_.handoffs_out_lost;
+    TransferMessage cancel;
+    cancel.kind = TransferKind::kCancel;
+    cancel.sender = params_.self_index;
+    cancel.request = m.request;
+    cancel.entity.id = m.entity.id;
+    send_handoff(m.sender, cancel);
+    return;
+  }
+  ++stats_.handoffs_out_accepted;
+  if (e.kind == world::EntityKind::kPlayer) {
+    const Neighbour* to = neighbour(m.sender);
+    hooks.player_left(offer.slot, {to->name, m.host, m.port, m.token});
+  }
+  world_.release(offer.slot);
+  ghosts_.adopt(m.sender, offer.slot, now);
+}
+
+void GhostExchange::offer_crossings(Clock::time_point now) {
+  for (const std::uint32_t slot : world_.crossings()) {
+    const world::Entity& e = world_.entity(slot);
+    const Neighbour* to = nullptr;
+    for (const Neighbour& n : params_.neighbours) {
+      if (e.x >= n.area.min.x && e.x <= n.area.max.x && e.y >= n.area.min.y &&
+          e.y <= n.area.max.y) {
+        to = &n;
+        break;
+      }
+    }
+    if (to == nullptr || !link_.stats().connected) {
+      world_.take_back(slot, params_.cross_cooldown_ticks);
+      ++stats_.handoffs_out_refused;
+      continue;
+    }
+    TransferMessage offer;
+    offer.kind = TransferKind::kOffer;
+    offer.sender = params_.self_index;
+    offer.request = next_request_++;
+    offer.entity = {.id = e.id,
+                    .kind = e.kind,
+                    .x = e.x,
+                    .y = e.y,
+                    .heading = e.heading,
+                    .health = e.health,
+                    .max_health = e.max_health,
+                    .party_key = world_.parties().key_of(e.party),
+                    .guild_key = world_.guilds().key_of(e.guild),
+                    .name = e.name};
+    send_handoff(to->index, offer);
+    offers_.push_back({offer.request, slot, e.id, to->index, now + params_.handoff_timeout});
+  }
+}
+
+void GhostExchange::expire_offers(Clock::time_point now) {
+  std::erase_if(npc_arrivals_, [now](const NpcArrival& a) { return now >= a.until; });
+  std::erase_if(offers_, [&](const Offer& o) {
+    if (now < o.deadline) return false;
+    ++stats_.handoffs_out_timed_out;
+    const world::Entity& e = world_.entity(o.slot);
+    if (e.live() && !e.ghost && e.id == o.id) {
+      world_.take_back(o.slot, params_.cross_cooldown_ticks);
+    }
+    TransferMessage cancel;
+    cancel.kind = TransferKind::kCancel;
+    cancel.sender = params_.self_index;
+    cancel.request = o.request;
+    cancel.entity.id = o.id;
+    send_handoff(o.to, cancel);
+    return true;
+  });
+}
+
+}  // namespace zone::cluster

@@ -1,0 +1,378 @@
+// Handoff between two zones of a world, at the level of their worlds, ghosts and
+// replication (the bus and the sessions are the end-to-end tests' part): a player who
+// walks into the neighbour's rectangle stops there, the neighbour turns its ghost of the
+// player into its own entity, the old zone turns its entity into a ghost of the new one,
+// and the client reconnects to the new zone under the same id. Every client of either
+// zone sees one entity all along: no leave, no duplicate, no jump.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "../replication/loopback.hpp"
+#include "world/ghosts.hpp"
+
+using namespace zone;
+using namespace std::chrono_literals;
+using test::Loopback;
+using test::LoopClient;
+
+namespace {
+
+constexpr std::uint64_t kEpoch = 1'700'000'000'000'000;
+constexpr double kGhostDistance = 40.0;
+const aoi::Bounds kWest{{0.0, 0.0}, {200.0, 200.0}};
+const aoi::Bounds kEast{{200.0, 0.0}, {400.0, 200.0}};
+
+world::WorldParams zone_params(std::uint32_t index) {
+  world::WorldParams p = test::small_world(0);
+  p.zone_index = index;
+  p.grid.bounds = index == 0 ? kWest : kEast;
+  p.ghost_margin = kGhostDistance;
+  p.open_areas = {index == 0 ? kEast : kWest};
+  p.spawn_seed = 11 + index;
+  return p;
+}
+
+// Steers `slot` towards (x, y) at up to full speed; true once within 0.1 m.
+bool steer(world::World& w, std::uint32_t slot, double x, double y) {
+  const world::Entity& e = w.entity(slot);
+  const double dx = x - e.x, dy = y - e.y;
+  const double len = std::hypot(dx, dy);
+  if (len < 0.1) {
+    w.set_intent(slot, 0, 0);
+    return true;
+  }
+  const double scale = std::min(1.0, len / (w.params().player_max_speed * 0.05)) / len;
+  w.set_intent(slot, dx * scale, dy * scale);
+  return false;
+}
+
+// How many live entities of `w` have `id`, and whether one of them is owned (no ghost).
+struct Holding {
+  int entities = 0;
+  bool owned = false;
+};
+Holding holding(const world::World& w, world::EntityId id) {
+  Holding h;
+  w.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+    if (e.id != id) return;
+    ++h.entities;
+    h.owned = h.owned || !e.ghost;
+  });
+  return h;
+}
+
+// Two zones side by side, exchanging ghost lists every tick as the bus would (each
+// zone's list of the tick before).
+struct TwoZones {
+  Loopback west{zone_params(0), test::rparams(64000)};
+  Loopback east{zone_params(1), test::rparams(64000)};
+  world::Ghosts west_ghosts{west.world, 4};
+  world::Ghosts east_ghosts{east.world, 4};
+  std::vector<world::GhostState> west_list, east_list;
+  world::Ghosts::Clock::time_point now = world::Ghosts::Clock::now();
+  std::function<void()> west_extra, east_extra;  // the handoff steps of a test
+
+  TwoZones() {
+    west.before_aoi = [this] {
+      west_ghosts.apply(1, kEpoch, east_list, now);
+      west_ghosts.follow(0.35);
+      if (west_extra) west_extra();
+      west_list.clear();
+      world::collect_near(west.world, kEast, kGhostDistance, west_list);
+    };
+    east.before_aoi = [this] {
+      east_ghosts.apply(0, kEpoch, west_list, now);
+      east_ghosts.follow(0.35);
+      if (east_extra) east_extra();
+      east_list.clear();
+      world::collect_near(east.world, kWest, kGhostDistance, east_list);
+    };
+  }
+  void step() {
+    now += 50ms;
+    west.step();
+    east.step();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("handoff: a player walks into the next zone and every client sees one entity all along") {
+  TwoZones z;
+  LoopClient& alice = z.west.connect("alice");  // stays in the west, near the border
+  LoopClient& bob = z.west.connect("bob");      // walks east
+  LoopClient& carol = z.east.connect("carol");  // stays in the east, near the border
+  const world::EntityId bob_id = bob.entity;
+  for (int t = 0; t < 800; ++t) {
+    const bool ready = steer(z.west.world, alice.slot, 185, 100) &
+                       steer(z.west.world, bob.slot, 196, 110) &
+                       steer(z.east.world, carol.slot, 215, 100);
+    z.step();
+    if (ready) break;
+  }
+  REQUIRE(z.west.world.entity(bob.slot).x == doctest::Approx(196).epsilon(0.001));
+  REQUIRE(alice.replica.find(bob_id) != nullptr);
+  REQUIRE(carol.replica.find(bob_id) != nullptr);  // as a ghost, across the border
+
+  // The handoff, as the zones' exchanges run it: west offers the crossing player, east
+  // takes it over at once and answers, west gets the answer a tick later.
+  std::optional<std::uint32_t> offered;      // west's slot of bob, offered
+  std::optional<std::uint32_t> taken;        // east's slot of bob, answered
+  std::optional<std::uint32_t> answer_seen;  // east's slot, once west has the answer
+  LoopClient* bob_east = nullptr;
+  double offered_x = 0.0, offered_y = 0.0;
+  z.west_extra = [&] {
+    if (taken && !answer_seen) {
+      answer_seen = taken;
+      z.west.disconnect(bob);  // the Transfer; the session ends
+      z.west.world.release(*offered);
+      z.west_ghosts.adopt(1, *offered, z.now);
+      return;
+    }
+    for (const std::uint32_t slot : z.west.world.crossings()) {
+      CHECK(slot == bob.slot);
+      offered = slot;
+      offered_x = z.west.world.entity(slot).x;
+      offered_y = z.west.world.entity(slot).y;
+    }
+  };
+  z.east_extra = [&] {
+    if (offered && !taken) {
+      const world::Entity& e = z.west.world.entity(*offered);
+      z.east_ghosts.release(bob_id);
+      const std::uint32_t slot = z.east.world.adopt({.id = e.id,
+                                                     .kind = e.kind,
+                                                     .x = e.x,
+                                                     .y = e.y,
+                                                     .heading = e.heading,
+                                                     .health = e.health,
+                                                     .max_health = e.max_health,
+                                                     .name = e.name});
+      REQUIRE(slot != world::World::kNoSlot);
+      taken = slot;
+    }
+    if (answer_seen && bob_east == nullptr) {
+      // The client reconnects with its token a few ticks after the Transfer.
+      z.east.world.attach_player(*answer_seen);
+      bob_east = &z.east.attach(*answer_seen);
+    }
+  };
+
+  for (int t = 0; t < 300; ++t) {
+    if (bob_east == nullptr) {
+      if (bob.connected) steer(z.west.world, bob.slot, 206, 110);
+    } else {
+      steer(z.east.world, bob_east->slot, 206, 110);
+    }
+    z.step();
+    // Never lost, never two of it in one zone; while the answer travels both zones hold
+    // it (standing still), then only the east owns it.
+    const Holding w = holding(z.west.world, bob_id), e = holding(z.east.world, bob_id);
+    CHECK(w.entities == 1);
+    CHECK(e.entities == 1);
+    CHECK((w.owned || e.owned));
+    if (answer_seen) CHECK_FALSE(w.owned);
+    // The clients on both sides see it all along, exactly as their zone has it.
+    CHECK(alice.replica.find(bob_id) != nullptr);
+    CHECK(carol.replica.find(bob_id) != nullptr);
+    CHECK_MESSAGE(z.west.diff(alice).empty(), z.west.diff(alice));
+    CHECK_MESSAGE(z.east.diff(carol).empty(), z.east.diff(carol));
+  }
+  REQUIRE(offered.has_value());
+  REQUIRE(bob_east != nullptr);
+  // It left the west one step beyond the edge, and the east took it over there.
+  CHECK(offered_x > 200.0);
+  CHECK(offered_x <= 200.0 + 7.0 * 0.05 + 1e-9);
+  CHECK(offered_y == doctest::Approx(110).epsilon(0.01));
+  // Same id, and it walked on in the east (in alice's and carol's view all the way); its
+  // new client is exact.
+  CHECK(bob_east->entity == bob_id);
+  CHECK(z.east.world.entity(bob_east->slot).x == doctest::Approx(206).epsilon(0.001));
+  CHECK(z.east.world.player_count() == 2);
+  CHECK(z.west.world.player_count() == 1);
+  CHECK_MESSAGE(z.east.diff(*bob_east).empty(), z.east.diff(*bob_east));
+  // Nobody saw bob leave or arrive again: alice and carol each saw it enter once.
+  CHECK_MESSAGE(alice.replica.violations().empty(), test::violations_of(alice));
+  CHECK_MESSAGE(carol.replica.violations().empty(), test::violations_of(carol));
+  CHECK_MESSAGE(bob_east->replica.violations().empty(), test::violations_of(*bob_east));
+  CHECK(alice.replica.leaves() == 0);
+  CHECK(carol.replica.leaves() == 0);
+}
+
+TEST_CASE("handoff: a player taken back steps inside and may not cross again for a while") {
+  world::World w(zone_params(0));
+  const std::uint32_t slot = w.spawn_player("bob");
+  // Walk east until the player crosses.
+  std::optional<int> crossed_at;
+  for (int t = 0; t < 2000 && !crossed_at; ++t) {
+    w.set_intent(slot, 1.0, 0.0);
+    w.step(0.05);
+    w.update_aoi();
+    if (!w.crossings().empty()) crossed_at = t;
+  }
+  REQUIRE(crossed_at.has_value());
+  const world::Entity& e = w.entity(slot);
+  CHECK(e.crossing);
+  CHECK(e.x > 200.0);
+  CHECK(e.x <= 200.0 + 7.0 * 0.05 + 1e-9);
+  // Standing still while crossing, whatever the client asks.
+  const double x = e.x;
+  w.set_intent(slot, 1.0, 0.0);
+  w.step(0.05);
+  CHECK(e.x == x);
+  CHECK(w.crossings().empty());  // offered once, not every tick
+  CHECK(e.vx == 0.0);
+
+  // Refused: back at the edge (less than a step away), and no crossing for 10 ticks.
+  w.take_back(slot, 10);
+  CHECK_FALSE(e.crossing);
+  CHECK(e.x == 200.0);
+  for (int t = 0; t < 10; ++t) {
+    w.set_intent(slot, 1.0, 0.0);
+    w.step(0.05);
+    w.update_aoi();
+    CHECK(w.crossings().empty());
+    CHECK(e.x == 200.0);  // stopped by the edge meanwhile
+  }
+  w.set_intent(slot, 1.0, 0.0);
+  w.step(0.05);
+  CHECK(w.crossings().size() == 1);
+}
+
+TEST_CASE("handoff: a zone alone, or an edge with no neighbour, stops players as before") {
+  world::WorldParams p = zone_params(0);
+  p.open_areas.clear();
+  world::World alone(p);
+  const std::uint32_t a = alone.spawn_player("a");
+  world::World west(zone_params(0));
+  const std::uint32_t b = west.spawn_player("b");
+  for (int t = 0; t < 2000; ++t) {
+    alone.set_intent(a, 1.0, 0.0);
+    west.set_intent(b, 0.0, 1.0);  // north: no zone there
+    alone.step(0.05);
+    west.step(0.05);
+    CHECK(alone.crossings().empty());
+    CHECK(west.crossings().empty());
+  }
+  CHECK(alone.entity(a).x == 200.0);
+  CHECK(west.entity(b).y == 200.0);
+}
+
+TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap by one step") {
+  world::World east(zone_params(1));
+  const std::uint32_t own = east.spawn_player("own");
+  CHECK(east.adopt({.id = east.entity(own).id,
+                    .kind = world::EntityKind::kPlayer,
+                    .x = 250,
+                    .y = 50,
+                    .health = 1,
+                    .max_health = 1,
+                    .name = "x"}) == world::World::kNoSlot);
+  // NPCs only to a zone whose NPCs wander (these stand).
+  CHECK(east.adopt({.id = 77,
+                    .kind = world::EntityKind::kNpc,
+                    .x = 250,
+                    .y = 50,
+                    .heading = 0,
+                    .health = 1,
+                    .max_health = 1,
+                    .name = "npc"}) == world::World::kNoSlot);
+  east.step(0.05);  // sets the AOI's per-tick bound (7 m/s * 0.05 s)
+  const std::uint32_t g = east.spawn_ghost(42, world::EntityKind::kPlayer, "bob", 100);
+  east.set_ghost_state(g, 201.0, 50.0, 0.0, 0.0, 0.0, 100);
+  const std::uint32_t slot = east.adopt({.id = 42,
+                                         .kind = world::EntityKind::kPlayer,
+                                         .x = 202.0,
+                                         .y = 50.0,
+                                         .health = 90,
+                                         .max_health = 100,
+                                         .name = "bob"});
+  REQUIRE(slot == g);  // the ghost itself: same slot, so no AOI event anywhere
+  const world::Entity& e = east.entity(slot);
+  CHECK_FALSE(e.ghost);
+  CHECK(e.x == doctest::Approx(201.35));  // one step towards the owner's position
+  CHECK(e.health == 90);
+  CHECK(east.ghost_count() == 0);
+  CHECK(east.player_count() == 2);
+  CHECK_FALSE(east.aoi().is_observer(e.aoi));  // until its client comes
+  east.attach_player(slot);
+  CHECK(east.aoi().is_observer(e.aoi));
+}
+
+TEST_CASE("handoff: wandering NPCs cross into a neighbour and are taken over there") {
+  world::WorldParams wp = zone_params(0);
+  wp.npcs.count = 40;
+  wp.npcs.behaviour = world::NpcBehaviour::kWander;
+  wp.npcs.idle_fraction = 0.0;
+  world::World west(wp);
+  west.spawn_npcs();
+  world::WorldParams ep = zone_params(1);
+  ep.npcs.behaviour = world::NpcBehaviour::kWander;
+  world::World east(ep);
+  std::optional<std::uint32_t> crossed;
+  for (int t = 0; t < 20000 && !crossed; ++t) {
+    west.step(0.05);
+    west.update_aoi();
+    for (const std::uint32_t slot : west.crossings()) {
+      if (west.entity(slot).kind == world::EntityKind::kNpc) crossed = slot;
+    }
+  }
+  REQUIRE(crossed.has_value());
+  const world::Entity& npc = west.entity(*crossed);
+  CHECK(npc.crossing);
+  CHECK(npc.x > 200.0);
+  const double x = npc.x, y = npc.y;
+  west.step(0.05);
+  CHECK(npc.x == x);  // stands still while offered
+  CHECK(npc.y == y);
+
+  east.step(0.05);
+  const std::uint32_t slot = east.adopt({.id = npc.id,
+                                         .kind = npc.kind,
+                                         .x = npc.x,
+                                         .y = npc.y,
+                                         .heading = npc.heading,
+                                         .health = npc.health,
+                                         .max_health = npc.max_health,
+                                         .name = npc.name});
+  REQUIRE(slot != world::World::kNoSlot);
+  CHECK(east.npc_count() == 1);
+  west.release(*crossed);
+  CHECK(west.npc_count() == 39);
+  CHECK(npc.ghost);
+  // It walks on in the east, by the east's rules.
+  const world::Entity& taken = east.entity(slot);
+  double walked = 0.0;
+  for (int t = 0; t < 100; ++t) {
+    const double x0 = taken.x, y0 = taken.y;
+    east.step(0.05);
+    east.update_aoi();
+    const double d = std::hypot(taken.x - x0, taken.y - y0);
+    CHECK(d <= ep.npcs.speed * 0.05 + 1e-9);
+    walked += d;
+  }
+  CHECK(walked > 1.0);
+}
+
+TEST_CASE("handoff: patrolling NPCs keep to their zone") {
+  world::WorldParams wp = zone_params(0);
+  wp.npcs.count = 40;
+  wp.npcs.behaviour = world::NpcBehaviour::kPatrol;
+  world::World west(wp);
+  west.spawn_npcs();
+  for (int t = 0; t < 4000; ++t) {
+    west.step(0.05);
+    CHECK(west.crossings().empty());
+  }
+  world::World east(zone_params(1));  // idle NPCs: it takes none
+  CHECK(east.adopt({.id = 5,
+                    .kind = world::EntityKind::kNpc,
+                    .x = 250,
+                    .y = 50,
+                    .heading = 0,
+                    .health = 1,
+                    .max_health = 1,
+                    .name = "npc"}) == world::World::kNoSlot);
+}
