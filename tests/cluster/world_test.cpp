@@ -143,6 +143,16 @@ std::optional<std::chrono::milliseconds> wait_metric(const Zone& z, const std::s
   return std::nullopt;
 }
 
+// The zone's live map data (/api/map for the whole world, `select` selected), or null.
+nlohmann::json live_map(const Zone& z, std::uint32_t select = 0) {
+  httplib::Client http("127.0.0.1", z.admin_port);
+  http.set_connection_timeout(1s);
+  http.set_bearer_token_auth(zone::test::kTruthAdminToken);
+  const auto res = http.Get("/api/map" + (select ? "?select=" + std::to_string(select) : ""));
+  if (!res || res->status != 200) return nullptr;
+  return nlohmann::json::parse(res->body);
+}
+
 std::unique_ptr<Process> start_sim(const std::string& dir, const Zone& z, int bots, int seconds) {
   const std::string token_file = dir + "/admin-token";
   std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
@@ -182,6 +192,53 @@ TEST_CASE("world: bots in one zone see the next zone's entities across the borde
   CHECK(wait_metric(
       east, "zone_ghosts_out_total", [](double v) { return v > 0; }, 5s));
   CHECK(metric(west, "zone_bus_connected") == 1.0);
+
+  // West's live map: the band its AOI covers, east's rectangle and name, and east's
+  // entities as ghosts (kind 4: west has no entities of its own yet).
+  const nlohmann::json map = live_map(west);
+  REQUIRE(map.is_object());
+  INFO("west's map: ", map.dump());
+  REQUIRE(map.contains("zone"));
+  const nlohmann::json& in_west = map.at("zone");
+  CHECK(in_west.at("name") == "west");
+  CHECK(in_west.at("covered") == nlohmann::json::array({-40.0, -40.0, 80.0, 80.0}));
+  REQUIRE(in_west.at("neighbours").size() == 1);
+  const nlohmann::json& east_here = in_west.at("neighbours")[0];
+  CHECK(east_here.at("name") == "east");
+  CHECK(east_here.at("index") == 1);
+  CHECK(east_here.at("rect") == nlohmann::json::array({40.0, 0.0, 140.0, 40.0}));
+  CHECK(east_here.at("ghosts").get<int>() > 0);
+  CHECK(east_here.at("ghosts") == in_west.at("ghosts"));
+  const nlohmann::json& e = map.at("entities");
+  CHECK(e.size() == 4 * in_west.at("ghosts").get<std::size_t>());
+  std::uint32_t ghost = 0;
+  for (std::size_t i = 0; i + 3 < e.size(); i += 4) {
+    CHECK(e[i + 1] == 4);
+    CHECK((e[i].get<std::uint32_t>() >> 26) == 1u);  // east's index in the top bits
+    ghost = e[i].get<std::uint32_t>();
+  }
+  // A selected ghost names its owner (published within a frame or two, ~200 ms each,
+  // unless it walked away from the border meanwhile: then another one).
+  nlohmann::json selected;
+  for (int attempt = 0; attempt < 20 && ghost != 0 && !selected.is_object(); ++attempt) {
+    live_map(west, ghost);
+    std::this_thread::sleep_for(300ms);
+    const nlohmann::json again = live_map(west, ghost);
+    REQUIRE(again.is_object());
+    selected = again.at("selected");
+    if (!selected.is_object() && again.at("entities").size() >= 4) {
+      ghost = again.at("entities")[0].get<std::uint32_t>();
+    }
+  }
+  REQUIRE(selected.is_object());
+  CHECK(selected.at("owner") == nlohmann::json{{"index", 1}, {"name", "east"}});
+  // East has west as a neighbour, with no ghosts from it (west has no entities).
+  const nlohmann::json east_map = live_map(east);
+  REQUIRE(east_map.is_object());
+  REQUIRE(east_map.at("zone").at("neighbours").size() == 1);
+  CHECK(east_map.at("zone").at("neighbours")[0].at("name") == "west");
+  CHECK(east_map.at("zone").at("neighbours")[0].at("ghosts") == 0);
+  CHECK(east_map.at("zone").at("ghosts") == 0);
 
   // Bots in west: west has no NPCs, so the NPCs they see are east's, through ghosts.
   const int seconds = 8;
