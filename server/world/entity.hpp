@@ -70,6 +70,7 @@ struct Entity {
   // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
   // and moved only by world::Ghosts from that zone's reports, never by step().
   bool ghost = false;
+  std::uint32_t ghost_owner = 0;  // a ghost's: the index of the zone whose lists it follows
   // Handoff (docs/world.md): a player that stepped out of the zone's rectangle into a
   // neighbour's stands still, `crossing`, until the zone hands it over or takes it back;
   // after a take-back it may not cross again for cross_cooldown ticks.

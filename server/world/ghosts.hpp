@@ -54,8 +54,8 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
                   std::vector<GhostState>& out);
 
 struct GhostStats {
-  std::uint64_t spawned = 0;   // ghosts created
-  std::uint64_t removed = 0;   // no longer listed by any source
+  std::uint64_t spawned = 0;  // ghosts created
+  std::uint64_t removed = 0;  // no longer listed by any source
   // Listed by another source than the one it was a ghost of: handed over between two
   // other zones, it stays the same entity here.
   std::uint64_t rehomed = 0;
@@ -124,7 +124,7 @@ class Ghosts {
   // Removes all of a source's ghosts; returns how many there were.
   std::uint64_t remove_all(Source& source);
   // Moves the ghost of `id` from whichever other source holds it to `to`; false if none.
-  bool rehome(EntityId id, Source& to);
+  bool rehome(EntityId id, std::uint32_t to_index, Source& to);
 
   World& world_;
   std::uint32_t id_reuse_ticks_;

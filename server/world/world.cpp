@@ -211,8 +211,8 @@ void World::keep_inside(Entity& e, bool reflect) {
   if (e.x >= b.min.x && e.x <= b.max.x && e.y >= b.min.y && e.y <= b.max.y) return;
   // A player, or a wandering NPC, stepping into a neighbouring zone stops there until the
   // zone hands it over. (Patrollers keep to their legs, which lie in their zone.)
-  const bool may_cross = e.kind == EntityKind::kPlayer ||
-                         params_.npcs.behaviour == NpcBehaviour::kWander;
+  const bool may_cross =
+      e.kind == EntityKind::kPlayer || params_.npcs.behaviour == NpcBehaviour::kWander;
   if (may_cross && e.cross_cooldown == 0 && in_open_area(e.x, e.y)) {
     e.crossing = true;
     return;

@@ -75,6 +75,10 @@ class World {
   void set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx, double vy,
                        std::uint16_t health);
   std::uint32_t ghost_count() const { return ghosts_; }
+  // Which zone a ghost's reports come from (world::Ghosts keeps it up to date).
+  void set_ghost_owner(std::uint32_t slot, std::uint32_t zone_index) {
+    entities_[slot].ghost_owner = zone_index;
+  }
 
   // Handoff (docs/world.md, "Handoff"). Players and wandering NPCs whose last step()
   // ended outside the zone's rectangle, in an open area: each stands still (`crossing`)

@@ -8,6 +8,22 @@
 
 namespace zone {
 
+namespace {
+
+// The entities' kind codes in the JSON: a ghost is another zone's entity.
+enum DotKind : std::uint8_t {
+  kPlayerDot = 0,
+  kNpcDot = 1,
+  kEngagedNpcDot = 2,  // an NPC engaged with a player (precision tiers)
+  kGhostPlayerDot = 3,
+  kGhostNpcDot = 4,
+};
+constexpr bool is_ghost(std::uint8_t kind) {
+  return kind == kGhostPlayerDot || kind == kGhostNpcDot;
+}
+
+}  // namespace
+
 void MapPublisher::publish(std::uint32_t tick, const world::World& world, const MapStats& stats) {
   Frame& f = building_;
   const world::WorldParams& p = world.params();
@@ -23,12 +39,30 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   f.stats = stats;
   f.dots.clear();
   f.statics = p.statics.objects;
+  // Ghosts by the index of the zone that owns them (the top bits of their ids), counted
+  // in the one pass over the entities.
+  std::array<std::uint32_t, std::size_t{1} << world::kZoneIdBits> ghosts_of{};
   world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
-    // 0 player, 1 NPC, 2 NPC engaged with a player (precision tiers).
-    const int kind = e.kind == world::EntityKind::kPlayer ? 0 : (e.engaged ? 2 : 1);
-    f.dots.push_back(
-        {e.id, static_cast<float>(e.x), static_cast<float>(e.y), static_cast<std::uint8_t>(kind)});
+    const bool player = e.kind == world::EntityKind::kPlayer;
+    DotKind kind = player ? kPlayerDot : (e.engaged ? kEngagedNpcDot : kNpcDot);
+    if (e.ghost) {
+      kind = player ? kGhostPlayerDot : kGhostNpcDot;
+      ++ghosts_of[e.ghost_owner];
+    }
+    f.dots.push_back({e.id, static_cast<float>(e.x), static_cast<float>(e.y), kind});
   });
+  f.world = world_;
+  f.ghosts = world.ghost_count();
+  f.neighbour_ghosts.clear();
+  if (world_) {
+    f.covered_min_x = f.min_x - p.ghost_margin;
+    f.covered_min_y = f.min_y - p.ghost_margin;
+    f.covered_max_x = f.max_x + p.ghost_margin;
+    f.covered_max_y = f.max_y + p.ghost_margin;
+    for (const MapNeighbour& n : world_->neighbours) {
+      f.neighbour_ghosts.push_back(n.index < ghosts_of.size() ? ghosts_of[n.index] : 0);
+    }
+  }
   f.selected = 0;
   f.selected_view.clear();
   f.selected_party = 0;
@@ -41,6 +75,8 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
       f.selected_x = static_cast<float>(e->x);
       f.selected_y = static_cast<float>(e->y);
       f.selected_kind = e->kind == world::EntityKind::kPlayer ? 0 : 1;
+      f.selected_ghost = e->ghost;
+      f.selected_owner = e->ghost_owner;
       f.selected_radius = static_cast<float>(world.aoi().view_radius(e->aoi));
       for (const std::uint32_t slot : world.aoi().view_slots(e->aoi)) {
         f.selected_view.push_back(world.entity(slot).id);
@@ -71,10 +107,11 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
   // the window, so a zoomed-in map of a 20,000-entity zone stays small.
   std::string dots;
   dots.reserve(f.dots.size() * 24);
-  std::size_t shown = 0, in_window = 0;
+  std::size_t shown = 0, in_window = 0, ghosts_in_window = 0;
   for (const Dot& d : f.dots) {
     if (d.x < w.x0 || d.x > w.x1 || d.y < w.y0 || d.y > w.y1) continue;
     ++in_window;
+    if (is_ghost(d.kind)) ++ghosts_in_window;
     if (shown == w.max_entities) continue;
     ++shown;
     if (!dots.empty()) dots += ',';
@@ -98,7 +135,9 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
     }
     if (statics_in_window > kMaxStaticsShown) statics.clear();
   }
-  // Cell populations over the visible cells (row-major from col0,row0), for shading.
+  // Cell populations over the visible cells (row-major from col0,row0), for shading: the
+  // zone's own entities (ghosts, in the band around the zone, would pile up in the edge
+  // cells).
   std::string cells;
   std::uint32_t col0 = 0, row0 = 0, cols = 0, rows = 0;
   if (f.cell_size > 0) {
@@ -118,6 +157,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
     if (static_cast<std::uint64_t>(cols) * rows <= 65536) {
       std::vector<std::uint32_t> counts(static_cast<std::size_t>(cols) * rows, 0);
       for (const Dot& d : f.dots) {
+        if (is_ghost(d.kind)) continue;
         const auto c = clampi(std::floor((d.x - f.min_x) / f.cell_size), all_cols - 1);
         const auto r = clampi(std::floor((d.y - f.min_y) / f.cell_size), all_rows - 1);
         if (c < col0 || c > col1 || r < row0 || r > row1) continue;
@@ -148,7 +188,39 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
                         {"position_cm", f.selected_precision.position_cm},
                         {"heading_bits", 16 - f.selected_precision.heading_shift},
                         {"engaged", f.selected_engaged}};
+    // A ghost: the zone that owns it now (after a handoff, not the one that made it).
+    if (f.selected_ghost) {
+      const std::uint32_t owner = f.selected_owner;
+      std::string owner_name;
+      if (f.world) {
+        for (const MapNeighbour& n : f.world->neighbours) {
+          if (n.index == owner) owner_name = n.name;
+        }
+      }
+      s["owner"] = {{"index", owner}, {"name", owner_name}};
+    }
     selected = s.dump();
+  }
+  // In a world of zones only: the zone, the area its AOI covers, its ghosts and its
+  // neighbours with the ghosts each has here now.
+  std::string zone;
+  if (f.world) {
+    nlohmann::json neighbours = nlohmann::json::array();
+    for (std::size_t i = 0; i < f.world->neighbours.size(); ++i) {
+      const MapNeighbour& n = f.world->neighbours[i];
+      neighbours.push_back({{"index", n.index},
+                            {"name", n.name},
+                            {"rect", {n.rect.min.x, n.rect.min.y, n.rect.max.x, n.rect.max.y}},
+                            {"ghosts", i < f.neighbour_ghosts.size() ? f.neighbour_ghosts[i] : 0}});
+    }
+    const nlohmann::json z = {
+        {"name", f.world->name},
+        {"index", f.world->index},
+        {"covered", {f.covered_min_x, f.covered_min_y, f.covered_max_x, f.covered_max_y}},
+        {"ghosts", f.ghosts},
+        {"ghosts_in_window", ghosts_in_window},
+        {"neighbours", neighbours}};
+    zone = ",\"zone\":" + z.dump();
   }
   return fmt::format(
       "{{\"tick\":{},\"world\":[{},{},{},{}],\"cell_size\":{},\"view_radius\":{},"
@@ -160,7 +232,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "\"entities_in_window\":{},\"entities\":[{}],"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
       "\"chunks\":{{\"size\":{},\"load_radius\":{},\"unload_radius\":{}}},"
-      "\"statics_in_window\":{},\"statics\":[{}],"
+      "\"statics_in_window\":{},\"statics\":[{}]{},"
       "\"selected\":{}}}",
       f.tick, f.min_x, f.min_y, f.max_x, f.max_y, f.cell_size, f.view_radius, f.hysteresis,
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
@@ -168,7 +240,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
       f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols,
       rows, cells, f.stats.chunk_size, f.stats.chunk_load_radius, f.stats.chunk_unload_radius,
-      statics_in_window, statics, selected);
+      statics_in_window, statics, zone, selected);
 }
 
 }  // namespace zone

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "world/world.hpp"
@@ -39,6 +40,20 @@ struct MapStats {
   double chunk_unload_radius = 0.0;
 };
 
+// In a world of zones (docs/world.md): this zone's name and index in the world map, and
+// its neighbours' rectangles and names, for the map to draw around the zone. Plain data
+// the zone translates from its cluster parameters once; fixed while the zone runs.
+struct MapNeighbour {
+  std::uint32_t index = 0;  // in the world map: world::zone_of() of its entities' ids
+  std::string name;
+  aoi::Bounds rect;
+};
+struct MapWorld {
+  std::string name;
+  std::uint32_t index = 0;
+  std::vector<MapNeighbour> neighbours;
+};
+
 // The part of the map the browser shows, in world metres.
 struct MapWindow {
   double x0 = -1e300, y0 = -1e300, x1 = 1e300, y1 = 1e300;
@@ -53,6 +68,9 @@ class MapPublisher {
   bool due(std::uint64_t tick) const { return tick % every_ == 0; }
   // Tick thread.
   void publish(std::uint32_t tick, const world::World& world, const MapStats& stats);
+  // Tick thread, once before publishing: the zone's place in a world of zones. Without
+  // it (a zone alone) the JSON has no "zone" object.
+  void set_world(MapWorld world) { world_ = std::make_shared<const MapWorld>(std::move(world)); }
   // Admin thread: choose the entity whose view set is published (0: none).
   void select(std::uint32_t entity_id) { selected_.store(entity_id); }
 
@@ -63,7 +81,7 @@ class MapPublisher {
   struct Dot {
     std::uint32_t id;
     float x, y;
-    std::uint8_t kind;  // 0 player, 1 NPC
+    std::uint8_t kind;  // the JSON's kind code (map_publisher.cpp)
   };
   struct Frame {
     std::uint32_t tick = 0;
@@ -74,11 +92,20 @@ class MapPublisher {
     std::vector<Dot> dots;
     // The static layer's objects (never change: shared, not copied).
     std::shared_ptr<const std::vector<world::StaticObject>> statics;
+    // In a world of zones only (else null): the zone and its neighbours (shared, never
+    // copied), what the AOI covers (the rectangle plus the ghost distance), the ghosts
+    // held and how many came from each neighbour (in its order).
+    std::shared_ptr<const MapWorld> world;
+    double covered_min_x = 0, covered_min_y = 0, covered_max_x = 0, covered_max_y = 0;
+    std::uint32_t ghosts = 0;
+    std::vector<std::uint32_t> neighbour_ghosts;
     // The selected entity, if any.
     std::uint32_t selected = 0;
     std::string selected_name;
     float selected_x = 0, selected_y = 0, selected_radius = 0;
     std::uint8_t selected_kind = 0;
+    bool selected_ghost = false;
+    std::uint32_t selected_owner = 0;  // a ghost's owning zone
     std::vector<std::uint32_t> selected_view;  // entity ids
     // Its party (0: none) and the other members, wherever they are: the map draws a line
     // to each.
@@ -91,6 +118,7 @@ class MapPublisher {
 
   std::uint32_t every_;
   std::atomic<std::uint32_t> selected_{0};
+  std::shared_ptr<const MapWorld> world_;  // tick thread
   mutable std::mutex mutex_;
   Frame published_;
   Frame building_;  // tick thread only

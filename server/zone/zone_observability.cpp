@@ -54,6 +54,14 @@ const char* group_label(protocol::GroupResult r) {
   return "unknown";
 }
 
+// The live map's plain copy of the zone's place in a world of zones.
+MapWorld map_world(const cluster::ExchangeParams& p) {
+  MapWorld w{.name = p.self_name, .index = p.self_index, .neighbours = {}};
+  for (const cluster::Neighbour& n : p.neighbours)
+    w.neighbours.push_back({n.index, n.name, n.area});
+  return w;
+}
+
 }  // namespace
 
 net::TrafficStats total_traffic(HostThreads hosts) {
@@ -164,6 +172,10 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
   map_stats_.npcs = zone.world.npc_count();
   map_stats_.engaged_npcs = zone.world.engaged_npc_count();
   map_stats_.ambient = zone.world.ambient_count();
+  if (zone.cluster && !map_world_set_) {
+    map_.set_world(map_world(zone.cluster->params()));
+    map_world_set_ = true;
+  }
   map_.publish(zone.tick, zone.world, map_stats_);
 }
 

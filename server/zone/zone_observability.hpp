@@ -106,6 +106,7 @@ class Observability {
 
   // The live map.
   MapPublisher map_;
+  bool map_world_set_ = false;  // in a world of zones: the zone's place given to map_
   MapStats map_stats_;
   std::chrono::steady_clock::time_point last_map_publish_;
   std::uint64_t map_bytes_out_ = 0, map_enters_ = 0, map_leaves_ = 0;

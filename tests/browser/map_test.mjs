@@ -14,6 +14,10 @@
 //   4. a click on a player selects it: the side panel shows its id and the server
 //      answers with selected.id equal to it (with its view set);
 //   5. a click on empty space clears the selection (select=0);
+//   6. in a world of zones, a fresh page whose /api/map answers are the server's own with
+//      world data added (a "zone" object, ghosts of two neighbours, a selected ghost's
+//      owner; docs/world.md) draws the neighbours and the ghosts, lists them in the side
+//      panel and legend, and shows a clicked ghost's owner, without a page error;
 // and saves a screenshot of the zoomed-in selection (default: map.png in the current
 // directory; docs/map.png is made with --screenshot docs/map.png).
 //
@@ -430,8 +434,107 @@ async function main() {
   check(!clearedPanel.includes(String(targetId)), `side panel still shows ${targetId} after clearing`);
   log(`click on empty space (${empty.d.toFixed(0)} px from any dot) cleared the selection`);
 
+  // 12. A world of zones, as the page meets it: the server's answers with world data added.
+  await checkWorld(context, mapUrl, watchErrors);
+
   check(pageErrors.length === 0, `the page reported errors:\n  ${pageErrors.join('\n  ')}`);
   for (const p of procs) check(!p.exited, `${p.name} exited early (${p.code})`);
+}
+
+// The zone as "west" of a world (its 4 km square at index 0, a 40 m ghost distance) with
+// "east" beside it and "north" above it: their ghosts in the band around the zone, in the
+// JSON the server sends in a world (server/zone/map_publisher.cpp, tests/server/
+// map_world_test.cpp). Ids carry their owner's index in the top 6 bits.
+const GHOST_DISTANCE = 40;
+const WORLD_GHOSTS = [
+  [(1 << 26) + 11, 4, 4020, 1000],   // east's NPCs: kind 4, a ghost NPC
+  [(1 << 26) + 12, 4, 4020, 2000],
+  [(1 << 26) + 13, 4, 4030, 3000],
+  [(2 << 26) + 21, 3, 2000, 4020],   // north's player: kind 3, a ghost player
+];
+function addWorld(body, select) {
+  const [x0, y0, x1, y1] = body.world;
+  const d = GHOST_DISTANCE;
+  for (const g of WORLD_GHOSTS) body.entities.push(...g);
+  body.entities_in_window += WORLD_GHOSTS.length;
+  body.zone = {
+    name: 'west', index: 0, covered: [x0 - d, y0 - d, x1 + d, y1 + d],
+    ghosts: WORLD_GHOSTS.length, ghosts_in_window: WORLD_GHOSTS.length,
+    neighbours: [
+      { index: 1, name: 'east', rect: [x1, y0, x1 + 4000, y1], ghosts: 3 },
+      { index: 2, name: 'north', rect: [x0, y1, x1, y1 + 4000], ghosts: 1 },
+    ],
+  };
+  const ghost = WORLD_GHOSTS.find((g) => String(g[0]) === select);
+  if (ghost) {
+    body.selected = {
+      id: ghost[0], name: 'wolf', kind: ghost[1] === 3 ? 0 : 1, x: ghost[2], y: ghost[3],
+      view_radius: 0, view: [], party: 0, guild: 0, party_members: [], position_cm: 1,
+      heading_bits: 16, engaged: false, owner: { index: ghost[0] >>> 26, name: ghost[0] >>> 26 === 1 ? 'east' : 'north' },
+    };
+  }
+  return body;
+}
+
+async function checkWorld(context, mapUrl, watchErrors) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  watchErrors(page);
+  await page.route((url) => url.pathname === '/api/map', async (route) => {
+    const res = await route.fetch();
+    if (!res.ok()) return route.fulfill({ response: res });
+    const select = new URL(route.request().url()).searchParams.get('select');
+    await route.fulfill({ response: res, json: addWorld(await res.json(), select) });
+  });
+  await page.goto(mapUrl);
+  await page.waitForFunction(() => window.zoneMap && zoneMap.frames >= 2, null, { timeout: 20000 })
+    .catch(() => { throw new TestFailure('the page did not draw the world data'); });
+  check(errors.length === 0, `the page failed on world data:\n  ${errors.join('\n  ')}`);
+
+  // Fitted to the zone and the band around it: every ghost, both neighbours.
+  const drawn = await page.evaluate(() => ({ ghosts: zoneMap.drawnGhosts, neighbours: zoneMap.drawnNeighbours,
+                                              corner: zoneMap.worldToScreen(-40, -40) }));
+  check(drawn.ghosts === WORLD_GHOSTS.length, `drew ${drawn.ghosts} ghosts, expected ${WORLD_GHOSTS.length}`);
+  check(drawn.neighbours === 2, `drew ${drawn.neighbours} neighbour rectangles, expected 2`);
+  const box = await page.locator('#map').boundingBox();
+  check(drawn.corner.x >= box.x && drawn.corner.y <= box.y + box.height,
+        `the fitted view leaves out the covered band's corner (${JSON.stringify(drawn.corner)})`);
+  const ghostPixels = await page.evaluate(() => {
+    const c = document.getElementById('map');
+    const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < img.length; i += 4) {
+      // The ghost NPC colour #b48cff, give or take antialiasing.
+      if (Math.abs(img[i] - 0xb4) + Math.abs(img[i + 1] - 0x8c) + Math.abs(img[i + 2] - 0xff) < 24) n++;
+    }
+    return n;
+  });
+  check(ghostPixels > 0, 'no pixel in the ghost NPC colour');
+  check(await page.isVisible('#world'), 'the side panel has no World section');
+  const panel = await page.textContent('#world');
+  for (const want of ['west (#0)', '4 / 4', 'east (#1)', '3 ghosts', 'north (#2)', '1 ghost']) {
+    check(panel.includes(want), `the World section does not say "${want}": "${panel.replace(/\s+/g, ' ').trim()}"`);
+  }
+  check(await page.isVisible('#legend-world'), 'the legend does not explain ghosts and neighbours');
+  check((await page.textContent('#legend-world')).includes('ghost NPC'), 'the legend has no ghost NPC');
+
+  // Zoom in on a ghost of east's and click it: the panel names east as its owner.
+  const [ghostId, , gx, gy] = WORLD_GHOSTS[1];
+  await page.evaluate(([x, y]) => { zoneMap.view.cx = x; zoneMap.view.cy = y; zoneMap.view.scale = 8; }, [gx, gy]);
+  await page.waitForFunction((f) => zoneMap.frames >= f + 1, await page.evaluate(() => zoneMap.frames));
+  const at = await page.evaluate(([x, y]) => zoneMap.worldToScreen(x, y), [gx, gy]);
+  await page.mouse.click(at.x, at.y);
+  check(await page.evaluate(() => zoneMap.selected) === ghostId, `clicking the ghost did not select ${ghostId}`);
+  await page.waitForFunction((id) => zoneMap.confirmed === id, ghostId, { timeout: 3000 })
+    .catch(() => { throw new TestFailure(`the selected ghost ${ghostId} was never confirmed`); });
+  const sel = await page.textContent('#sel');
+  check(sel.includes('ghost NPC') && sel.includes('east (#1)'),
+        `the selection does not say it is east's ghost: "${sel.trim()}"`);
+  check(errors.length === 0, `the page failed on world data:\n  ${errors.join('\n  ')}`);
+  log(`world data: ${drawn.ghosts} ghosts and ${drawn.neighbours} neighbours drawn, panel and legend list them, ` +
+      'a clicked ghost names its owner');
+  await page.close();
 }
 
 const timer = setTimeout(() => {
@@ -442,7 +545,7 @@ const timer = setTimeout(() => {
 let code = 0;
 try {
   await main();
-  log('PASS: live map loads, draws 20k entities, keeps updating, click selects');
+  log('PASS: live map loads, draws 20k entities, keeps updating, click selects, shows a world\'s ghosts and neighbours');
 } catch (err) {
   code = 1;
   console.error(`FAIL: ${err instanceof TestFailure ? err.message : err.stack || err}`);

@@ -103,12 +103,15 @@ void write_world(const std::string& path, std::uint16_t nats_port, int ghost_tim
 
 using Zone = zone::test::TruthZone;
 
-Zone start_zone(const std::string& dir, const std::string& world, const std::string& name,
-                int npcs) {
+// `npc_behaviour`: the ghost tests' NPCs patrol, so that they move but stay in their zone
+// (wanderers are handed over to the neighbour when they walk into it).
+Zone start_zone(const std::string& dir, const std::string& world, const std::string& name, int npcs,
+                const std::string& npc_behaviour = "patrol") {
   Zone z = zone::test::start_truth_zone(
       ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
       {"--world", world, "--zone", name, "--npcs", std::to_string(npcs), "--set",
-       "threads.workers=1", "--set", "threads.network=1"},
+       "threads.workers=1", "--set", "threads.network=1", "--set",
+       "npcs.behaviour=" + npc_behaviour},
       dir + "/" + name + ".log");
   REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
   return z;
@@ -141,6 +144,16 @@ std::optional<std::chrono::milliseconds> wait_metric(const Zone& z, const std::s
     std::this_thread::sleep_for(20ms);
   }
   return std::nullopt;
+}
+
+// The zone's live map data (/api/map for the whole world, `select` selected), or null.
+nlohmann::json live_map(const Zone& z, std::uint32_t select = 0) {
+  httplib::Client http("127.0.0.1", z.admin_port);
+  http.set_connection_timeout(1s);
+  http.set_bearer_token_auth(zone::test::kTruthAdminToken);
+  const auto res = http.Get("/api/map" + (select ? "?select=" + std::to_string(select) : ""));
+  if (!res || res->status != 200) return nullptr;
+  return nlohmann::json::parse(res->body);
 }
 
 std::unique_ptr<Process> start_sim(const std::string& dir, const Zone& z, int bots, int seconds) {
@@ -231,6 +244,53 @@ TEST_CASE("world: bots in one zone see the next zone's entities across the borde
   CHECK(wait_metric(
       east, "zone_ghosts_out_total", [](double v) { return v > 0; }, 5s));
   CHECK(metric(west, "zone_bus_connected") == 1.0);
+
+  // West's live map: the band its AOI covers, east's rectangle and name, and east's
+  // entities as ghosts (kind 4: west has no entities of its own yet).
+  const nlohmann::json map = live_map(west);
+  REQUIRE(map.is_object());
+  INFO("west's map: ", map.dump());
+  REQUIRE(map.contains("zone"));
+  const nlohmann::json& in_west = map.at("zone");
+  CHECK(in_west.at("name") == "west");
+  CHECK(in_west.at("covered") == nlohmann::json::array({-40.0, -40.0, 80.0, 80.0}));
+  REQUIRE(in_west.at("neighbours").size() == 1);
+  const nlohmann::json& east_here = in_west.at("neighbours")[0];
+  CHECK(east_here.at("name") == "east");
+  CHECK(east_here.at("index") == 1);
+  CHECK(east_here.at("rect") == nlohmann::json::array({40.0, 0.0, 140.0, 40.0}));
+  CHECK(east_here.at("ghosts").get<int>() > 0);
+  CHECK(east_here.at("ghosts") == in_west.at("ghosts"));
+  const nlohmann::json& e = map.at("entities");
+  CHECK(e.size() == 4 * in_west.at("ghosts").get<std::size_t>());
+  std::uint32_t ghost = 0;
+  for (std::size_t i = 0; i + 3 < e.size(); i += 4) {
+    CHECK(e[i + 1] == 4);
+    CHECK((e[i].get<std::uint32_t>() >> 26) == 1u);  // east's index in the top bits
+    ghost = e[i].get<std::uint32_t>();
+  }
+  // A selected ghost names its owner (published within a frame or two, ~200 ms each,
+  // unless it walked away from the border meanwhile: then another one).
+  nlohmann::json selected;
+  for (int attempt = 0; attempt < 20 && ghost != 0 && !selected.is_object(); ++attempt) {
+    live_map(west, ghost);
+    std::this_thread::sleep_for(300ms);
+    const nlohmann::json again = live_map(west, ghost);
+    REQUIRE(again.is_object());
+    selected = again.at("selected");
+    if (!selected.is_object() && again.at("entities").size() >= 4) {
+      ghost = again.at("entities")[0].get<std::uint32_t>();
+    }
+  }
+  REQUIRE(selected.is_object());
+  CHECK(selected.at("owner") == nlohmann::json{{"index", 1}, {"name", "east"}});
+  // East has west as a neighbour, with no ghosts from it (west has no entities).
+  const nlohmann::json east_map = live_map(east);
+  REQUIRE(east_map.is_object());
+  REQUIRE(east_map.at("zone").at("neighbours").size() == 1);
+  CHECK(east_map.at("zone").at("neighbours")[0].at("name") == "west");
+  CHECK(east_map.at("zone").at("neighbours")[0].at("ghosts") == 0);
+  CHECK(east_map.at("zone").at("ghosts") == 0);
 
   // Bots in west: west has no NPCs, so the NPCs they see are east's, through ghosts.
   const int seconds = 8;
@@ -379,8 +439,8 @@ TEST_CASE("world: bots walk back and forth across the border for 60 s, exact in 
   const std::uint16_t nats_port = free_tcp_port();
   const auto bus = start_nats(nats, dir, nats_port);
   write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
-  Zone west = start_zone(dir, dir + "/world.yaml", "west", 4);
-  Zone east = start_zone(dir, dir + "/world.yaml", "east", 4);
+  Zone west = start_zone(dir, dir + "/world.yaml", "west", 4, "wander");
+  Zone east = start_zone(dir, dir + "/world.yaml", "east", 4, "wander");
   REQUIRE(wait_metric(
       west, "zone_ghosts", [](double v) { return v > 0; }, 10s));
 
@@ -414,17 +474,26 @@ TEST_CASE("world: bots walk back and forth across the border for 60 s, exact in 
   // Every player one zone handed over, the other took, and its client arrived there;
   // only a bot that quit on the way, as the run ended, never came (its arrival expires
   // after handoff.arrival_timeout_ms, 5 s here).
+  // (Handoffs count the NPCs that wander across too; transfers only players.)
   const auto accounted = [&](const Zone& from, const Zone& to) {
     const auto settled = wait_metric(
         to, expired,
         [&](double e) {
-          return metric(from, accepted).value_or(-1) == metric(to, arrived).value_or(0) + e;
+          return metric(from, "zone_transfers_out_total").value_or(-1) ==
+                 metric(to, arrived).value_or(0) + e;
         },
         8s);
     return settled.has_value() && metric(to, expired).value_or(9) <= 2;
   };
   CHECK(accounted(west, east));
   CHECK(accounted(east, west));
+  // The zones' wandering NPCs walked across too (handoffs without a client).
+  double npc_handoffs = 0;
+  for (const Zone* z : {&west, &east}) {
+    npc_handoffs +=
+        metric(*z, accepted).value_or(0) - metric(*z, "zone_transfers_out_total").value_or(0);
+  }
+  CHECK(npc_handoffs > 0);
   // Once the bots quit, nobody is left behind in either zone.
   CHECK(wait_metric(
       west, "zone_players", [](double v) { return v == 0; }, 5s));
@@ -444,15 +513,14 @@ TEST_CASE("world: four zones in a 2 x 2 square: bots walk through the corner whe
   write_world_of(
       dir + "/world.yaml", nats_port,
       {{"sw", 0, 0, 40, 40}, {"se", 40, 0, 80, 40}, {"nw", 0, 40, 40, 80}, {"ne", 40, 40, 80, 80}});
-  Zone sw = start_zone(dir, dir + "/world.yaml", "sw", 2);
-  Zone se = start_zone(dir, dir + "/world.yaml", "se", 2);
-  Zone nw = start_zone(dir, dir + "/world.yaml", "nw", 2);
-  Zone ne = start_zone(dir, dir + "/world.yaml", "ne", 2);
-  // Every zone neighbours the three others (the corner counts): each holds ghosts of
-  // the NPCs of all three.
+  Zone sw = start_zone(dir, dir + "/world.yaml", "sw", 2, "wander");
+  Zone se = start_zone(dir, dir + "/world.yaml", "se", 2, "wander");
+  Zone nw = start_zone(dir, dir + "/world.yaml", "nw", 2, "wander");
+  Zone ne = start_zone(dir, dir + "/world.yaml", "ne", 2, "wander");
+  // Every zone neighbours the three others (the corner counts): each hears from all three.
   for (const Zone* z : {&sw, &se, &nw, &ne}) {
     CHECK(wait_metric(
-        *z, "zone_ghosts", [](double v) { return v >= 6; }, 10s));
+        *z, "zone_ghost_sources", [](double v) { return v == 3; }, 10s));
   }
   // The route (configs/scenarios/corner.yaml) crosses the corner diagonally twice a lap
   // (sw -> ne, nw -> se) and walks through all four zones.
