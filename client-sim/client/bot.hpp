@@ -128,6 +128,12 @@ class Bot {
   std::uint32_t disconnect_reason() const { return disconnect_reason_; }
   const BotCounters& counters() const { return counters_; }
   std::uint32_t input_sequence() const { return sequence_; }
+  // Presents `token` in the hello, as a client another zone handed over does (tests give
+  // one the zone never issued); set before connecting.
+  void set_transfer_token(std::vector<std::uint8_t> token) {
+    transfer_.token = std::move(token);
+    arriving_ = true;
+  }
   // Protocol version to announce; tests change it to provoke a refusal.
   void set_protocol_version(std::uint16_t v) { protocol_version_ = v; }
   // Light mode: snapshots are verified and acknowledged once every part of a tick has

@@ -444,7 +444,7 @@ TEST_CASE("protocol: a packet without a message or with an unknown message type 
     CHECK(parse_client_packet(bytes_of(fbb), &why) == nullptr);
     CHECK(why == ParseError::kUnknownMessage);
   }
-  for (const int tag : {7, 8, 200}) {  // 6 is StaticObjects, the last server message
+  for (const int tag : {8, 9, 200}) {  // 7 is Transfer, the last server message
     CAPTURE(tag);
     flatbuffers::FlatBufferBuilder fbb;
     const auto w = CreateWelcome(fbb, 1);
@@ -498,8 +498,9 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
     CHECK(s != "unknown");
     CHECK(seen.insert(s).second);
   }
-  CHECK(seen.size() == 9);
+  CHECK(seen.size() == 10);
   CHECK(std::string(to_string(DisconnectReason::ProtocolMismatch)) == "protocol version mismatch");
+  CHECK(std::string(to_string(DisconnectReason::Transferred)) == "transferred to another zone");
   CHECK(std::string(to_string(static_cast<DisconnectReason>(99))) == "unknown");
 }
 
@@ -1370,4 +1371,36 @@ TEST_CASE("quantize: headings wrap into one turn") {
   CHECK(dequantize_heading(0) == 0.0);
   CHECK(dequantize_heading(32768) == doctest::Approx(std::numbers::pi));
   CHECK(dequantize_heading(65535) < kTurn);
+}
+
+TEST_CASE(
+    "protocol: a Hello carries a transfer token only when given one, and a Transfer reads back") {
+  flatbuffers::FlatBufferBuilder fbb;
+  build_hello(fbb, kProtocolVersion, "bob");
+  const ClientPacket* plain = parse_client_packet(bytes_of(fbb));
+  REQUIRE(plain != nullptr);
+  CHECK(plain->message_as_Hello()->transfer_token() == nullptr);
+
+  const std::vector<std::uint8_t> token = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  build_hello(fbb, kProtocolVersion, "bob", token);
+  const ClientPacket* arriving = parse_client_packet(bytes_of(fbb));
+  REQUIRE(arriving != nullptr);
+  const auto* t = arriving->message_as_Hello()->transfer_token();
+  REQUIRE(t != nullptr);
+  CHECK(std::vector<std::uint8_t>(t->begin(), t->end()) == token);
+  CHECK(arriving->message_as_Hello()->player_name()->str() == "bob");
+
+  fbb.Clear();
+  const auto transfer = CreateTransfer(fbb, fbb.CreateString("east"), fbb.CreateString("10.0.0.2"),
+                                       7787, fbb.CreateVector(token), 42);
+  fbb.Finish(CreateServerPacket(fbb, ServerMessage::Transfer, transfer.Union()));
+  const ServerPacket* p = parse_server_packet(bytes_of(fbb));
+  REQUIRE(p != nullptr);
+  const Transfer* m = p->message_as_Transfer();
+  REQUIRE(m != nullptr);
+  CHECK(m->zone()->str() == "east");
+  CHECK(m->host()->str() == "10.0.0.2");
+  CHECK(m->port() == 7787);
+  CHECK(m->token()->size() == 16);
+  CHECK(m->entity_id() == 42);
 }

@@ -94,9 +94,13 @@ class Clients {
     }
   }
 
-  client::Bot& add(const std::string& name, std::uint16_t port) {
+  // `prepare` runs before the bot connects (a test's settings: a protocol version, a
+  // transfer token).
+  client::Bot& add(const std::string& name, std::uint16_t port,
+                   const std::function<void(client::Bot&)>& prepare = {}) {
     bots_.push_back(std::make_unique<client::Bot>(name));
     host_of_.push_back((bots_.size() - 1) % hosts_.size());
+    if (prepare) prepare(*bots_.back());
     bots_.back()->connect(*hosts_[host_of_.back()], "127.0.0.1", port);
     return *bots_.back();
   }

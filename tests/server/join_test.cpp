@@ -146,6 +146,7 @@ TEST_CASE("join: refusals end the connection promptly with the right reason") {
   test::Clients clients;
   const auto closed = [](const client::Bot& b) { return b.phase() == client::Bot::Phase::kClosed; };
   std::size_t players_at_end = 0;
+  std::uint64_t refused_tokens = 0;
 
   SUBCASE("wrong protocol version") {
     client::Bot& old = clients.add("old-client", server.port());
@@ -168,6 +169,21 @@ TEST_CASE("join: refusals end the connection promptly with the right reason") {
     CHECK(clients.pump_until([&] { return longest.replica().frames_completed() > 5; }, 3s));
     CHECK(longest.phase() == client::Bot::Phase::kPlaying);
     players_at_end = 1;
+  }
+  SUBCASE("a transfer token this zone never issued") {
+    // Only a zone that took a player over from another expects its client, with the
+    // token it gave; this zone is alone and gave none.
+    client::Bot& forged = clients.add("forged", server.port(), [](client::Bot& b) {
+      b.set_transfer_token(std::vector<std::uint8_t>(16, 0xAB));
+    });
+    client::Bot& short_token = clients.add("short", server.port(), [](client::Bot& b) {
+      b.set_transfer_token({1, 2, 3});
+    });
+    REQUIRE(clients.pump_until([&] { return closed(forged) && closed(short_token); }, 3s));
+    CHECK(test::reason_of(forged) == test::reason_of(DisconnectReason::BadHello));
+    CHECK(test::reason_of(short_token) == test::reason_of(DisconnectReason::BadHello));
+    CHECK(forged.welcome().entity_id == 0);
+    refused_tokens = 2;
   }
   SUBCASE("server full") {
     client::Bot& a = clients.add("a", server.port());
@@ -195,6 +211,8 @@ TEST_CASE("join: refusals end the connection promptly with the right reason") {
 
   ZoneServer& zone = server.stop();
   CHECK(zone.players() == players_at_end);
+  CHECK(zone.counters().arrival_tokens_refused == refused_tokens);
+  CHECK(zone.counters().arrivals == 0);
 }
 
 TEST_CASE("join: with the AOI switched off a client is sent every entity of the world") {
