@@ -88,6 +88,27 @@ YAML::Node GameServerSpec::game_container() const {
   return YAML::Node(YAML::NodeType::Undefined);
 }
 
+std::map<std::string, std::string> GameServerSpec::pod_labels() const {
+  std::map<std::string, std::string> out;
+  const YAML::Node labels = at(spec, {"template", "metadata", "labels"});
+  if (labels && labels.IsMap()) {
+    for (const auto& kv : labels) out[kv.first.Scalar()] = text(kv.second);
+  }
+  out["agones.dev/role"] = "gameserver";
+  out["agones.dev/gameserver"] =
+      document->kind() == "Fleet" ? document->name() + "-*" : document->name();
+  return out;
+}
+
+bool selects(const YAML::Node& selector, const std::map<std::string, std::string>& labels) {
+  if (!selector || !selector.IsMap() || selector.size() == 0) return false;
+  for (const auto& kv : selector) {
+    const auto found = labels.find(kv.first.Scalar());
+    if (found == labels.end() || found->second != text(kv.second)) return false;
+  }
+  return true;
+}
+
 std::vector<GameServerSpec> game_servers(const std::vector<Document>& documents) {
   std::vector<GameServerSpec> out;
   for (const Document& d : documents) {

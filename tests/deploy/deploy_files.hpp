@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,9 +50,19 @@ struct GameServerSpec {
   YAML::Node pod_spec() const { return at(spec, {"template", "spec"}); }
   // The container named by spec.container (or the only one); an undefined node if none.
   YAML::Node game_container() const;
+  // The labels of the pod Agones creates: the pod template's, and the two Agones adds
+  // (agones.dev/role: gameserver, agones.dev/gameserver: the GameServer's name, which for
+  // a Fleet's is generated: "<fleet>-*" here). Not the GameServer's own labels, such as
+  // the agones.dev/fleet Agones gives a Fleet's GameServers: they stay off the pod.
+  std::map<std::string, std::string> pod_labels() const;
   std::string where() const { return document->where(); }
 };
 std::vector<GameServerSpec> game_servers(const std::vector<Document>& documents);
+
+// Whether a Service's spec.selector selects a pod with these labels: a non-empty map
+// whose every key has its value among them (an empty selector selects no pods here: a
+// Service without one gets no endpoints from Kubernetes).
+bool selects(const YAML::Node& selector, const std::map<std::string, std::string>& labels);
 
 // A container's port by name or number (a probe's httpGet.port): its containerPort.
 std::optional<long long> container_port(const YAML::Node& container, const YAML::Node& port);

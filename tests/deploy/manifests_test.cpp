@@ -6,9 +6,12 @@
 // go through the server's own loaders (load_config_string, load_world_map_string,
 // apply_world_zone, set_value for the other arguments, validate, check_zone_in_world),
 // so a manifest cannot ship a config the server refuses. The effective config then
-// decides what the manifest must say: the game port (UDP, Agones Dynamic) and the admin
-// port (TCP, a container port only), the probes on the admin endpoint, the admin token
-// from a Secret, the threads within the CPU request. The Dockerfile must copy the binary
+// decides what the manifest must say: the game port (UDP) and the admin port (TCP),
+// container ports only, no Agones port; the probes on the admin endpoint, the admin token
+// from a Secret, the threads within the CPU request. Each zone's public address in the
+// world map (where handoff sends clients) must be one clients can reach, the zone's own,
+// and the port of the one LoadBalancer Service that selects the zone's pod and sends UDP
+// to its game port. The Dockerfile must copy the binary
 // from where CMake puts it, install what cmake/Dependencies.cmake requires, run as a
 // numeric non-root user and stop on SIGTERM.
 //
@@ -46,11 +49,15 @@ namespace {
 
 const fs::path kSource = ZONE_SOURCE_DIR;
 
-// Problems found by one check, each prefixed with where it was found.
+// Problems found by one check, each prefixed with where it was found, each once (a
+// Service selecting the pods of two game servers is checked for each).
 struct Problems {
   std::vector<std::string> list;
   void add(const std::string& where, const std::string& what) {
-    list.push_back(where + ": " + what);
+    std::string problem = where + ": " + what;
+    if (std::find(list.begin(), list.end(), problem) == list.end()) {
+      list.push_back(std::move(problem));
+    }
   }
   bool has(const std::string& fragment) const {
     for (const std::string& p : list) {
@@ -269,60 +276,65 @@ Problems check_game_server(const std::vector<Document>& documents, const GameSer
 
   if (c["command"]) p.add(where, "the game container sets command, replacing the ENTRYPOINT");
 
-  // The game port: one Agones port, UDP, Dynamic, on the port the zone binds.
-  const YAML::Node ports = at(gs.spec, {"ports"});
-  if (!ports || !ports.IsSequence() || ports.size() != 1) {
-    p.add(where, "expected exactly one Agones port (the game port)");
-  } else {
-    const YAML::Node port = ports[0];
-    if (integer(port["containerPort"]) != game_port) {
-      p.add(where, "Agones port " + text(port["name"]) + " has containerPort " +
-                       text(port["containerPort"]) + " but the zone's game port is " +
-                       std::to_string(game_port));
+  // No Agones port: clients reach the zone at its public address, its Service
+  // (check_services). An Agones port would publish the game port again on a port of the
+  // node, chosen anew whenever the GameServer is replaced (docs/deployment.md says why).
+  const YAML::Node agones_ports = at(gs.spec, {"ports"});
+  if (agones_ports && agones_ports.IsSequence() && agones_ports.size() == 0) {
+    // Agones' CRD refuses an empty list (minItems 1); without the key there are none.
+    p.add(where, "spec.ports is an empty list, which Agones refuses: leave it out");
+  } else if (agones_ports) {
+    for (const YAML::Node& port : agones_ports) {
+      const auto number = integer(port["containerPort"]);
+      p.add(where, "spec.ports has Agones port " + text(port["name"]) + " (" +
+                       text(port["portPolicy"]) + ", containerPort " + text(port["containerPort"]) +
+                       "): it would publish the " +
+                       (number == admin_port ? std::string("admin") : std::string("game")) +
+                       " port on the node's address, besides the zone's Service");
     }
-    if (text(port["protocol"]) != "UDP") p.add(where, "the game port's protocol is not UDP");
-    if (text(port["portPolicy"]) != "Dynamic") {
-      p.add(where, "the game port's portPolicy is not Dynamic (docs/deployment.md says why)");
-    }
-    if (port["container"] && text(port["container"]) != text(c["name"])) {
-      p.add(where, "the game port is opened on another container than the game server's");
-    }
-  }
-  if (cfg.network.bind_address != "0.0.0.0") {
-    p.add(where, "network.bind_address is " + cfg.network.bind_address +
-                     ": the node's port reaches the pod's address, so bind 0.0.0.0");
   }
 
-  // The admin endpoint: a TCP container port, on the pod's address, not on the node.
+  // The game port: a UDP container port on the port the zone binds, which the zone's
+  // Service targets, on the pod's address; and the admin endpoint: a TCP container port,
+  // on the pod's address too. Neither on the node.
+  if (cfg.network.bind_address != "0.0.0.0") {
+    p.add(where, "network.bind_address is " + cfg.network.bind_address +
+                     ": the Service reaches the pod's address, so bind 0.0.0.0");
+  }
   if (!cfg.admin.enabled) p.add(where, "admin.enabled is false: no /healthz for the probes");
   if (cfg.admin.bind_address != "0.0.0.0") {
     p.add(where, "admin.bind_address is " + cfg.admin.bind_address +
                      ": the kubelet's probes and Prometheus reach the pod's address, bind 0.0.0.0");
   }
-  bool admin_declared = false;
+  bool game_declared = false, admin_declared = false;
   for (const YAML::Node& cp : c["ports"]) {
     const auto number = integer(cp["containerPort"]);
-    if (cp["hostPort"]) p.add(where, "a container port has a hostPort: it would be public");
+    // A container port's protocol defaults to TCP.
+    const std::string protocol = cp["protocol"] ? text(cp["protocol"]) : "TCP";
+    if (cp["hostPort"]) {
+      p.add(where, "container port " + text(cp["name"]) +
+                       " has a hostPort: it would be published on the node's address");
+    }
     if (number == game_port) {
-      p.add(where, "the container declares the game port itself; Agones adds it");
+      game_declared = true;
+      if (protocol != "UDP") p.add(where, "the game port's protocol is " + protocol + ", not UDP");
     }
     if (number == admin_port) {
       admin_declared = true;
-      if (cp["protocol"] && text(cp["protocol"]) != "TCP") {
-        p.add(where, "the admin port's protocol is not TCP");
-      }
+      if (protocol != "TCP") p.add(where, "the admin port's protocol is not TCP");
     }
+  }
+  if (!game_declared) {
+    std::string declared;
+    for (const YAML::Node& cp : c["ports"]) {
+      declared += " " + text(cp["name"]) + "=" + text(cp["containerPort"]);
+    }
+    p.add(where, "the game container has no container port " + std::to_string(game_port) +
+                     " (the zone's game port); it has" + declared);
   }
   if (!admin_declared) {
     p.add(where, "the game container has no container port " + std::to_string(admin_port) +
                      " (the zone's admin port)");
-  }
-  if (ports && ports.IsSequence()) {
-    for (const YAML::Node& port : ports) {
-      if (integer(port["containerPort"]) == admin_port) {
-        p.add(where, "the admin port is an Agones port: it would be published on the node");
-      }
-    }
   }
 
   // Probes: the kubelet's on the admin endpoint; liveness is Agones' own.
@@ -480,6 +492,9 @@ Problems check_fleets(const std::vector<Document>& documents) {
     worlds[s.world_origin] = s.world;
     fleets_of[s.world_origin + " zone " + s.arguments.zone].push_back(gs.document->name());
   }
+  if (worlds.empty()) {
+    p.add("manifests", "no Fleet starts a zone of a world map: nothing to check them against");
+  }
   for (const auto& [origin, world] : worlds) {
     for (const auto& z : world.zones) {
       const auto& fleets = fleets_of[origin + " zone " + z.name];
@@ -546,6 +561,136 @@ Problems check_nats(const std::vector<Document>& documents) {
       if (!port_found) p.add(d.where(), "no container port for the Service's targetPort");
     }
     if (!selected) p.add(svc->where(), "selects no Deployment of the manifests");
+  }
+  return p;
+}
+
+// A host of the world map that no client can connect to, or why not: a wildcard, this
+// machine, or a name that only the cluster's DNS (or a LAN's) resolves.
+std::optional<std::string> unreachable_host(const std::string& host) {
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") {
+    return std::string("a wildcard, no address to connect to");
+  }
+  if (host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]") {
+    return std::string("the client's own machine");
+  }
+  const auto ends_with = [&](const std::string& tail) {
+    return host.size() >= tail.size() &&
+           host.compare(host.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (host.find('.') == std::string::npos || ends_with(".svc") || ends_with(".cluster.local") ||
+      ends_with(".local")) {
+    return std::string("a name only the cluster's DNS resolves, not clients'");
+  }
+  return std::nullopt;
+}
+
+std::string address_text(const zone::config::Address& a) {
+  return a.host + ":" + std::to_string(a.port);
+}
+
+// Each zone's public address (docs/deployment.md, "Addresses"): in every world map, a
+// host clients can reach, distinct for every zone; and for each game server, exactly one
+// Service selecting its pod, a LoadBalancer with externalTrafficPolicy Local that sends
+// UDP on the public port to the zone's game port, and nothing else of the zone.
+Problems check_services(const std::vector<Document>& documents) {
+  Problems p;
+  std::map<std::string, WorldMap> worlds;  // by origin
+  for (const GameServerSpec& gs : game_servers(documents)) {
+    const StartedZone s = start_zone(documents, gs);
+    if (!s.ok) continue;  // check_game_server reports it
+    worlds[s.world_origin] = s.world;
+    const auto& entry = s.world.zones[*s.world.find(s.arguments.zone)];
+    const std::string where = gs.where();
+    const long long game_port = s.config.network.port, admin_port = s.config.admin.port;
+    const YAML::Node container = gs.game_container();
+    const auto labels = gs.pod_labels();
+
+    std::vector<const Document*> services;
+    bool fleet_selector = false;
+    for (const Document& d : documents) {
+      if (d.kind() != "Service") continue;
+      const YAML::Node selector = at(d.node, {"spec", "selector"});
+      if (selects(selector, labels)) services.push_back(&d);
+      if (selector && selector.IsMap() && selector["agones.dev/fleet"]) fleet_selector = true;
+    }
+    if (services.empty()) {
+      p.add(where, "no Service selects its pod: clients sent to zone " + entry.name + " at " +
+                       address_text(entry.public_game) + " reach nothing" +
+                       (fleet_selector ? std::string(" (a selector on agones.dev/fleet "
+                                                     "selects no pod: Agones puts that label "
+                                                     "on the GameServer only)")
+                                       : std::string()));
+    } else if (services.size() > 1) {
+      std::string names;
+      for (const Document* d : services) names += " " + d->name();
+      p.add(where, std::to_string(services.size()) + " Services select its pod:" + names +
+                       "; expected one, zone " + entry.name + "'s public address");
+    }
+    for (const Document* svc : services) {
+      const std::string sw = svc->where();
+      const YAML::Node spec = at(svc->node, {"spec"});
+      const std::string type = spec["type"] ? text(spec["type"]) : "ClusterIP";
+      if (type != "LoadBalancer") {
+        p.add(sw, "type " + type + ": clients outside the cluster reach zone " + entry.name +
+                      " through a LoadBalancer");
+      }
+      if (text(spec["externalTrafficPolicy"]) != "Local") {
+        p.add(sw,
+              "externalTrafficPolicy is not Local: the zone would see a node's address "
+              "instead of each client's, and its per-address limits would count all the "
+              "clients entering by one node as one");
+      }
+      int game_entries = 0;
+      for (const YAML::Node& sp : spec["ports"]) {
+        const std::string protocol = sp["protocol"] ? text(sp["protocol"]) : "TCP";
+        const YAML::Node target_node = sp["targetPort"] ? sp["targetPort"] : sp["port"];
+        const auto target = container_port(container, target_node);
+        const std::string name = text(sp["name"]);
+        if (target == admin_port) {
+          p.add(sw, "port " + name + " publishes zone " + entry.name +
+                        "'s admin endpoint: it stays inside the cluster");
+        } else if (target != game_port) {
+          p.add(sw, "port " + name + " targets " + text(target_node) + ", which zone " +
+                        entry.name + " does not listen on (its game port is " +
+                        std::to_string(game_port) + ")");
+        } else if (protocol != "UDP") {
+          p.add(sw, "port " + name + " is " + protocol + ": the game is ENet over UDP");
+        } else {
+          ++game_entries;
+          if (integer(sp["port"]) != entry.public_game.port) {
+            p.add(sw, "port " + name + " is " + text(sp["port"]) + ", not the port of zone " +
+                          entry.name + "'s public address " + address_text(entry.public_game));
+          }
+        }
+      }
+      if (game_entries != 1) {
+        p.add(sw, std::to_string(game_entries) + " UDP ports to zone " + entry.name +
+                      "'s game port " + std::to_string(game_port) + "; expected one");
+      }
+      const YAML::Node dns =
+          at(svc->node, {"metadata", "annotations", "external-dns.alpha.kubernetes.io/hostname"});
+      if (dns && text(dns) != entry.public_game.host) {
+        p.add(sw, "its external-dns hostname " + text(dns) + " is not the host of zone " +
+                      entry.name + "'s public address " + address_text(entry.public_game));
+      }
+    }
+  }
+  if (worlds.empty()) p.add("manifests", "no game server starts a zone of a world map");
+  for (const auto& [origin, world] : worlds) {
+    std::map<std::string, std::string> zone_at;  // public address -> zone
+    for (const auto& z : world.zones) {
+      const std::string address = address_text(z.public_game);
+      if (const auto why = unreachable_host(z.public_game.host)) {
+        p.add(origin, "zone " + z.name + "'s public address " + address + " is " + *why);
+      }
+      if (z.public_game.port == 0) p.add(origin, "zone " + z.name + " has no public port");
+      const auto [other, inserted] = zone_at.emplace(address, z.name);
+      if (!inserted) {
+        p.add(origin, "zones " + other->second + " and " + z.name + " have one public address, " +
+                          address + ": a client sent to one could reach the other");
+      }
+    }
   }
   return p;
 }
@@ -748,7 +893,7 @@ Problems broken_manifests(const std::function<void(std::vector<Document>&)>& edi
   for (const GameServerSpec& gs : game_servers(documents)) {
     for (auto& s : check_game_server(documents, gs).list) all.list.push_back(s);
   }
-  for (auto* check : {&check_config_maps, &check_fleets, &check_nats}) {
+  for (auto* check : {&check_config_maps, &check_fleets, &check_nats, &check_services}) {
     for (auto& s : check(documents).list) all.list.push_back(s);
   }
   return all;
@@ -800,7 +945,8 @@ TEST_CASE(
   CHECK(count["GameServer"] == 1);
   CHECK(count["Fleet"] >= 1);
   CHECK(count["Deployment"] == 1);
-  CHECK(count["Service"] == 1);
+  // NATS's, and one per zone (a zone's public address).
+  CHECK(count["Service"] == count["Fleet"] + 1);
 }
 
 TEST_CASE("deploy manifests: each game server starts as zone-server would and matches its config") {
@@ -835,6 +981,35 @@ TEST_CASE("deploy manifests: one Fleet of one replica per zone of the world") {
 
 TEST_CASE("deploy manifests: the world map's NATS URL names the NATS Service of deploy/nats.yaml") {
   const Problems p = check_nats(shipped_manifests());
+  CHECK_MESSAGE(p.list.empty(), p.text());
+}
+
+TEST_CASE(
+    "deploy manifests: every zone has a public address, its own LoadBalancer Service's, for "
+    "handoff") {
+  // The world map as the ConfigMap ships it: every zone has a public entry, which Transfers
+  // send clients to; never the wildcard the zones bind.
+  const std::vector<Document>& documents = shipped_manifests();
+  const auto cm = std::find_if(documents.begin(), documents.end(), [](const Document& d) {
+    return d.kind() == "ConfigMap" && d.name() == "zone-world";
+  });
+  REQUIRE(cm != documents.end());
+  const std::string world_yaml = text(at(cm->node, {"data", "world.yaml"}));
+  REQUIRE(world_yaml.find("public:") != std::string::npos);
+  const WorldMapResult world = zone::config::load_world_map_string(world_yaml, "world.yaml");
+  REQUIRE_MESSAGE(world.ok(), world.error_report());
+  REQUIRE(world.map.zones.size() >= 2);
+  std::set<std::string> addresses;
+  for (const auto& z : world.map.zones) {
+    INFO("zone " << z.name);
+    CHECK(z.game.host == "0.0.0.0");  // what it binds in its pod
+    CHECK_FALSE(unreachable_host(z.public_game.host).has_value());
+    CHECK(z.public_game.host != z.game.host);
+    CHECK(z.public_game.port == 7777);
+    CHECK(addresses.insert(address_text(z.public_game)).second);
+  }
+  // And the Services that make those addresses real.
+  const Problems p = check_services(documents);
   CHECK_MESSAGE(p.list.empty(), p.text());
 }
 
@@ -875,10 +1050,117 @@ TEST_CASE("deploy .dockerignore: leaves out build folders and .git but none of t
 TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
   SUBCASE("a game port that is not the zone's") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
-      find(d, "Fleet", "zone-east").node["spec"]["template"]["spec"]["ports"][0]["containerPort"] =
-          7778;
+      game_container(find(d, "Fleet", "zone-east"))["ports"][0]["containerPort"] = 7778;
     });
-    CHECK_MESSAGE(p.has("Fleet zone-east): Agones port game has containerPort 7778"), p.text());
+    CHECK_MESSAGE(p.has("Fleet zone-east): the game container has no container port 7777 "
+                        "(the zone's game port); it has game=7778 admin=7780"),
+                  p.text());
+  }
+  SUBCASE("a game port on the node: an Agones port or a hostPort") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node port;
+      port["name"] = "game";
+      port["portPolicy"] = "Dynamic";
+      port["containerPort"] = 7777;
+      port["protocol"] = "UDP";
+      find(d, "Fleet", "zone-west").node["spec"]["template"]["spec"]["ports"].push_back(port);
+      game_container(find(d, "Fleet", "zone-east"))["ports"][0]["hostPort"] = 7777;
+    });
+    CHECK_MESSAGE(p.has("Fleet zone-west): spec.ports has Agones port game (Dynamic, "
+                        "containerPort 7777): it would publish the game port"),
+                  p.text());
+    CHECK_MESSAGE(p.has("Fleet zone-east): container port game has a hostPort"), p.text());
+  }
+  SUBCASE("a zone without a public address") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
+      data["world.yaml"] =
+          replaced(data["world.yaml"].Scalar(), "    public: \"east.game.example.com:7777\"\n", "");
+    });
+    CHECK_MESSAGE(p.has("zones[1].public: missing: the game address 0.0.0.0 is a wildcard"),
+                  p.text());
+  }
+  SUBCASE("public addresses clients cannot reach") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
+      std::string world = data["world.yaml"].Scalar();
+      world = replaced(world, "west.game.example.com:7777", "127.0.0.1:7777");
+      world = replaced(world, "east.game.example.com:7777", "zone-east-game.world.svc:7777");
+      data["world.yaml"] = world;
+    });
+    CHECK_MESSAGE(p.has("zone west's public address 127.0.0.1:7777 is the client's own machine"),
+                  p.text());
+    CHECK_MESSAGE(p.has("zone east's public address zone-east-game.world.svc:7777 is a name "
+                        "only the cluster's DNS resolves"),
+                  p.text());
+  }
+  SUBCASE("two zones at one public address") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
+      data["world.yaml"] =
+          replaced(data["world.yaml"].Scalar(), "east.game.example.com", "west.game.example.com");
+    });
+    CHECK_MESSAGE(p.has("zones west and east have one public address, west.game.example.com:7777"),
+                  p.text());
+    CHECK_MESSAGE(p.has("Service zone-east-game): its external-dns hostname "
+                        "east.game.example.com is not the host of zone east's public address"),
+                  p.text());
+  }
+  SUBCASE("a public port that is not the Service's") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
+      data["world.yaml"] = replaced(data["world.yaml"].Scalar(), "east.game.example.com:7777",
+                                    "east.game.example.com:7778");
+    });
+    CHECK_MESSAGE(p.has("Service zone-east-game): port game is 7777, not the port of zone east's "
+                        "public address east.game.example.com:7778"),
+                  p.text());
+  }
+  SUBCASE("a Service that selects the zone's pods by the Fleet's label") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node spec = find(d, "Service", "zone-west-game").node["spec"];
+      spec.remove("selector");
+      spec["selector"]["agones.dev/fleet"] = "zone-west";
+    });
+    CHECK_MESSAGE(p.has("Fleet zone-west): no Service selects its pod: clients sent to zone west "
+                        "at west.game.example.com:7777 reach nothing (a selector on "
+                        "agones.dev/fleet selects no pod"),
+                  p.text());
+    CHECK_MESSAGE(p.has("GameServer zone-west): no Service selects its pod"), p.text());
+    CHECK_MESSAGE(!p.has("Fleet zone-east): no Service"), p.text());
+  }
+  SUBCASE("a Service that selects every zone") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      find(d, "Service", "zone-east-game").node["spec"]["selector"].remove("zone-server/zone");
+    });
+    CHECK_MESSAGE(p.has("Fleet zone-west): 2 Services select its pod: zone-west-game "
+                        "zone-east-game; expected one"),
+                  p.text());
+  }
+  SUBCASE("a Service to the wrong port, over TCP, with the admin port, without Local") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node spec = find(d, "Service", "zone-west-game").node["spec"];
+      spec["externalTrafficPolicy"] = "Cluster";
+      spec["ports"][0]["protocol"] = "TCP";
+      YAML::Node admin;
+      admin["name"] = "admin";
+      admin["port"] = 7780;
+      admin["targetPort"] = "admin";  // by name, through the container's ports
+      spec["ports"].push_back(admin);
+      YAML::Node east = find(d, "Service", "zone-east-game").node["spec"];
+      east["type"] = "NodePort";
+      east["ports"][0]["targetPort"] = 7778;
+    });
+    CHECK_MESSAGE(p.has("Service zone-west-game): externalTrafficPolicy is not Local"), p.text());
+    CHECK_MESSAGE(p.has("Service zone-west-game): port game is TCP"), p.text());
+    CHECK_MESSAGE(p.has("Service zone-west-game): port admin publishes zone west's admin"),
+                  p.text());
+    CHECK_MESSAGE(p.has("Service zone-west-game): 0 UDP ports to zone west's game port 7777"),
+                  p.text());
+    CHECK_MESSAGE(p.has("Service zone-east-game): type NodePort"), p.text());
+    CHECK_MESSAGE(p.has("Service zone-east-game): port game targets 7778, which zone east does "
+                        "not listen on"),
+                  p.text());
   }
   SUBCASE("a zone config the server refuses") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
