@@ -12,9 +12,10 @@
 # walks them across and has them handed over). Every run is truth-checked in every zone.
 #
 # Reported per zone and in total: the zone process's CPU (user + system seconds over the
-# run, from /proc), tick time (mean from /metrics), bus messages and bytes per second in
-# and out, ghosts held, entity states sent as ghosts per second, handoffs; and client-sim's
-# bytes per bot per second and truth results.
+# run, from /proc), tick time (mean from /metrics), ghost messages and bus bytes (ghost
+# and handoff messages) per second in and out, ghosts and players held halfway through,
+# entity states sent as ghosts per second, handoffs; and client-sim's bytes per bot per
+# second and truth results.
 #
 # usage: bench/world.sh [--bots N] [--duration S] [--build DIR] [--cross]
 set -euo pipefail
@@ -94,6 +95,11 @@ run() {
       >"$work/$label.$i.sim.log" 2>&1 &
     sims[$i]=$!
   done
+  # Ghosts held: sampled halfway, while every bot plays.
+  sleep "$(python3 -c "print($duration / 2)")"
+  for i in $(seq 0 $((n - 1))); do
+    curl -s "http://127.0.0.1:${zone_admins[$i]}/metrics" >"$work/$label.$i.mid"
+  done
   for i in $(seq 0 $((n - 1))); do wait "${sims[$i]}" || true; done
   local t1
   t1=$(date +%s.%N)
@@ -116,6 +122,7 @@ mismatches = checks = 0
 bytes_per_bot = []
 for i in range(n):
     m = open(f"{work}/{label}.{i}.metrics").read()
+    mid = open(f"{work}/{label}.{i}.mid").read()
     c1, c0 = map(float, open(f"{work}/{label}.{i}.cpu").read().split())
     s = json.load(open(f"{work}/{label}.{i}.summary.json"))
     mismatches += s["truth_mismatches"]; checks += s["truth_checks"]
@@ -123,12 +130,12 @@ for i in range(n):
     tick_sum = metric(m, "zone_tick_duration_seconds_sum"); tick_n = metric(m, "zone_tick_duration_seconds_count")
     r = {"zone": names[i], "cpu_share": (c1 - c0) / wall,
          "tick_mean_ms": 1000 * tick_sum / tick_n if tick_n else 0.0,
-         "players_end": metric(m, "zone_players"),
          "bus_msgs_out_per_s": metric(m, "zone_bus_messages_total", 'direction="out"') / wall,
          "bus_msgs_in_per_s": metric(m, "zone_bus_messages_total", 'direction="in"') / wall,
          "bus_kb_out_per_s": metric(m, "zone_bus_bytes_total", 'direction="out"') / wall / 1000,
          "bus_kb_in_per_s": metric(m, "zone_bus_bytes_total", 'direction="in"') / wall / 1000,
-         "ghosts_held": metric(m, "zone_ghosts"),
+         "ghosts_held": metric(mid, "zone_ghosts"),
+         "players_mid": metric(mid, "zone_players"),
          "ghost_states_out_per_s": metric(m, "zone_ghosts_out_total") / wall,
          "handoffs_out": metric(m, "zone_handoffs_out_total", 'result="accepted"')}
     rows.append(r)
@@ -140,7 +147,7 @@ for r in rows:
 print(json.dumps({"run": label, "zones": n, "bots": bots, "wall_s": round(wall, 1),
                   "cpu_share_total": round(tot["cpu"], 4),
                   "bus_msgs_per_s_out": round(tot["msg_out"], 1), "bus_kb_per_s_out": round(tot["bytes_out"], 1),
-                  "ghosts_held_total": tot["ghosts"], "ghost_states_out_per_s": round(tot["ghosts_out"], 1),
+                  "ghosts_held_total_mid": tot["ghosts"], "ghost_states_out_per_s": round(tot["ghosts_out"], 1),
                   "handoffs": tot["handoffs"],
                   "client_bytes_in_per_bot_per_s": round(sum(bytes_per_bot) / len(bytes_per_bot), 1),
                   "truth_checks": checks, "truth_mismatches": mismatches}))
