@@ -1,6 +1,7 @@
 // A zone's part in a world of zones: every tick, send each neighbour the entities near
 // it, keep the neighbours' entities near this zone as ghosts, and hand players and
-// wandering NPCs who step into a neighbour's rectangle over to it (docs/world.md, "Ghosts" and "Handoff").
+// wandering NPCs who step into a neighbour's rectangle over to it (docs/world.md, "Ghosts" and
+// "Handoff").
 //
 // Runs on the tick thread (tick()), which owns the world; the NATS link only queues
 // what arrives. Subjects: "<prefix>.ghosts.<zone name>" carries the ghost messages for

@@ -105,7 +105,7 @@ class MapPublisher {
     float selected_x = 0, selected_y = 0, selected_radius = 0;
     std::uint8_t selected_kind = 0;
     bool selected_ghost = false;
-    std::uint32_t selected_owner = 0;  // a ghost's owning zone
+    std::uint32_t selected_owner = 0;          // a ghost's owning zone
     std::vector<std::uint32_t> selected_view;  // entity ids
     // Its party (0: none) and the other members, wherever they are: the map draws a line
     // to each.
