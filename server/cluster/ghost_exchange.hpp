@@ -110,6 +110,7 @@ class GhostExchange {
   void offer_crossings(Clock::time_point now);
   void expire_offers(Clock::time_point now);
   void send_handoff(std::uint32_t to, const TransferMessage& m);
+  void send_cancel(std::uint32_t to, std::uint32_t request, world::EntityId id);
   TransferToken new_token();
 
   struct Offer {  // a player of this zone offered to a neighbour, waiting for the answer

@@ -21,6 +21,15 @@ void GhostExchange::send_handoff(std::uint32_t to, const TransferMessage& m) {
   }
 }
 
+void GhostExchange::send_cancel(std::uint32_t to, std::uint32_t request, world::EntityId id) {
+  TransferMessage cancel;
+  cancel.kind = TransferKind::kCancel;
+  cancel.sender = params_.self_index;
+  cancel.request = request;
+  cancel.entity.id = id;
+  send_handoff(to, cancel);
+}
+
 TransferToken GhostExchange::new_token() {
   TransferToken token;
   for (std::size_t i = 0; i < token.size(); i += 4) {
@@ -116,12 +125,7 @@ void GhostExchange::on_answer(const TransferMessage& m, Clock::time_point now,
   if (it == offers_.end()) {
     // An answer to an offer this zone gave up on (it sent a cancel then) or never made.
     if (m.result == TransferResult::kAccepted) {
-      TransferMessage cancel;
-      cancel.kind = TransferKind::kCancel;
-      cancel.sender = params_.self_index;
-      cancel.request = m.request;
-      cancel.entity.id = m.entity.id;
-      send_handoff(m.sender, cancel);
+      send_cancel(m.sender, m.request, m.entity.id);
     }
     return;
   }
@@ -137,12 +141,7 @@ void GhostExchange::on_answer(const TransferMessage& m, Clock::time_point now,
   if (!still_here) {
     // The client quit while the offer was out: the neighbour must not keep a copy.
     ++stats_.handoffs_out_lost;
-    TransferMessage cancel;
-    cancel.kind = TransferKind::kCancel;
-    cancel.sender = params_.self_index;
-    cancel.request = m.request;
-    cancel.entity.id = m.entity.id;
-    send_handoff(m.sender, cancel);
+    send_cancel(m.sender, m.request, m.entity.id);
     return;
   }
   ++stats_.handoffs_out_accepted;
@@ -198,12 +197,7 @@ void GhostExchange::expire_offers(Clock::time_point now) {
     if (e.live() && !e.ghost && e.id == o.id) {
       world_.take_back(o.slot, params_.cross_cooldown_ticks);
     }
-    TransferMessage cancel;
-    cancel.kind = TransferKind::kCancel;
-    cancel.sender = params_.self_index;
-    cancel.request = o.request;
-    cancel.entity.id = o.id;
-    send_handoff(o.to, cancel);
+    send_cancel(o.to, o.request, o.id);
     return true;
   });
 }

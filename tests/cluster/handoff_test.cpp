@@ -48,6 +48,18 @@ bool steer(world::World& w, std::uint32_t slot, double x, double y) {
   return false;
 }
 
+// The entity as its zone offers it (the handoff's offer carries these fields).
+world::World::Arrival arrival_of(const world::Entity& e) {
+  return {.id = e.id,
+          .kind = e.kind,
+          .x = e.x,
+          .y = e.y,
+          .heading = e.heading,
+          .health = e.health,
+          .max_health = e.max_health,
+          .name = e.name};
+}
+
 // How many live entities of `w` have `id`, and whether one of them is owned (no ghost).
 struct Holding {
   int entities = 0;
@@ -142,14 +154,7 @@ TEST_CASE("handoff: a player walks into the next zone and every client sees one 
     if (offered && !taken) {
       const world::Entity& e = z.west.world.entity(*offered);
       z.east_ghosts.release(bob_id);
-      const std::uint32_t slot = z.east.world.adopt({.id = e.id,
-                                                     .kind = e.kind,
-                                                     .x = e.x,
-                                                     .y = e.y,
-                                                     .heading = e.heading,
-                                                     .health = e.health,
-                                                     .max_health = e.max_health,
-                                                     .name = e.name});
+      const std::uint32_t slot = z.east.world.adopt(arrival_of(e));
       REQUIRE(slot != world::World::kNoSlot);
       taken = slot;
     }
@@ -329,14 +334,7 @@ TEST_CASE("handoff: wandering NPCs cross into a neighbour and are taken over the
   CHECK(npc.y == y);
 
   east.step(0.05);
-  const std::uint32_t slot = east.adopt({.id = npc.id,
-                                         .kind = npc.kind,
-                                         .x = npc.x,
-                                         .y = npc.y,
-                                         .heading = npc.heading,
-                                         .health = npc.health,
-                                         .max_health = npc.max_health,
-                                         .name = npc.name});
+  const std::uint32_t slot = east.adopt(arrival_of(npc));
   REQUIRE(slot != world::World::kNoSlot);
   CHECK(east.npc_count() == 1);
   west.release(*crossed);
