@@ -183,6 +183,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "FAIL: {} protocol violations, first ones:\n", summary.protocol_violations);
     for (const auto& d : swarm.violation_details()) fmt::print(stderr, "  {}\n", d);
   }
+  if (summary.transfer_failures > 0) {
+    failed = true;
+    fmt::print(stderr, "FAIL: {} transfers could not be followed (the new zone was unreachable)\n",
+               summary.transfer_failures);
+  }
   if (summary.transfer_id_changes > 0) {
     failed = true;
     fmt::print(stderr, "FAIL: {} of {} transfers arrived under another entity id\n",

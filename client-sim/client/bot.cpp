@@ -35,6 +35,13 @@ std::shared_ptr<const StaticTruth> Bot::statics_for(const std::string& zone) con
 }
 
 void Bot::connect_transfer(net::EnetHost& host) {
+  // The old zone's replica, chunks and static objects are over (the owner banked their
+  // counts): a new zone starts from nothing, and if it never welcomes the bot nothing of
+  // the old one is counted twice.
+  replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id});
+  chunks_ = ChunkInfo{};
+  chunk_check_ = PendingChunkCheck{};
+  statics_ = StaticLayer{};
   peer_ = host.connect(transfer_.host, transfer_.port);
   phase_ = Phase::kConnecting;
   arriving_ = true;
@@ -54,10 +61,9 @@ void Bot::on_connect(net::EnetHost& host) {
 
 void Bot::on_disconnect(std::uint32_t reason) {
   disconnect_reason_ = reason;
-  phase_ = transfer_pending_ &&
-                   reason == static_cast<std::uint32_t>(protocol::DisconnectReason::Transferred)
-               ? Phase::kTransferring
-               : Phase::kClosed;
+  // After a Transfer the bot goes however the old connection ended (a lost goodbye
+  // times out instead).
+  phase_ = transfer_pending_ ? Phase::kTransferring : Phase::kClosed;
 }
 
 void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
@@ -88,7 +94,17 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
                 w->world_min_y(), w->world_max_x(),
                 w->world_max_y(), w->aoi_enabled(),
                 w->max_speed(),   w->zone() != nullptr ? w->zone()->str() : std::string()};
-    if (arriving_ && w->entity_id() != transfer_.entity_id) ++transfer_id_changes_;
+    if (arriving_) {
+      if (w->entity_id() != transfer_.entity_id) ++transfer_id_changes_;
+      // What the old zone said is void here (docs/protocol.md, "Transfer"): its groups'
+      // ids, the ticks it counted (chunks and static objects went at connect_transfer).
+      party_.id = guild_.id = 0;
+      party_.members.clear();
+      guild_.members.clear();
+      light_self_ = {};
+      light_selves_ = {};
+      light_ack_ = light_tick_ = light_parts_ = 0;
+    }
     arriving_ = false;
     // A new zone counts its own ticks: the replica starts again from its first snapshot,
     // which holds everything in view.

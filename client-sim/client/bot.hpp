@@ -85,7 +85,8 @@ class Bot {
 
   // Starts connecting; the host delivers the connect event later.
   void connect(net::EnetHost& host, const std::string& server, std::uint16_t port);
-  // After a Transfer: connects to the new zone, to say Hello with the transfer token.
+  // After a Transfer: connects to the new zone, to say Hello with the transfer token. The
+  // old zone's replica, chunks and static objects are dropped (bank their counts first).
   void connect_transfer(net::EnetHost& host);
   const TransferInfo& transfer() const { return transfer_; }
   std::uint64_t transfers() const { return transfers_; }

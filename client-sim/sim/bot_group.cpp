@@ -167,10 +167,20 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
         slot.past_enters += bot.replica().enters();
         slot.past_leaves += bot.replica().leaves();
         slot.past_statics.add(bot.statics(), bot.name());
+        slot.past_chunks.add(bot.chunks(), bot.name());
         slot.past_static_objects += bot.statics().objects_received;
         slot.past_static_truth_cells += bot.statics().truth_cells;
         bot_of_peer_[host][ev.peer.index] = -1;
-        bot.connect_transfer(*hosts_[host]);
+        try {
+          bot.connect_transfer(*hosts_[host]);
+        } catch (const net::NetError& e) {  // an address that does not resolve, no peer free
+          ++counters_.transfer_failures;
+          if (options_.progress)
+            fmt::print(stderr, "{}: transfer failed: {}\n", bot.name(), e.what());
+          bot.on_disconnect(0);
+          retire(slot);
+          break;
+        }
         bot_of_peer_[host][bot.peer().index] = index;
         slot.counted_join = true;
         break;

@@ -54,6 +54,7 @@ struct GroupStats {
   std::map<std::string, std::uint32_t> newest_tick;
   std::uint64_t transfers = 0;            // Transfers followed to another zone
   std::uint64_t transfer_id_changes = 0;  // of those, arrivals under another entity id
+  std::uint64_t transfer_failures = 0;    // Transfers that could not be followed
   std::uint32_t in_party = 0;             // playing bots the server has in a party now
   std::uint32_t in_guild = 0;             // ... in a guild now
   // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions

@@ -29,6 +29,7 @@ nlohmann::json Summary::to_json() const {
       {"protocol_violations", protocol_violations},
       {"transfers", transfers},
       {"transfer_id_changes", transfer_id_changes},
+      {"transfer_failures", transfer_failures},
       {"violations_by_kind", violations_by_kind},
       {"truth_rounds", truth_rounds},
       {"truth_expired_ticks", truth_expired_ticks},

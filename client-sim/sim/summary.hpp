@@ -35,6 +35,7 @@ struct Summary {
   // the Transfer named (counted as violations: the id must not change).
   std::uint64_t transfers = 0;
   std::uint64_t transfer_id_changes = 0;
+  std::uint64_t transfer_failures = 0;  // Transfers whose new zone could not be reached
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
   // Ticks a window wanted that the server's history (debug.truth_history_ticks) had let

@@ -102,6 +102,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.static_truth_cells += g.static_truth_cells;
     t.transfers += g.transfers;
     t.transfer_id_changes += g.transfer_id_changes;
+    t.transfer_failures += g.transfer_failures;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -348,6 +349,7 @@ Summary Swarm::summary() const {
   s.static_truth_cells = final_.static_truth_cells;
   s.transfers = final_.transfers;
   s.transfer_id_changes = final_.transfer_id_changes;
+  s.transfer_failures = final_.transfer_failures;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;
   return s;

@@ -45,6 +45,7 @@ const Neighbour* GhostExchange::neighbour(std::uint32_t index) const {
 void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hooks) {
   const auto now = Clock::now();
   receive(now, hooks);
+  settle_arrivals(now, hooks);
   ghosts_.expire(now, params_.ghost_timeout);
   ghosts_.follow(max_step);
   offer_crossings(now);

@@ -6,9 +6,11 @@
 // Runs on the tick thread (tick()), which owns the world; the NATS link only queues
 // what arrives. Subjects: "<prefix>.ghosts.<zone name>" carries the ghost messages for
 // that zone, "<prefix>.handoff.<zone name>" the handoff messages (offers, answers,
-// cancels), from any of its neighbours (every message names its sender). Both are taken
-// in one queue, in arrival order: a neighbour's answer and the ghost lists it sent
-// around it are applied in the order it sent them.
+// cancels), from any of its neighbours (every message names its sender). Both land in
+// one queue, but the bus may deliver the two subjects in another order than they were
+// sent: nothing depends on it (a ghost list that still names an entity this zone now
+// owns is skipped, an unlisted ghost waits a few ticks, and a handoff counts as done
+// only once the old owner's lists stop naming the entity).
 #pragma once
 
 #include <chrono>
@@ -73,8 +75,9 @@ class HandoffHooks {
   // rejoins the party and guild of these keys (0: none) when it does.
   virtual void player_arrived(std::uint32_t slot, const TransferToken& token,
                               std::uint64_t party_key, std::uint64_t guild_key) = 0;
-  // Its old zone withdrew the offer of `id` (it never got the answer): if the client has
-  // not come yet, forget the token and remove the entity; true when it did.
+  // Its old zone kept the player `id` (it never got the answer): if the client has not
+  // come, forget its token and return true (the entity becomes a ghost again); false if
+  // the client is here already.
   virtual bool cancel_arrival(world::EntityId id) = 0;
 };
 
@@ -104,9 +107,8 @@ class GhostExchange {
   bool is_neighbour(std::uint32_t index) const { return neighbour(index) != nullptr; }
   // Handoff (handoff.cpp).
   void receive_handoff(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks);
-  void on_offer(const TransferMessage& m, HandoffHooks& hooks);
+  void on_offer(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks);
   void on_answer(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks);
-  bool cancel_npc_arrival(const TransferMessage& m);
   void offer_crossings(Clock::time_point now);
   void expire_offers(Clock::time_point now);
   void send_handoff(std::uint32_t to, const TransferMessage& m);
@@ -121,13 +123,22 @@ class GhostExchange {
     Clock::time_point deadline;
   };
   std::vector<Offer> offers_;
-  struct NpcArrival {  // an NPC taken over, for as long as its old zone may still cancel
-    world::EntityId id;
-    std::uint32_t slot;
-    std::uint32_t from;
-    Clock::time_point until;
+  // An entity taken over, until its old zone is seen to have let it go: that zone's
+  // lists stop naming it (done), or a cancel or 2 x handoff_timeout of lists still naming
+  // it say that zone kept it (the copy becomes a ghost again).
+  struct Arrival {
+    world::EntityId id = world::kNoEntity;
+    std::uint32_t slot = 0;
+    std::uint32_t from = 0;         // the old zone's index
+    std::uint32_t request = 0;      // its offer's number
+    std::uint64_t lists_at = 0;     // lists from `from` applied when it was taken over
+    std::uint64_t last_listed = 0;  // the newest of them that named it as that zone's own
+    Clock::time_point deadline;
+    bool player = false;
   };
-  std::vector<NpcArrival> npc_arrivals_;
+  std::vector<Arrival> arrivals_;
+  void settle_arrivals(Clock::time_point now, HandoffHooks& hooks);
+  void give_back(const Arrival& a, Clock::time_point now, HandoffHooks& hooks);
   std::uint32_t next_request_ = 1;
   std::vector<std::string> handoff_subjects_;  // per neighbour
   TransferMessage transfer_;                   // scratch

@@ -43,32 +43,57 @@ void GhostExchange::receive_handoff(const TransferMessage& m, Clock::time_point 
                                     HandoffHooks& hooks) {
   switch (m.kind) {
     case TransferKind::kOffer:
-      on_offer(m, hooks);
+      on_offer(m, now, hooks);
       break;
     case TransferKind::kAnswer:
       on_answer(m, now, hooks);
       break;
-    case TransferKind::kCancel:
-      if (hooks.cancel_arrival(m.entity.id) || cancel_npc_arrival(m)) {
-        ++stats_.handoffs_in_cancelled;
-      }
+    case TransferKind::kCancel: {
+      // The offer it answers, not an older one for the same entity (an offer given up,
+      // then a new one accepted).
+      const auto it = std::find_if(arrivals_.begin(), arrivals_.end(), [&m](const Arrival& a) {
+        return a.from == m.sender && a.request == m.request && a.id == m.entity.id;
+      });
+      if (it == arrivals_.end()) break;
+      give_back(*it, now, hooks);
+      arrivals_.erase(it);
       break;
+    }
   }
 }
 
-bool GhostExchange::cancel_npc_arrival(const TransferMessage& m) {
-  const auto it = std::find_if(npc_arrivals_.begin(), npc_arrivals_.end(), [&m](const auto& a) {
-    return a.id == m.entity.id && a.from == m.sender;
-  });
-  if (it == npc_arrivals_.end()) return false;
-  // Its old zone gave up waiting for the answer and kept it: this copy goes.
-  const world::Entity& e = world_.entity(it->slot);
-  if (e.live() && !e.ghost && e.id == it->id) world_.despawn(it->slot);
-  npc_arrivals_.erase(it);
-  return true;
+void GhostExchange::give_back(const Arrival& a, Clock::time_point now, HandoffHooks& hooks) {
+  // A player whose client came is ours whatever its old zone says: it let the client go.
+  if (a.player && !hooks.cancel_arrival(a.id)) return;
+  const world::Entity& e = world_.entity(a.slot);
+  if (!e.live() || e.ghost || e.id != a.id) return;
+  // Its old zone kept it: the copy becomes our ghost of it again, in place, so nobody
+  // here sees it leave and come back.
+  world_.release(a.slot);
+  ghosts_.adopt(a.from, a.slot, now);
+  ++stats_.handoffs_in_cancelled;
 }
 
-void GhostExchange::on_offer(const TransferMessage& m, HandoffHooks& hooks) {
+void GhostExchange::settle_arrivals(Clock::time_point now, HandoffHooks& hooks) {
+  for (const world::Ghosts::OwnedListed& l : ghosts_.owned_listed()) {
+    for (Arrival& a : arrivals_) {
+      if (a.from == l.source && a.id == l.id) a.last_listed = std::max(a.last_listed, l.list);
+    }
+  }
+  ghosts_.owned_listed().clear();
+  std::erase_if(arrivals_, [&](const Arrival& a) {
+    // A list from its old zone, newer than the handoff and than any that still named it
+    // as that zone's own: the old zone let it go. The handoff is done.
+    if (ghosts_.lists_from(a.from) > std::max(a.lists_at, a.last_listed)) return true;
+    if (now < a.deadline) return false;
+    // Still named as the old zone's own long after its answer was due: that zone never
+    // got the answer and kept it. Silent all along: it is gone, and the entity is ours.
+    if (a.last_listed > a.lists_at) give_back(a, now, hooks);
+    return true;
+  });
+}
+
+void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, HandoffHooks& hooks) {
   TransferMessage answer;
   answer.kind = TransferKind::kAnswer;
   answer.sender = params_.self_index;
@@ -105,11 +130,15 @@ void GhostExchange::on_offer(const TransferMessage& m, HandoffHooks& hooks) {
         answer.host = params_.game_host;
         answer.port = params_.game_port;
         hooks.player_arrived(slot, answer.token, m.entity.party_key, m.entity.guild_key);
-      } else {
-        // A cancel can only follow within the old zone's timeout of its offer.
-        npc_arrivals_.push_back(
-            {m.entity.id, slot, m.sender, Clock::now() + 2 * params_.handoff_timeout});
       }
+      arrivals_.push_back({.id = m.entity.id,
+                           .slot = slot,
+                           .from = m.sender,
+                           .request = m.request,
+                           .lists_at = ghosts_.lists_from(m.sender),
+                           .last_listed = 0,
+                           .deadline = now + 2 * params_.handoff_timeout,
+                           .player = player});
     }
   }
   ++(answer.result == TransferResult::kAccepted ? stats_.handoffs_in_accepted
@@ -156,6 +185,7 @@ void GhostExchange::on_answer(const TransferMessage& m, Clock::time_point now,
 void GhostExchange::offer_crossings(Clock::time_point now) {
   for (const std::uint32_t slot : world_.crossings()) {
     const world::Entity& e = world_.entity(slot);
+    if (!e.live() || e.ghost || !e.crossing) continue;  // gone or given back since the step
     const Neighbour* to = nullptr;
     for (const Neighbour& n : params_.neighbours) {
       if (e.x >= n.area.min.x && e.x <= n.area.max.x && e.y >= n.area.min.y &&
@@ -189,7 +219,6 @@ void GhostExchange::offer_crossings(Clock::time_point now) {
 }
 
 void GhostExchange::expire_offers(Clock::time_point now) {
-  std::erase_if(npc_arrivals_, [now](const NpcArrival& a) { return now >= a.until; });
   std::erase_if(offers_, [&](const Offer& o) {
     if (now < o.deadline) return false;
     ++stats_.handoffs_out_timed_out;

@@ -30,7 +30,8 @@ enum class TransferResult : std::uint8_t {
   kFull = 1,         // no room for another player
   kNotMine = 2,      // the position is not in the receiver's rectangle
   kIdInUse = 3,      // the receiver owns an entity with that id already
-  kUnavailable = 4,  // the receiver is not taking entities (shutting down)
+  kUnavailable = 4,  // the receiver does not take entities of this kind (NPCs that do not
+                     // wander there)
 };
 const char* to_string(TransferResult r);
 

@@ -76,6 +76,11 @@ struct Entity {
   // after a take-back it may not cross again for cross_cooldown ticks.
   bool crossing = false;
   std::uint16_t cross_cooldown = 0;
+  // Taken over from another zone while this zone's ghost of it trailed its owner: it
+  // walks to where its owner had it (catch_x, catch_y) at the speed bound first.
+  bool catching_up = false;
+  double catch_x = 0.0;
+  double catch_y = 0.0;
   // Set by World::despawn. The record stays readable until its slot is reused, so the
   // AOI leave events of the despawn tick can still name the entity.
   bool despawned = false;

@@ -54,6 +54,7 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
       if (const Entity* known = world_.find(g.id)) {
         if (!known->ghost) {
           ++stats_.owned_here;  // refused: this zone owns it (just handed over here)
+          owned_listed_.push_back({source, g.id, list_number});
           continue;
         }
         // Another source's ghost: the entity was handed over from that zone to this

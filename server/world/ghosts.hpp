@@ -101,6 +101,21 @@ class Ghosts {
   // metres (once per tick, before the AOI update).
   void follow(double max_step);
 
+  // Handoff bookkeeping: lists applied from `source` so far, and, for each list, the ids
+  // of entities this zone owns that it named (a zone that just handed an entity over
+  // still lists it until it learns so; one that kept it goes on listing it).
+  std::uint64_t lists_from(std::uint32_t source) const {
+    const auto it = sources_.find(source);
+    return it == sources_.end() ? 0 : it->second.lists;
+  }
+  struct OwnedListed {
+    std::uint32_t source;
+    EntityId id;
+    std::uint64_t list;  // the source's list number
+  };
+  // Since the last call (the caller takes them once per tick).
+  std::vector<OwnedListed>& owned_listed() { return owned_listed_; }
+
   std::size_t count() const { return world_.ghost_count(); }
   std::size_t sources() const { return sources_.size(); }
   const GhostStats& stats() const { return stats_; }
@@ -129,6 +144,7 @@ class Ghosts {
   World& world_;
   std::uint32_t id_reuse_ticks_;
   std::unordered_map<std::uint32_t, Source> sources_;
+  std::vector<OwnedListed> owned_listed_;
   GhostStats stats_;
 };
 

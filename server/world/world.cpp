@@ -80,6 +80,9 @@ double World::effective_player_radius() const {
 
 std::uint32_t World::place(EntityKind kind, std::string name, double x, double y, double heading,
                            double radius, bool observer, std::uint16_t max_health) {
+  // An id this zone's earlier run gave out may still be in use (an entity handed over to
+  // a neighbour, seen here as a ghost): never give it twice.
+  while (can_spawn() && slot_of_id_.count(next_id_) != 0) ++next_id_;
   if (!can_spawn()) throw std::logic_error("world: spawn with every entity id used");
   const aoi::EntityHandle h = aoi_.add({x, y}, radius, observer);
   if (!h.valid()) throw std::logic_error("world: AOI refused a spawn inside the world bounds");
@@ -238,7 +241,8 @@ void World::step(double dt) {
   // Nothing moves further than the fastest speed for one tick (keep_inside only shortens a
   // step): the AOI uses that bound to skip pair tests that cannot have changed, and still
   // handles any longer move exactly, as a teleport. Unchanged values cost nothing.
-  aoi_.set_max_step(std::max(params_.player_max_speed, params_.npcs.speed) * dt);
+  const double step = std::max(params_.player_max_speed, params_.npcs.speed) * dt;
+  aoi_.set_max_step(step);
   for (NpcBrain& brain : npcs_) {
     think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
   }
@@ -251,6 +255,10 @@ void World::step(double dt) {
     Entity& npc = entities_[brain.slot];
     if (npc.crossing) {
       npc.vx = npc.vy = 0.0;  // waits for the handoff
+      continue;
+    }
+    if (npc.catching_up) {
+      catch_up(npc, step);
       continue;
     }
     if (npc.moving()) {
@@ -268,6 +276,10 @@ void World::step(double dt) {
       e.vx = e.vy = 0.0;  // waits for the handoff, whatever its client asks
       continue;
     }
+    if (e.catching_up) {
+      catch_up(e, step);
+      continue;
+    }
     if (e.moving()) {
       advance(e, dt);
       aoi_.move(e.aoi, {e.x, e.y});
@@ -275,6 +287,21 @@ void World::step(double dt) {
     }
     if (e.cross_cooldown > 0) --e.cross_cooldown;
   }
+}
+
+void World::catch_up(Entity& e, double step) {
+  const double dx = e.catch_x - e.x, dy = e.catch_y - e.y;
+  const double gap = std::hypot(dx, dy);
+  if (gap <= step) {
+    e.x = e.catch_x;
+    e.y = e.catch_y;
+    e.catching_up = false;
+  } else {
+    e.x += dx * (step / gap);
+    e.y += dy * (step / gap);
+  }
+  e.vx = e.vy = 0.0;
+  aoi_.move(e.aoi, {e.x, e.y});
 }
 
 bool World::in_open_area(double x, double y) const {
@@ -312,6 +339,7 @@ void World::release(std::uint32_t slot) {
   e.ghost = true;
   ++ghosts_;
   e.crossing = false;
+  e.catching_up = false;
   e.cross_cooldown = 0;
   e.engaged = false;
   e.vx = e.vy = 0.0;
@@ -335,18 +363,13 @@ std::uint32_t World::adopt(const Arrival& a) {
     slot = h.index;
   }
   Entity& e = entities_[slot];
-  // Our ghost of it may trail the owner's last position by a step or two: close the gap
-  // by at most one step, so nobody sees it jump.
-  double x = a.x, y = a.y;
-  const double step = aoi_.config().max_step;
-  const double gap = std::hypot(a.x - e.x, a.y - e.y);
-  if (gap > step && std::isfinite(step)) {
-    x = e.x + (a.x - e.x) * (step / gap);
-    y = e.y + (a.y - e.y) * (step / gap);
-  }
+  // Our ghost of it may trail the owner's last position by a step or two: it walks there
+  // at the speed bound (step() moves it), so nobody sees it jump.
   e.kind = a.kind;
-  e.x = x;
-  e.y = y;
+  e.catching_up = e.x != a.x || e.y != a.y;
+  e.catch_x = a.x;
+  e.catch_y = a.y;
+  const double x = e.x, y = e.y;
   e.heading = a.heading;
   e.health = a.health;
   e.max_health = a.max_health;

@@ -92,7 +92,8 @@ class World {
   // stops observing; its session is the caller's to end.
   void release(std::uint32_t slot);
   // An entity another zone handed over: takes over this zone's ghost of it in place when
-  // there is one, else places it. Players stand still and observe nothing until
+  // there is one (which then walks to the offered position at the speed bound, if it
+  // trailed), else places it there. Players stand still and observe nothing until
   // attach_player; an NPC wanders on by this zone's rules. Returns the slot, or kNoSlot
   // when this zone owns an entity with that id already (or for an NPC, when this zone's
   // NPCs do not wander).
@@ -188,6 +189,8 @@ class World {
                       double radius, bool observer, std::uint16_t max_health);
   void keep_inside(Entity& e, bool reflect);
   bool in_open_area(double x, double y) const;
+  // One step of an adopted entity towards where its old zone had it.
+  void catch_up(Entity& e, double step);
   void update_precision();
   // A random free point of the world (not inside a static object), from `rng`.
   aoi::Vec2 free_point(util::SplitMix64& rng) const;

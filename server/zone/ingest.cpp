@@ -67,7 +67,8 @@ void Ingest::on_event(const net::NetEvent& ev) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
           if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
-          if (const auto* t = hello->transfer_token()) {
+          // An empty token is no token: a new player's hello.
+          if (const auto* t = hello->transfer_token(); t != nullptr && t->size() > 0) {
             token = {reinterpret_cast<const char*>(t->data()), t->size()};
             out.has_token = true;
           }

@@ -82,18 +82,19 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
        {"rejected", c.ghosts_rejected},
        {"owned_here", c.ghosts_owned_here},
        {"rehomed", c.ghosts_rehomed}});
-  w.labelled("zone_handoffs_out_total", "counter",
-             "This zone's players offered to a neighbour they stepped into, by answer: "
-             "accepted, refused, timed_out (no answer within handoff.timeout_ms), lost (the "
-             "client quit before the answer).",
-             "result",
-             {{"accepted", c.handoffs_out_accepted},
-              {"refused", c.handoffs_out_refused},
-              {"timed_out", c.handoffs_out_timed_out},
-              {"lost", c.handoffs_out_lost}});
+  w.labelled(
+      "zone_handoffs_out_total", "counter",
+      "This zone's players and wandering NPCs offered to a neighbour they stepped into, by answer: "
+      "accepted, refused, timed_out (no answer within handoff.timeout_ms), lost (the "
+      "client quit before the answer).",
+      "result",
+      {{"accepted", c.handoffs_out_accepted},
+       {"refused", c.handoffs_out_refused},
+       {"timed_out", c.handoffs_out_timed_out},
+       {"lost", c.handoffs_out_lost}});
   w.labelled("zone_handoffs_in_total", "counter",
-             "Neighbours' players offered to this zone, by what it did: accepted, refused, "
-             "cancelled (the offering zone gave up before its client came).",
+             "Neighbours' players and NPCs offered to this zone, by what it did: accepted, "
+             "refused, cancelled (the offering zone kept it: it never got the answer).",
              "result",
              {{"accepted", c.handoffs_in_accepted},
               {"refused", c.handoffs_in_refused},

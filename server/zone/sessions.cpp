@@ -251,6 +251,7 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
   s.name = std::string(name);
   s.player_slot = world_.spawn_player(s.name);
   start_playing(s, tick, out);
+  ++counters_.joins;
   const world::Entity& e = world_.entity(s.player_slot);
   log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
               s.name, e.id, e.x, e.y, world_.player_count());
@@ -267,6 +268,10 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
   };
   const auto it = std::find_if(arrivals_.begin(), arrivals_.end(), matches);
   if (it == arrivals_.end()) {
+    ++counters_.arrival_tokens_refused;
+    return kick(s, DisconnectReason::BadHello, out);
+  }
+  if (Clock::now() >= it->deadline) {  // expired (expire_arrivals runs once a second)
     ++counters_.arrival_tokens_refused;
     return kick(s, DisconnectReason::BadHello, out);
   }
@@ -304,7 +309,6 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
   peer_of_client_[s.client] = s.peer;
   s.phase = Session::Phase::kPlaying;
   s.last_input_at = Clock::now();
-  ++counters_.joins;
 
   const world::Entity& e = world_.entity(s.player_slot);
   const config::WorldConfig& w = config_.world;
@@ -372,7 +376,6 @@ bool Sessions::cancel_arrival(world::EntityId id) {
   const auto it = std::find_if(arrivals_.begin(), arrivals_.end(),
                                [id](const Arrival& a) { return a.id == id; });
   if (it == arrivals_.end()) return false;
-  world_.despawn(it->slot);
   arrivals_.erase(it);
   return true;
 }

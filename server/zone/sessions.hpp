@@ -127,8 +127,8 @@ class Sessions {
   void expect_arrival(std::uint32_t slot, std::span<const std::uint8_t> token,
                       std::uint64_t party_key, std::uint64_t guild_key,
                       std::chrono::milliseconds timeout);
-  // Withdraws the arrival of entity `id` if its client has not come (the entity is
-  // removed); true when there was one.
+  // Withdraws the arrival of entity `id` if its client has not come (the caller makes the
+  // entity a ghost again); true when there was one.
   bool cancel_arrival(world::EntityId id);
   // Room for one more player (joins and arrivals alike), and the zone not closing.
   bool can_take_player() const;

@@ -297,7 +297,15 @@ TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap 
   REQUIRE(slot == g);  // the ghost itself: same slot, so no AOI event anywhere
   const world::Entity& e = east.entity(slot);
   CHECK_FALSE(e.ghost);
-  CHECK(e.x == doctest::Approx(201.35));  // one step towards the owner's position
+  // It trailed its owner by a metre: it walks there at the speed bound, no jump.
+  CHECK(e.x == 201.0);
+  east.step(0.05);
+  CHECK(e.x == doctest::Approx(201.35));
+  east.step(0.05);
+  CHECK(e.x == doctest::Approx(201.70));
+  east.step(0.05);
+  CHECK(e.x == 202.0);
+  CHECK_FALSE(e.catching_up);
   CHECK(e.health == 90);
   CHECK(east.ghost_count() == 0);
   CHECK(east.player_count() == 2);
