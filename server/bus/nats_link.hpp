@@ -23,28 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "bus/bus.hpp"
+
 namespace zone::bus {
 
 class BusError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-struct BusMessage {
-  std::string subject;
-  std::vector<std::uint8_t> data;
-};
-
-struct LinkStats {
-  bool connected = false;
-  std::uint64_t published = 0;       // messages handed to the client library
-  std::uint64_t publish_failed = 0;  // refused (disconnected and the buffer full, ...)
-  std::uint64_t bytes_out = 0;
-  std::uint64_t received = 0;  // messages queued for the tick
-  std::uint64_t bytes_in = 0;
-  std::uint64_t dropped = 0;  // arrived while the queue was full (a stalled tick)
-  std::uint64_t disconnects = 0;
-  std::uint64_t reconnects = 0;
 };
 
 struct LinkOptions {
@@ -55,22 +40,22 @@ struct LinkOptions {
   int reconnect_buffer_bytes = 64 * 1024;  // published while disconnected, then refused
 };
 
-class NatsLink {
+class NatsLink final : public Bus {
  public:
   // Starts connecting; returns at once whether or not the server is reachable. Throws
   // BusError for options the client library refuses (e.g. a malformed URL).
   explicit NatsLink(const LinkOptions& options);
-  ~NatsLink();
+  ~NatsLink() override;
   NatsLink(const NatsLink&) = delete;
   NatsLink& operator=(const NatsLink&) = delete;
 
   // Queues what arrives on `subject` (wildcards allowed) for take(). Throws BusError.
-  void subscribe(const std::string& subject);
+  void subscribe(const std::string& subject) override;
   // Sends `data` on `subject`; false (and counted) when the library refuses it.
-  bool publish(const std::string& subject, std::span<const std::uint8_t> data);
+  bool publish(const std::string& subject, std::span<const std::uint8_t> data) override;
   // Moves every queued message into `out` (cleared first), oldest first.
-  void take(std::vector<BusMessage>& out);
-  LinkStats stats() const;
+  void take(std::vector<BusMessage>& out) override;
+  LinkStats stats() const override;
   bool connected() const;
 
   // What the library's callbacks share with the link (an implementation detail, public

@@ -22,13 +22,19 @@ std::int64_t wall_clock_us() {
 }  // namespace
 
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
+    : GhostExchange(params, world,
+                    std::make_unique<bus::NatsLink>(bus::LinkOptions{
+                        .url = params.nats_url, .name = "zone-" + params.self_name})) {}
+
+GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
+                             std::unique_ptr<bus::Bus> bus)
     : params_(params),
       world_(world),
       ghosts_(world, params.id_reuse_ticks),
-      link_({.url = params.nats_url, .name = "zone-" + params.self_name}),
+      link_(std::move(bus)),
       epoch_(static_cast<std::uint64_t>(wall_clock_us())) {
-  link_.subscribe(ghost_subject(params_.subject_prefix, params_.self_name));
-  link_.subscribe(handoff_subject(params_.subject_prefix, params_.self_name));
+  link_->subscribe(ghost_subject(params_.subject_prefix, params_.self_name));
+  link_->subscribe(handoff_subject(params_.subject_prefix, params_.self_name));
   for (const Neighbour& n : params_.neighbours) {
     subjects_out_.push_back(ghost_subject(params_.subject_prefix, n.name));
     handoff_subjects_.push_back(handoff_subject(params_.subject_prefix, n.name));
@@ -54,7 +60,7 @@ void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hook
 }
 
 void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
-  link_.take(inbox_);
+  link_->take(inbox_);
   for (const bus::BusMessage& m : inbox_) {
     if (!m.data.empty() && m.data[0] == kTransferMagic) {
       if (decode(m.data, transfer_) != TransferDecodeError::kNone ||
@@ -116,7 +122,7 @@ void GhostExchange::publish(std::uint32_t tick) {
     encode(message_, bytes_);
     // An empty list is sent too: it is how a neighbour learns that the last ghost left,
     // and that this zone is alive.
-    if (link_.publish(subjects_out_[i], bytes_)) {
+    if (link_->publish(subjects_out_[i], bytes_)) {
       ++stats_.messages_out;
       stats_.ghosts_out += message_.ghosts.size();
     }
@@ -136,7 +142,7 @@ ClusterStats GhostExchange::stats() const {
   s.ghosts_rehomed = g.rehomed;
   s.ghosts_restarted = g.restarted;
   s.dropped_stale_epoch = g.stale_lists;
-  const bus::LinkStats l = link_.stats();
+  const bus::LinkStats l = link_->stats();
   s.connected = l.connected;
   s.publish_failed = l.publish_failed;
   s.dropped_queue_full = l.dropped;

@@ -86,6 +86,8 @@ class GhostExchange {
   // Connects to the bus (in the background if it is not up yet) and subscribes to this
   // zone's subject. Throws bus::BusError for a URL the client refuses.
   GhostExchange(const ExchangeParams& params, world::World& world);
+  // The same on a bus of the caller's (tests: an in-memory one).
+  GhostExchange(const ExchangeParams& params, world::World& world, std::unique_ptr<bus::Bus> bus);
 
   // Once per tick, after the world moved and before the AOI update: applies the ghost
   // messages that arrived, removes the ghosts of silent neighbours, moves ghosts towards
@@ -147,7 +149,7 @@ class GhostExchange {
   ExchangeParams params_;
   world::World& world_;
   world::Ghosts ghosts_;
-  bus::NatsLink link_;
+  std::unique_ptr<bus::Bus> link_;
   std::vector<std::string> subjects_out_;  // per neighbour
   std::vector<bus::BusMessage> inbox_;
   GhostMessage message_;             // scratch, decoded and encoded in turn

@@ -16,7 +16,7 @@ void GhostExchange::send_handoff(std::uint32_t to, const TransferMessage& m) {
   for (std::size_t i = 0; i < params_.neighbours.size(); ++i) {
     if (params_.neighbours[i].index != to) continue;
     encode(m, bytes_);
-    link_.publish(handoff_subjects_[i], bytes_);
+    link_->publish(handoff_subjects_[i], bytes_);
     return;
   }
 }
@@ -194,7 +194,7 @@ void GhostExchange::offer_crossings(Clock::time_point now) {
         break;
       }
     }
-    if (to == nullptr || !link_.stats().connected) {
+    if (to == nullptr || !link_->stats().connected) {
       world_.take_back(slot, params_.cross_cooldown_ticks);
       ++stats_.handoffs_out_refused;
       continue;

@@ -8,8 +8,11 @@
 
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "../replication/loopback.hpp"
+#include "cluster/ghost_exchange.hpp"
+#include "memory_bus.hpp"
 #include "world/ghosts.hpp"
 
 using namespace zone;
@@ -381,4 +384,218 @@ TEST_CASE("handoff: patrolling NPCs keep to their zone") {
                     .health = 1,
                     .max_health = 1,
                     .name = "npc"}) == world::World::kNoSlot);
+}
+
+// ---- The exchange: handoffs over a bus whose deliveries the tests control. ----------
+
+namespace {
+
+// The zone's sessions, as far as handoffs need them.
+struct FakeSessions final : cluster::HandoffHooks {
+  const world::World& world;
+  explicit FakeSessions(const world::World& w) : world(w) {}
+  struct Arrival {
+    world::EntityId id;
+    std::uint32_t slot;
+    cluster::TransferToken token;
+    bool arrived = false;
+    bool cancelled = false;
+  };
+  std::vector<Arrival> arrivals;
+  std::vector<std::pair<std::uint32_t, cluster::Destination>> left;
+  bool can_take_player() const override { return true; }
+  void player_left(std::uint32_t slot, const cluster::Destination& to) override {
+    left.emplace_back(slot, to);
+  }
+  void player_arrived(std::uint32_t slot, const cluster::TransferToken& token, std::uint64_t,
+                      std::uint64_t) override {
+    arrivals.push_back({world.entity(slot).id, slot, token});
+  }
+  bool cancel_arrival(world::EntityId id) override {
+    for (Arrival& a : arrivals) {
+      if (a.id == id && !a.arrived && !a.cancelled) {
+        a.cancelled = true;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+struct ExchangeZone {
+  world::World world;
+  FakeSessions sessions{world};
+  cluster::GhostExchange exchange;
+  std::uint32_t tick = 0;
+  ExchangeZone(std::uint32_t index, test::MemoryBroker& broker)
+      : world(zone_params(index)), exchange(params(index), world, broker.endpoint()) {}
+  static cluster::ExchangeParams params(std::uint32_t index) {
+    cluster::ExchangeParams p;
+    p.subject_prefix = "t";
+    p.self_index = index;
+    p.self_name = index == 0 ? "west" : "east";
+    p.neighbours = {{1 - index, index == 0 ? "east" : "west", index == 0 ? kEast : kWest}};
+    p.ghost_distance = kGhostDistance;
+    p.ghost_timeout = 5s;
+    p.id_reuse_ticks = 4;
+    p.game_host = "127.0.0.1";
+    p.game_port = static_cast<std::uint16_t>(7000 + index);
+    p.handoff_timeout = 100ms;
+    p.cross_cooldown_ticks = 10;
+    return p;
+  }
+  void step() {
+    world.step(0.05);
+    exchange.tick(++tick, 0.35, sessions);
+    world.update_aoi();
+  }
+};
+
+struct ExchangeWorld {
+  test::MemoryBroker broker;
+  ExchangeZone west{0, broker};
+  ExchangeZone east{1, broker};
+  std::uint32_t bob = 0;  // west's slot
+  world::EntityId bob_id = 0;
+
+  ExchangeWorld() {
+    bob = west.world.spawn_player("bob");
+    bob_id = west.world.entity(bob).id;
+    for (int t = 0; t < 2000 && !steer(west.world, bob, 199.9, 110); ++t) step();
+    REQUIRE(west.world.entity(bob).x == doctest::Approx(199.9));
+  }
+  void step() {
+    west.step();
+    east.step();
+    // Never lost, never two of it in one zone.
+    const Holding w = holding(west.world, bob_id), e = holding(east.world, bob_id);
+    CHECK(w.entities == 1);
+    CHECK(e.entities <= 1);
+    CHECK((w.owned || e.owned));
+  }
+  // Steps in real time (the handoff's timeouts are wall-clock) until `done` or 2 s.
+  template <typename Done>
+  bool run_until(Done done) {
+    for (int t = 0; t < 400; ++t) {
+      step();
+      if (done()) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
+  bool east_owns() const {
+    const world::Entity* e = east.world.find(bob_id);
+    return e != nullptr && !e->ghost && west.world.find(bob_id)->ghost;
+  }
+  bool west_owns() const {
+    const world::Entity* e = east.world.find(bob_id);
+    return !west.world.find(bob_id)->ghost && (e == nullptr || e->ghost);
+  }
+};
+
+// The kind byte of a handoff message (2: answer, 3: cancel) on a subject.
+bool is_handoff(const bus::BusMessage& m, const std::string& subject, std::uint8_t kind) {
+  return m.subject == subject && m.data.size() > 2 && m.data[0] == cluster::kTransferMagic &&
+         m.data[2] == kind;
+}
+
+}  // namespace
+
+TEST_CASE("handoff exchange: offer, answer, Transfer, and the old zone's ghost of it") {
+  ExchangeWorld z;
+  const std::uint32_t east_ghost = z.east.world.find(z.bob_id)->aoi.index;
+  REQUIRE(z.run_until([&] {
+    z.west.world.set_intent(z.bob, 1.0, 0.0);
+    return z.east_owns();
+  }));
+  // East took its ghost over in place; west sent the client east's address and token.
+  CHECK(z.east.world.find(z.bob_id)->aoi.index == east_ghost);
+  REQUIRE(z.west.sessions.left.size() == 1);
+  const cluster::Destination& to = z.west.sessions.left.front().second;
+  CHECK(to.zone == "east");
+  CHECK(to.host == "127.0.0.1");
+  CHECK(to.port == 7001);
+  REQUIRE(z.east.sessions.arrivals.size() == 1);
+  CHECK(to.token == z.east.sessions.arrivals.front().token);
+  z.east.sessions.arrivals.front().arrived = true;
+  z.east.world.attach_player(z.east.sessions.arrivals.front().slot);
+  for (int t = 0; t < 60; ++t) z.step();
+  CHECK(z.east_owns());
+  CHECK(z.east.exchange.stats().handoffs_in_accepted == 1);
+  CHECK(z.east.exchange.stats().handoffs_in_cancelled == 0);
+  CHECK(z.west.exchange.stats().handoffs_out_accepted == 1);
+}
+
+TEST_CASE("handoff exchange: a lost answer - the old zone keeps the player, the copy turns back") {
+  ExchangeWorld z;
+  const std::uint32_t east_ghost = z.east.world.find(z.bob_id)->aoi.index;
+  bool answer_dropped = false, cancel_dropped = false;
+  bool drop_cancel = false;
+  SUBCASE("the cancel arrives") {}
+  SUBCASE("the cancel is lost too: the old zone's lists tell") {
+    drop_cancel = true;
+  }
+  z.broker.filter = [&](const bus::BusMessage& m) {
+    if (!answer_dropped && is_handoff(m, "t.handoff.west", 2)) {
+      answer_dropped = true;
+      return test::MemoryBroker::Fate::kDrop;
+    }
+    if (drop_cancel && !cancel_dropped && is_handoff(m, "t.handoff.east", 3)) {
+      cancel_dropped = true;
+      return test::MemoryBroker::Fate::kDrop;
+    }
+    return test::MemoryBroker::Fate::kDeliver;
+  };
+  // Bob crosses once, then stands still.
+  bool crossed = false;
+  REQUIRE(z.run_until([&] {
+    z.west.world.set_intent(z.bob, crossed ? 0.0 : 1.0, 0.0);
+    crossed = crossed || z.west.world.entity(z.bob).crossing;
+    return answer_dropped && z.east.exchange.stats().handoffs_in_cancelled == 1;
+  }));
+  CHECK(cancel_dropped == drop_cancel);
+  // West took it back (inside, no Transfer); east's copy is its ghost again, same slot.
+  CHECK(z.west_owns());
+  CHECK(z.west.world.entity(z.bob).x <= 200.0);
+  CHECK(z.west.sessions.left.empty());
+  CHECK(z.west.exchange.stats().handoffs_out_timed_out == 1);
+  CHECK(z.east.world.find(z.bob_id)->aoi.index == east_ghost);
+  CHECK(z.east.sessions.arrivals.size() == 1);
+  CHECK(z.east.sessions.arrivals.front().cancelled);
+}
+
+TEST_CASE("handoff exchange: a late cancel of an older offer leaves the newer handoff alone") {
+  ExchangeWorld z;
+  bool answer_dropped = false;
+  z.broker.filter = [&](const bus::BusMessage& m) {
+    if (!answer_dropped && is_handoff(m, "t.handoff.west", 2)) {
+      answer_dropped = true;
+      return test::MemoryBroker::Fate::kDrop;
+    }
+    if (is_handoff(m, "t.handoff.east", 3) && z.broker.held.empty()) {
+      return test::MemoryBroker::Fate::kHold;  // the first cancel is late
+    }
+    return test::MemoryBroker::Fate::kDeliver;
+  };
+  // Bob keeps walking east: offered, kept (no answer; east gives its copy back when
+  // west's lists go on naming him), and after the cooldown offered again. The moment east
+  // takes the second offer, before west has its answer, the first offer's cancel
+  // arrives: it must not undo the second handoff.
+  bool late_delivered = false;
+  REQUIRE(z.run_until([&] {
+    z.west.world.set_intent(z.bob, 1.0, 0.0);
+    if (!late_delivered && z.east.sessions.arrivals.size() == 2) {
+      REQUIRE(z.broker.held.size() == 1);
+      z.broker.deliver(z.broker.held.front());
+      late_delivered = true;
+    }
+    return late_delivered && z.east_owns() && z.west.sessions.left.size() == 1;
+  }));
+  CHECK(z.west.exchange.stats().handoffs_out_timed_out == 1);
+  CHECK(z.west.exchange.stats().handoffs_out_accepted == 1);
+  for (int t = 0; t < 20; ++t) z.step();
+  CHECK(z.east_owns());
+  CHECK(z.east.exchange.stats().handoffs_in_cancelled == 1);  // the first copy only
+  CHECK(z.east.sessions.arrivals.front().cancelled);
+  CHECK_FALSE(z.east.sessions.arrivals.back().cancelled);
 }
