@@ -45,6 +45,10 @@ struct Bounds {
   Vec2 min;
   Vec2 max;
 };
+// Whether p lies in b, edges included.
+inline bool contains(const Bounds& b, Vec2 p) {
+  return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y;
+}
 
 struct GridConfig {
   Bounds bounds{{0.0, 0.0}, {1000.0, 1000.0}};

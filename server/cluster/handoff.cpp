@@ -104,8 +104,7 @@ void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, Ha
   const bool player = m.entity.kind == world::EntityKind::kPlayer;
   if (!player && world_.params().npcs.behaviour != world::NpcBehaviour::kWander) {
     answer.result = TransferResult::kUnavailable;
-  } else if (m.entity.x < own.min.x || m.entity.x > own.max.x || m.entity.y < own.min.y ||
-             m.entity.y > own.max.y) {
+  } else if (!aoi::contains(own, {m.entity.x, m.entity.y})) {
     answer.result = TransferResult::kNotMine;
   } else if (known != nullptr && !known->ghost) {
     answer.result = TransferResult::kIdInUse;
@@ -188,8 +187,7 @@ void GhostExchange::offer_crossings(Clock::time_point now) {
     if (!e.live() || e.ghost || !e.crossing) continue;  // gone or given back since the step
     const Neighbour* to = nullptr;
     for (const Neighbour& n : params_.neighbours) {
-      if (e.x >= n.area.min.x && e.x <= n.area.max.x && e.y >= n.area.min.y &&
-          e.y <= n.area.max.y) {
+      if (aoi::contains(n.area, {e.x, e.y})) {
         to = &n;
         break;
       }

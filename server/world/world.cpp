@@ -65,7 +65,7 @@ bool World::advance(Entity& e, double dt) {
   if (end.x == to.x && end.y == to.y) return false;
   // Pushed out past the world's edge by an object on it: stay.
   const aoi::Bounds& b = params_.grid.bounds;
-  if (end.x < b.min.x || end.x > b.max.x || end.y < b.min.y || end.y > b.max.y) end = from;
+  if (!aoi::contains(b, end)) end = from;
   e.x = end.x;
   e.y = end.y;
   ++collisions_;
@@ -211,7 +211,7 @@ void World::set_intent(std::uint32_t slot, double mx, double my) {
 
 void World::keep_inside(Entity& e, bool reflect) {
   const aoi::Bounds& b = params_.grid.bounds;
-  if (e.x >= b.min.x && e.x <= b.max.x && e.y >= b.min.y && e.y <= b.max.y) return;
+  if (aoi::contains(b, {e.x, e.y})) return;
   // A player, or a wandering NPC, stepping into a neighbouring zone stops there until the
   // zone hands it over. (Patrollers keep to their legs, which lie in their zone.)
   const bool may_cross =
@@ -307,7 +307,7 @@ void World::catch_up(Entity& e, double step) {
 bool World::in_open_area(double x, double y) const {
   return std::any_of(params_.open_areas.begin(), params_.open_areas.end(),
                      [x, y](const aoi::Bounds& a) {
-                       return x >= a.min.x && x <= a.max.x && y >= a.min.y && y <= a.max.y;
+                       return aoi::contains(a, {x, y});
                      });
 }
 

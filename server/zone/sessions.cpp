@@ -182,17 +182,20 @@ void Sessions::on_disconnect(const InboundEvent& ev) {
   end_session(*s);
 }
 
-void Sessions::end_session(Session& s) {
+void Sessions::end_session(Session& s, bool keep_entity) {
   if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
   if (s.phase == Session::Phase::kPlaying) {
     // Despawning makes the AOI emit leave events to everyone who saw this player, and
-    // takes it out of its party and guild, whose other members are told.
+    // takes it out of its party and guild, whose other members are told. A player handed
+    // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
     const world::GroupId party = world_.entity(s.player_slot).party;
     const world::GroupId guild = world_.entity(s.player_slot).guild;
     replicator_.remove_client(s.client);
-    world_.despawn(s.player_slot);
+    if (!keep_entity) {
+      world_.despawn(s.player_slot);
+      ++counters_.leaves;
+    }
     peer_of_slot_[s.player_slot] = net::PeerId{};
-    ++counters_.leaves;
     if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
     if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
   }
@@ -350,13 +353,7 @@ void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::stri
   log_session(log_, session_log_, "player '{}' (entity {}) went to zone {}", s->name,
               world_.entity(slot).id, zone);
   // The entity stays (a ghost of its new zone from now on); it leaves its groups here.
-  const world::GroupId party = world_.entity(slot).party;
-  const world::GroupId guild = world_.entity(slot).guild;
-  replicator_.remove_client(s->client);
-  peer_of_slot_[slot] = net::PeerId{};
-  if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
-  if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
-  *s = Session{};
+  end_session(*s, /*keep_entity=*/true);
 }
 
 void Sessions::expect_arrival(std::uint32_t slot, std::span<const std::uint8_t> token,

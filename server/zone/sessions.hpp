@@ -173,7 +173,8 @@ class Sessions {
   void group_changed(world::GroupKind kind, world::GroupId group, std::uint32_t answered_slot);
   void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
-  void end_session(Session& s);
+  // Ends the session; `keep_entity`: the player stays in the world (handed over).
+  void end_session(Session& s, bool keep_entity = false);
 
   const config::ZoneConfig& config_;
   Logger& log_;

@@ -83,22 +83,35 @@ std::unique_ptr<Process> start_nats(const std::string& binary, const std::string
   return p;
 }
 
+struct ZoneRect {
+  const char* name;
+  int min_x, min_y, max_x, max_y;
+};
+
+// A world of the given zones, all on ephemeral loopback ports.
+void write_world_of(const std::string& path, std::uint16_t nats_port,
+                    std::initializer_list<ZoneRect> zones, int ghost_timeout_ms = 1000) {
+  std::ofstream out(path);
+  out << "nats:\n  url: \"nats://127.0.0.1:" << nats_port
+      << "\"\n  subject_prefix: \"test\"\n"
+         "ghosts:\n  distance: 40.0\n  timeout_ms: "
+      << ghost_timeout_ms
+      << "\n"
+         "handoff:\n  timeout_ms: 2000\n  arrival_timeout_ms: 5000\n"
+         "zones:\n";
+  for (const ZoneRect& z : zones) {
+    out << "  - name: " << z.name << "\n    rect: {min_x: " << z.min_x << ", min_y: " << z.min_y
+        << ", max_x: " << z.max_x << ", max_y: " << z.max_y
+        << "}\n    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n";
+  }
+}
+
 // West: a 40 m square with no NPCs of its own, so everything its bots see of kind NPC
 // is a ghost. East: a 100 x 40 m strip beside it, crowded with NPCs, about a third of
 // them within the ghost distance of west.
 void write_world(const std::string& path, std::uint16_t nats_port, int ghost_timeout_ms = 1000) {
-  std::ofstream(path) << "nats:\n  url: \"nats://127.0.0.1:" << nats_port
-                      << "\"\n  subject_prefix: \"test\"\n"
-                         "ghosts:\n  distance: 40.0\n  timeout_ms: "
-                      << ghost_timeout_ms
-                      << "\n"
-                         "zones:\n"
-                         "  - name: west\n"
-                         "    rect: {min_x: 0, min_y: 0, max_x: 40, max_y: 40}\n"
-                         "    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n"
-                         "  - name: east\n"
-                         "    rect: {min_x: 40, min_y: 0, max_x: 140, max_y: 40}\n"
-                         "    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n";
+  write_world_of(path, nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 140, 40}},
+                 ghost_timeout_ms);
 }
 
 using Zone = zone::test::TruthZone;
@@ -166,27 +179,6 @@ std::unique_ptr<Process> start_sim(const std::string& dir, const Zone& z, int bo
           "--seed", "3", "--truth", "127.0.0.1:" + std::to_string(z.admin_port),
           "--truth-token-file=" + token_file, "--summary-json", dir + "/summary.json", "-q"},
       dir + "/client-sim.log");
-}
-
-struct ZoneRect {
-  const char* name;
-  int min_x, min_y, max_x, max_y;
-};
-
-// A world of the given zones, all on ephemeral loopback ports.
-void write_world_of(const std::string& path, std::uint16_t nats_port,
-                    std::initializer_list<ZoneRect> zones) {
-  std::ofstream out(path);
-  out << "nats:\n  url: \"nats://127.0.0.1:" << nats_port
-      << "\"\n  subject_prefix: \"test\"\n"
-         "ghosts:\n  distance: 40.0\n  timeout_ms: 1000\n"
-         "handoff:\n  timeout_ms: 2000\n  arrival_timeout_ms: 5000\n"
-         "zones:\n";
-  for (const ZoneRect& z : zones) {
-    out << "  - name: " << z.name << "\n    rect: {min_x: " << z.min_x << ", min_y: " << z.min_y
-        << ", max_x: " << z.max_x << ", max_y: " << z.max_y
-        << "}\n    game: \"127.0.0.1:0\"\n    admin: \"127.0.0.1:0\"\n";
-  }
 }
 
 // client-sim with `bots` bots entering at `entry`, truth-checked in every zone of `zones`.
