@@ -17,6 +17,7 @@ constexpr std::uint8_t kRemoved = 4;
 constexpr std::uint8_t kAdded = 8;     // added since the last update
 constexpr std::uint8_t kRebuild = 16;  // its candidate list must be rebuilt at the next update
 constexpr std::uint8_t kListed = 32;   // has a view or scheduled re-tests (an observer's list)
+constexpr std::uint8_t kReclass = 64;  // left its mutual class since the last update
 
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
@@ -219,6 +220,16 @@ bool GridAoi::usable(EntityHandle h) const {
   return slots_.contains(h) && !(hot_[h.index].flags & kRemoved);
 }
 
+// The mutual class of observers added with this radius; 0 (none) once 255 radii are in use.
+std::uint8_t GridAoi::class_for(double radius) {
+  for (std::size_t k = 0; k < class_radius_.size(); ++k) {
+    if (class_radius_[k] == radius) return static_cast<std::uint8_t>(k + 1);
+  }
+  if (class_radius_.size() == 255) return 0;
+  class_radius_.push_back(radius);
+  return static_cast<std::uint8_t>(class_radius_.size());
+}
+
 EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   if (!valid_position(position) || !valid_radius(view_radius)) return {};
   const EntityHandle h = slots_.allocate();
@@ -232,6 +243,7 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   hot_[h.index].radius = view_radius;
   hot_[h.index].flags =
       static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
+  hot_[h.index].mutual_class = observer ? class_for(view_radius) : 0;
   stamp_[h.index] = 0;
   added_.push_back(h.index);
   if (observer) dirty_.push_back(h.index);
@@ -245,6 +257,7 @@ bool GridAoi::remove(EntityHandle h) {
   if (hot_[h.index].flags & kObserver) --observer_count_;
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
+  hot_[h.index].mutual_class = 0;  // its pairs are ended one direction at a time
   removed_.push_back(h.index);
   dirty_.push_back(h.index);
   return true;
@@ -267,6 +280,7 @@ bool GridAoi::set_view_radius(EntityHandle h, double view_radius) {
   if (hot_[h.index].radius != view_radius) {
     hot_[h.index].radius = view_radius;
     hot_[h.index].flags |= kRebuild;
+    leave_class(h.index);
     dirty_.push_back(h.index);
   }
   return true;
@@ -283,8 +297,21 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
   } else {
     f &= static_cast<std::uint8_t>(~kObserver);
     --observer_count_;
+    leave_class(h.index);
   }
   return true;
+}
+
+// An observer whose radius changed or that stopped observing may no longer share its
+// pairs' state with its classmates: from now on each direction of its pairs is followed
+// on its own. At the next update it is handled as a teleport (every test naming it goes
+// stale and the observers near it get a test of the pair), because the pairs it owned as
+// the lower slot now need a test in the other observer's list.
+void GridAoi::leave_class(std::uint32_t s) {
+  Hot& h = hot_[s];
+  if (h.mutual_class == 0) return;
+  h.mutual_class = 0;
+  h.flags |= kReclass;
 }
 
 ConfigError GridAoi::set_cell_size(double cell_size) {
@@ -349,7 +376,8 @@ void GridAoi::maintain_cells() {
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
     const double dx = h.pos.x - before.x;
     const double dy = h.pos.y - before.y;
-    if (dx * dx + dy * dy > step_check2_) {
+    if (dx * dx + dy * dy > step_check2_ || (h.flags & kReclass)) {
+      h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);
       ++h.target_version;  // every test naming it is stale
       departures_.push_back({s, before});
       arrivals_.push_back(s);
@@ -368,6 +396,7 @@ void GridAoi::maintain_cells() {
     ord_x_[i] = h.pos.x;
     ord_y_[i] = h.pos.y;
     ord_version_[i] = h.target_version;
+    ord_class_[i] = h.mutual_class;
   }
   for (const std::uint32_t s : added_) {
     Hot& h = hot_[s];
@@ -376,6 +405,7 @@ void GridAoi::maintain_cells() {
       continue;
     }
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
+    h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);  // nobody holds its pairs yet
     arrivals_.push_back(s);
     moved_cells_.push_back({cell_key(h.pos), s});
   }
@@ -394,6 +424,7 @@ void GridAoi::maintain_cells() {
   next_x_.resize(total);
   next_y_.resize(total);
   next_version_.resize(total);
+  next_class_.resize(total);
   std::uint32_t out = 0;
   auto copy_run = [&](std::uint32_t from, std::uint32_t to) {
     const std::uint32_t len = to - from;
@@ -402,6 +433,7 @@ void GridAoi::maintain_cells() {
     std::copy_n(ord_x_.begin() + from, len, next_x_.begin() + out);
     std::copy_n(ord_y_.begin() + from, len, next_y_.begin() + out);
     std::copy_n(ord_version_.begin() + from, len, next_version_.begin() + out);
+    std::copy_n(ord_class_.begin() + from, len, next_class_.begin() + out);
     out += len;
   };
   auto insert = [&](const CellEntry& e) {
@@ -411,6 +443,7 @@ void GridAoi::maintain_cells() {
     next_x_[out] = h.pos.x;
     next_y_[out] = h.pos.y;
     next_version_[out] = h.target_version;
+    next_class_[out] = h.mutual_class;
     ++out;
   };
   std::size_t k = 0;  // next moved entry
@@ -450,6 +483,7 @@ void GridAoi::maintain_cells() {
   ord_x_.swap(next_x_);
   ord_y_.swap(next_y_);
   ord_version_.swap(next_version_);
+  ord_class_.swap(next_class_);
   if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
   index_cells();
 }
@@ -540,6 +574,14 @@ void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t h
   v.pop_back();
 }
 
+// Whether the pair of observer a with the entity b that just moved (or arrived) is
+// decided by b's list: a mutual pair with b the lower slot. b's list is rebuilt this tick
+// (b teleported or is new), so a needs no test of the pair.
+bool GridAoi::decided_by(std::uint32_t b, std::uint32_t a) const {
+  const std::uint8_t cls = hot_[b].mutual_class;
+  return cls != 0 && cls == hot_[a].mutual_class && b < a;
+}
+
 // Entity b left its position of the last update (removed or teleported); its version has
 // been bumped, so every scheduled test naming it is stale. The observers that see it lie
 // within reach of that position (within r + h at the last update, and they moved at most
@@ -556,7 +598,7 @@ void GridAoi::notify_departure(const Departure& d) {
       const double dy = ord_y_[j] - d.from.y;
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
-      if (a == d.slot || !list_is_current(a)) continue;
+      if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a)) continue;
       const std::uint32_t i = find_slot(view_[a], d.slot);
       if (i != kNotVisible) schedule(now_, a, d.slot, i);
     }
@@ -576,7 +618,7 @@ void GridAoi::notify_arrival(std::uint32_t b) {
       const double fy = ord_y_[j] - p.y;
       if (fx * fx + fy * fy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
-      if (a == b || !list_is_current(a)) continue;
+      if (a == b || !list_is_current(a) || decided_by(b, a)) continue;
       const double dx = p.x - ord_x_[j];
       const double dy = p.y - ord_y_[j];
       const double need = hot_[a].radius + skin_;
@@ -631,10 +673,20 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   const double deep_r2 = deep_r > 0.0 ? deep_r * deep_r : -1.0;
   const double far_r = r + 3.0 * eps + span;
   const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
+  const std::uint8_t cls = hot_[a].mutual_class;
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
     const std::uint32_t t = ord_slot_[j];
     if (t == a) continue;
+    // A mutual pair is t's (the lower slot's) to decide; a keeps t while t's list says so.
+    const bool mutual = cls != 0 && ord_class_[j] == cls;
+    if (mutual && t < a) {
+      if (stamp_[t] == old_mark) {
+        stamp_[t] = kept_mark;
+        new_view_.push_back(t);
+      }
+      continue;
+    }
     const double dx = ord_x_[j] - c.x;
     const double dy = ord_y_[j] - c.y;
     const double d2 = dx * dx + dy * dy;
@@ -646,6 +698,11 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
       }
     } else if (d2 <= r2) {
       emit(a, t, EventKind::kEnter);
+      if (mutual) {  // and t sees a
+        emit(t, a, EventKind::kEnter);
+        view_[t].push_back(a);
+        ++visible_pairs_;
+      }
       visible = true;
     }
     std::uint32_t index = kNotVisible;
@@ -663,9 +720,22 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
       schedule(wake, {a, t, version, ord_version_[j], 0}, index);
     }
   }
-  // Old members still carrying the old mark are beyond r + h, or gone: they leave.
+  // Old members still carrying the old mark are beyond r + h, or gone: they leave (both
+  // ways for a mutual pair of a's), unless the pair is a lower slot's to decide.
   for (const std::uint32_t t : view) {
-    if (stamp_[t] == old_mark) emit(a, t, EventKind::kLeave);
+    if (stamp_[t] != old_mark) continue;
+    if (cls != 0 && hot_[t].mutual_class == cls) {
+      if (t < a) {
+        new_view_.push_back(t);
+        continue;
+      }
+      emit(a, t, EventKind::kLeave);
+      emit(t, a, EventKind::kLeave);
+      remove_from_view(t, a, kNotVisible);
+      --visible_pairs_;
+      continue;
+    }
+    emit(a, t, EventKind::kLeave);
   }
   visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
   // Headroom for the enters to come: a view that must grow mid-tick costs an allocation and
@@ -703,6 +773,11 @@ void GridAoi::run_due_tests() {
         leaves_.push_back({a, b, test.view_index});
         continue;
       }
+      // A mutual pair is decided by the lower slot's list, for both directions. The other
+      // way round, the test comes from a departure or arrival of a, whose list has just
+      // been rebuilt and decided the pair.
+      const bool mutual = ha.mutual_class != 0 && ha.mutual_class == hb.mutual_class;
+      if (mutual && b < a) continue;
       const double r = ha.radius;
       const double outer = r + h;
       const double dx = hb.pos.x - ha.pos.x;
@@ -715,6 +790,10 @@ void GridAoi::run_due_tests() {
         if (d2 > outer * outer) {
           emit(a, b, EventKind::kLeave);
           leaves_.push_back({a, b, test.view_index});
+          if (mutual) {
+            emit(b, a, EventKind::kLeave);
+            leaves_.push_back({b, a, kNotVisible});
+          }
           index = kNotVisible;
         }
       } else if (d2 <= r * r) {
@@ -722,6 +801,11 @@ void GridAoi::run_due_tests() {
         index = static_cast<std::uint32_t>(view_[a].size());
         view_[a].push_back(b);
         ++visible_pairs_;
+        if (mutual) {
+          emit(b, a, EventKind::kEnter);
+          view_[b].push_back(a);
+          ++visible_pairs_;
+        }
       }
       const std::uint32_t wake =
           first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
@@ -958,6 +1042,14 @@ std::string GridAoi::check_invariants() const {
   }
   const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
   std::uint64_t pairs = 0;
+  // Per observer: its sorted view and the sorted targets of its live tests.
+  std::vector<std::vector<std::uint32_t>> seen(capacity);
+  std::vector<std::vector<std::uint32_t>> tested(capacity);
+  auto observing = [&](std::uint32_t s) { return present(s) && (hot_[s].flags & kObserver); };
+  auto mutual = [&](std::uint32_t a, std::uint32_t t) {
+    return observing(a) && observing(t) && hot_[a].mutual_class != 0 &&
+           hot_[a].mutual_class == hot_[t].mutual_class;
+  };
   for (std::uint32_t a = 0; a < capacity; ++a) {
     if (!present(a)) continue;
     const std::vector<std::uint32_t>& view = view_[a];
@@ -967,42 +1059,60 @@ std::string GridAoi::check_invariants() const {
       if (!tests[a].empty()) out << "non-observer " << a << " has tests\n";
       continue;
     }
+    if (hot_[a].mutual_class != 0 && class_radius_[hot_[a].mutual_class - 1u] != hot_[a].radius) {
+      out << "observer " << a << " is in the class of another radius\n";
+    }
     const std::uint32_t expiry = hot_[a].base_tick + life_;
     if (static_cast<std::int32_t>(now_ - expiry) >= 0) out << "list of " << a << " expired\n";
-    // Ticks after now_ during which the pairs are only re-tested through the schedule.
-    const double left = static_cast<double>(expiry - now_ - 1);
-    const double r = hot_[a].radius;
-    const double outer = r + config_.hysteresis;
-    std::vector<std::uint32_t> seen(view.begin(), view.end());
-    std::sort(seen.begin(), seen.end());
-    if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) {
+    seen[a].assign(view.begin(), view.end());
+    std::sort(seen[a].begin(), seen[a].end());
+    if (std::adjacent_find(seen[a].begin(), seen[a].end()) != seen[a].end()) {
       out << "duplicate targets in the view of " << a << "\n";
     }
-    std::vector<std::uint32_t> tested;
     for (const Test& t : tests[a]) {
-      tested.push_back(t.target);
+      tested[a].push_back(t.target);
       if (static_cast<std::int32_t>(t.tick - expiry) >= 0) {
         out << "test " << a << "->" << t.target << " after the list expires\n";
       }
-      if (t.visible != std::binary_search(seen.begin(), seen.end(), t.target)) {
+      if (t.visible != std::binary_search(seen[a].begin(), seen[a].end(), t.target)) {
         out << "test " << a << "->" << t.target << " has the wrong side\n";
       }
+      if (mutual(a, t.target) && t.target < a) {
+        out << "test " << a << "->" << t.target << " of a mutual pair in the higher slot\n";
+      }
     }
-    std::sort(tested.begin(), tested.end());
-    if (std::adjacent_find(tested.begin(), tested.end()) != tested.end()) {
+    std::sort(tested[a].begin(), tested[a].end());
+    if (std::adjacent_find(tested[a].begin(), tested[a].end()) != tested[a].end()) {
       out << "two live tests of one pair for observer " << a << "\n";
     }
+  }
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!observing(a)) continue;
+    const double r = hot_[a].radius;
+    const double outer = r + config_.hysteresis;
     for (std::uint32_t t = 0; t < capacity; ++t) {
       if (t == a || !present(t)) continue;
       const double dx = last_pos[t].x - last_pos[a].x;
       const double dy = last_pos[t].y - last_pos[a].y;
       const double d2 = dx * dx + dy * dy;
       const double d = std::sqrt(d2);
-      const bool visible = std::binary_search(seen.begin(), seen.end(), t);
-      const bool has_test = std::binary_search(tested.begin(), tested.end(), t);
+      const bool visible = std::binary_search(seen[a].begin(), seen[a].end(), t);
       if (visible && d2 > outer * outer) out << a << " sees " << t << " beyond r + h\n";
       if (!visible && d2 <= r * r) out << a << " misses " << t << " within r\n";
+      // A mutual pair is seen both ways or neither, and its test is in the lower slot's list.
+      std::uint32_t owner = a;
+      std::uint32_t target = t;
+      if (mutual(a, t)) {
+        if (visible != std::binary_search(seen[t].begin(), seen[t].end(), a)) {
+          out << "mutual pair " << a << "-" << t << " seen one way only\n";
+        }
+        owner = std::min(a, t);
+        target = std::max(a, t);
+      }
       // A pair that could change before the list expires must have a test scheduled.
+      // Ticks after now_ during which the pairs are only re-tested through the schedule:
+      const double left = static_cast<double>(hot_[owner].base_tick + life_ - now_ - 1);
+      const bool has_test = std::binary_search(tested[owner].begin(), tested[owner].end(), target);
       const double reach = two_step * left;
       const bool could_change = visible ? d + reach > outer - 1e-6 : d - reach < r + 1e-6;
       if (left > 0.0 && could_change && !has_test) {

@@ -17,7 +17,15 @@
 // first tick at which it could have crossed, and pairs deep inside or far outside are not
 // looked at. Entities that move further than the bound in one tick are handled as
 // teleports, so the result is exact whatever the callers do: the bound only decides how
-// much work is skipped. docs/architecture.md describes the scheme.
+// much work is skipped.
+//
+// Observers added with the same view radius form a mutual class: between two of them the
+// rule gives both directions the same thresholds and the same distance, so a pair is seen
+// both ways or neither. Such a pair is looked after once, by the list of its lower slot,
+// which decides both directions with one distance. An observer whose radius changes or
+// that stops observing leaves its class for good (its pairs are then looked after one
+// direction at a time, as between observers of different radii).
+// docs/architecture.md describes the scheme.
 #pragma once
 
 #include <cstddef>
@@ -133,7 +141,8 @@ class GridAoi {
   // The order is deterministic (a function of the sequence of calls alone): first the
   // observers whose candidate lists are rebuilt (or dropped: switched off, removed) this
   // tick, by ascending slot, each with its enters and then its leaves; then the pairs
-  // re-tested individually, in the order their re-tests were scheduled. Without a bound
+  // re-tested individually, in the order their re-tests were scheduled. A mutual pair's
+  // two events come together, the list owner's (lower slot's) first. Without a bound
   // every list is rebuilt every tick. Despawned entities' handles appear in the events of
   // the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
@@ -227,6 +236,7 @@ class GridAoi {
   void notify_departure(const Departure& d);
   void notify_arrival(std::uint32_t b);
   bool list_is_current(std::uint32_t a) const;
+  bool decided_by(std::uint32_t b, std::uint32_t a) const;
   // view_index: where b is in a's view, or kNotVisible (0xFFFFFFFF) for a hidden pair.
   void schedule(std::uint32_t tick, std::uint32_t a, std::uint32_t b, std::uint32_t view_index) {
     schedule(tick, {a, b, hot_[a].observer_version, hot_[b].target_version, 0}, view_index);
@@ -251,6 +261,8 @@ class GridAoi {
   void release_removed();
   std::uint32_t next_epoch();
   bool usable(EntityHandle h) const;
+  std::uint8_t class_for(double radius);
+  void leave_class(std::uint32_t s);
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
@@ -277,7 +289,8 @@ class GridAoi {
     std::uint32_t base_tick = 0;  // the list's base tick; it expires at base_tick + life_
     std::uint8_t flags = 0;
     std::uint8_t observer_version = 0;  // bumped when the list is rebuilt or cleared
-    std::uint8_t target_version = 0;    // bumped when the entity teleports or is removed
+    std::uint8_t target_version = 0;    // bumped when the entity teleports, is removed or reclassed
+    std::uint8_t mutual_class = 0;      // 0: none; else pairs with its classmates are mutual
   };
   std::vector<Hot> hot_;
   std::vector<std::vector<std::uint32_t>> view_;  // observer -> target slots
@@ -302,12 +315,14 @@ class GridAoi {
   std::vector<double> ord_x_;
   std::vector<double> ord_y_;
   std::vector<std::uint8_t> ord_version_;  // target versions, for the tests a rebuild files
+  std::vector<std::uint8_t> ord_class_;    // mutual classes, for the rebuild's ownership test
   // The same, being rewritten (kept to reuse their memory).
   std::vector<std::uint32_t> next_key_;
   std::vector<std::uint32_t> next_slot_;
   std::vector<double> next_x_;
   std::vector<double> next_y_;
   std::vector<std::uint8_t> next_version_;
+  std::vector<std::uint8_t> next_class_;
   std::vector<std::uint32_t> leaving_;     // order positions that changed cells or were removed
   std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
   std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
@@ -328,6 +343,10 @@ class GridAoi {
   std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
   std::uint32_t epoch_ = 0;
+
+  // The view radius of each mutual class (class k + 1 at index k); classes are never
+  // reused for another radius, so a class id names one radius for good.
+  std::vector<double> class_radius_;
 
   // Incremental statistics.
   std::uint32_t entity_count_ = 0;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "event_order.hpp"
 #include "oracle.hpp"
 
 using zone::aoi::Bounds;
@@ -41,6 +42,7 @@ using zone::aoi::GridConfig;
 using zone::aoi::Vec2;
 using zone::aoi::VisibilityEvent;
 using zone::aoi::test::Oracle;
+using zone::aoi::test::rebuild_order_error;
 
 namespace {
 
@@ -556,23 +558,12 @@ class Harness {
   void compare(std::span<const VisibilityEvent> events, const Oracle::StepResult& expected) {
     std::vector<Pair> enters;
     std::vector<Pair> leaves;
-    // Documented order: observers whose lists are rebuilt, by ascending slot, each with its
-    // enters before its leaves; then the pairs re-tested one by one. Without a displacement
-    // bound every list is rebuilt every tick, so the whole tick follows the first rule.
-    const bool all_rebuilt = !std::isfinite(aoi_.config().max_step);
-    std::uint32_t last_observer = 0;
-    bool in_leaves = false;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      const VisibilityEvent& e = events[i];
-      if (all_rebuilt && i > 0 && e.observer.index < last_observer) {
-        fail() << "event " << i << " breaks the ascending observer order";
-      }
-      if (i == 0 || e.observer.index != last_observer) in_leaves = false;
-      if (e.kind == EventKind::kLeave) in_leaves = true;
-      if (all_rebuilt && e.kind == EventKind::kEnter && in_leaves) {
-        fail() << "event " << i << ": an enter after a leave of the same observer";
-      }
-      last_observer = e.observer.index;
+    // Documented order (event_order.hpp): without a displacement bound every list is
+    // rebuilt every tick, so the whole tick follows the rebuild order.
+    if (!std::isfinite(aoi_.config().max_step)) {
+      if (const std::string broken = rebuild_order_error(events); !broken.empty()) fail() << broken;
+    }
+    for (const VisibilityEvent& e : events) {
       const Pair p{id_of(e.observer), id_of(e.target)};
       (e.kind == EventKind::kEnter ? enters : leaves).push_back(p);
     }
@@ -877,6 +868,31 @@ TEST_CASE("bounded: cell size - hysteresis - max_step retuned while pairs are as
   c.hysteresis_choices = {0.0, 0.5, 1.0, 2.0, 8.0, 1e6};
   c.max_step_choices = {0.0, 0.05, 0.5, 2.0, 40.0, std::numeric_limits<double>::infinity()};
   c.ticks = 900;
+  run(c);
+}
+
+TEST_CASE("bounded: observers of two shared radii (mutual pairs) with every kind of change") {
+  // Most observers share one of two radii, so most pairs are decided once for both
+  // directions by the lower slot's list; radius changes (often to the same value) and
+  // observer toggles split pairs while they are asleep, teleports and churn move owners.
+  DiffConfig c =
+      bounded_config("bounded-mutual", 0x5eed0108, grid({{0, 0}, {300, 300}}, 16.0, 2.0), 0.5);
+  c.radii = {{0.6, 30.0, 30.0}, {0.35, 12.0, 12.0}, {0.05, 0.0, 40.0}};
+  c.observer_fraction = 0.9;
+  c.radius_changes_per_tick = 4;
+  c.toggles_per_tick = 3;
+  c.teleports_per_tick = 3;
+  c.churn_per_tick = 4;
+  c.ticks = 700;
+  run(c);
+}
+
+TEST_CASE("unbounded: observers of one shared radius (mutual pairs, rebuilt every tick)") {
+  DiffConfig c = base_config("unbounded-mutual", 0x5eed0009, grid({{0, 0}, {400, 400}}, 32.0, 2.0));
+  c.radii = {{0.9, 25.0, 25.0}, {0.1, 0.0, 60.0}};
+  c.observer_fraction = 0.9;
+  c.target_entities = 250;
+  c.ticks = 300;
   run(c);
 }
 

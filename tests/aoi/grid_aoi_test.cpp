@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "event_order.hpp"
 
 using namespace zone::aoi;
+using zone::aoi::test::rebuild_order_error;
 
 namespace {
 
@@ -1107,13 +1109,9 @@ TEST_CASE("events: no duplicates per tick - documented order - never enter and l
       // never an enter and a leave of the same pair.
       CHECK(pairs.insert({key(ev[i].observer), key(ev[i].target)}).second);
       CHECK_FALSE(ev[i].observer == ev[i].target);
-      if (i == 0) continue;
-      // Observers by ascending slot index; per observer, enters before leaves.
-      CHECK(ev[i - 1].observer.index <= ev[i].observer.index);
-      if (ev[i - 1].observer == ev[i].observer) {
-        CHECK_FALSE((ev[i - 1].kind == EventKind::kLeave && ev[i].kind == EventKind::kEnter));
-      }
     }
+    // Observers by ascending slot index; per observer, enters before leaves.
+    CHECK(rebuild_order_error(ev) == "");
   }
 }
 
@@ -1254,6 +1252,93 @@ TEST_CASE("max_step: radius changes while pairs are asleep") {
   CHECK(entered(ev, a, near));
   CHECK(entered(ev, a, far));
   CHECK(aoi.check_invariants().empty());
+}
+
+TEST_CASE("mutual pairs: observers of one radius enter and leave each other together") {
+  GridAoi aoi(bounded_config(0.5, 16.0));
+  const auto a = aoi.add({100, 100}, 30, true);
+  const auto b = aoi.add({120, 100}, 30, true);  // same radius: a mutual pair
+  auto ev = tick(aoi);
+  REQUIRE(ev.size() == 2);
+  // The owner's (lower slot's) event first, the other way round right after it.
+  CHECK(ev[0] == Event{a, b, EventKind::kEnter});
+  CHECK(ev[1] == Event{b, a, EventKind::kEnter});
+  // b walks away at the bound: both keep each other up to r + h = 32 and leave together
+  // in the first tick beyond.
+  for (int t = 1; t <= 30; ++t) {
+    INFO("tick " << t);
+    REQUIRE(aoi.move(b, {120 + 0.5 * t, 100}));
+    ev = tick(aoi);
+    const double d = 20 + 0.5 * t;
+    if (t == 25) {
+      REQUIRE(ev.size() == 2);
+      CHECK(ev[0] == Event{a, b, EventKind::kLeave});
+      CHECK(ev[1] == Event{b, a, EventKind::kLeave});
+    } else {
+      CHECK(ev.empty());
+    }
+    CHECK(aoi.sees(a, b) == (d <= 32));
+    CHECK(aoi.sees(b, a) == (d <= 32));
+    CHECK(aoi.check_invariants().empty());
+  }
+}
+
+TEST_CASE("mutual pairs: a radius change splits the pair into two directions for good") {
+  GridAoi aoi(bounded_config(0.5, 16.0));
+  const auto a = aoi.add({100, 100}, 30, true);
+  const auto b = aoi.add({120, 100}, 30, true);
+  CHECK(tick(aoi).size() == 2);
+  REQUIRE(aoi.set_view_radius(b, 10));  // 20 > 10 + 2: b loses a, a keeps b
+  auto ev = tick(aoi);
+  CHECK(ev.size() == 1);
+  CHECK(left(ev, b, a));
+  CHECK(aoi.sees(a, b));
+  CHECK(aoi.check_invariants().empty());
+  // Back to 30: b sees a again, now as an observer of its own (no longer a's classmate).
+  REQUIRE(aoi.set_view_radius(b, 30));
+  ev = tick(aoi);
+  CHECK(ev.size() == 1);
+  CHECK(entered(ev, b, a));
+  CHECK(aoi.check_invariants().empty());
+  // a walks away: each direction is decided on its own, with the same result.
+  for (int t = 1; t <= 30; ++t) {
+    INFO("tick " << t);
+    REQUIRE(aoi.move(a, {100 - 0.5 * t, 100}));
+    ev = tick(aoi);
+    CHECK(ev.size() == (t == 25 ? 2u : 0u));
+    CHECK(aoi.sees(a, b) == (t < 25));
+    CHECK(aoi.sees(b, a) == (t < 25));
+    CHECK(aoi.check_invariants().empty());
+  }
+}
+
+TEST_CASE("mutual pairs: the owner stops observing or despawns, the other keeps its view") {
+  GridAoi aoi(bounded_config(0.5, 16.0));
+  const auto a = aoi.add({100, 100}, 30, true);  // the lower slot: owns the pair
+  const auto b = aoi.add({110, 100}, 30, true);
+  const auto c = aoi.add({200, 100}, 30, true);
+  const auto d = aoi.add({210, 100}, 30, true);
+  CHECK(tick(aoi).size() == 4);
+  for (int t = 0; t < 3; ++t) CHECK(tick(aoi).empty());  // deep inside: asleep
+  REQUIRE(aoi.set_observer(a, false));
+  REQUIRE(aoi.remove(c));
+  auto ev = tick(aoi);
+  CHECK(ev.size() == 3);
+  CHECK(left(ev, a, b));  // a's view is gone
+  CHECK(left(ev, c, d));  // c despawned: gone both ways
+  CHECK(left(ev, d, c));
+  CHECK(aoi.sees(b, a));  // b still sees the non-observer a
+  CHECK(aoi.check_invariants().empty());
+  // Now b's list must follow the pair: b walks away and drops a beyond 32 m.
+  for (int t = 1; t <= 30; ++t) {
+    INFO("tick " << t);
+    REQUIRE(aoi.move(b, {110 + 0.5 * t, 100}));
+    ev = tick(aoi);
+    const double dist = 10 + 0.5 * t;
+    CHECK(ev.size() == (dist > 32 && dist <= 32.5 ? 1u : 0u));
+    CHECK(aoi.sees(b, a) == (dist <= 32));
+    CHECK(aoi.check_invariants().empty());
+  }
 }
 
 TEST_CASE("max_step: changing the bound - the hysteresis - the cell size keeps views exact") {
