@@ -18,6 +18,7 @@ constexpr std::uint8_t kAdded = 8;     // added since the last update
 constexpr std::uint8_t kRebuild = 16;  // its candidate list must be rebuilt at the next update
 constexpr std::uint8_t kListed = 32;   // has a view or scheduled re-tests (an observer's list)
 constexpr std::uint8_t kReclass = 64;  // left its mutual class since the last update
+constexpr std::uint8_t kJoin = 128;    // may join the mutual class of its radius (try_join)
 
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
@@ -45,6 +46,13 @@ bool valid_radius(double r) {
 // that), used to keep the scheduling conservative.
 double sched_eps(double scale) {
   return 1e-9 * (1.0 + scale);
+}
+
+// Index of slot in v, or kNotVisible.
+std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_t slot) {
+  const auto n = static_cast<std::uint32_t>(v.size());
+  const std::uint32_t i = simd::find_u32(v.data(), n, slot);
+  return i < n ? i : kNotVisible;
 }
 
 // Spreads the expiry ticks of lists built together (at start-up, after a settings change).
@@ -245,6 +253,7 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
   hot_[h.index].flags =
       static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
   hot_[h.index].mutual_class = observer ? class_for(view_radius) : 0;
+  if (hot_[h.index].mutual_class != 0) ++mutual_count_;
   stamp_[h.index] = 0;
   added_.push_back(h.index);
   if (observer) dirty_.push_back(h.index);
@@ -258,6 +267,7 @@ bool GridAoi::remove(EntityHandle h) {
   if (hot_[h.index].flags & kObserver) --observer_count_;
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
+  if (hot_[h.index].mutual_class != 0) --mutual_count_;
   hot_[h.index].mutual_class = 0;  // its pairs are ended one direction at a time
   removed_.push_back(h.index);
   dirty_.push_back(h.index);
@@ -280,7 +290,7 @@ bool GridAoi::set_view_radius(EntityHandle h, double view_radius) {
   if (!usable(h) || !valid_radius(view_radius)) return false;
   if (hot_[h.index].radius != view_radius) {
     hot_[h.index].radius = view_radius;
-    hot_[h.index].flags |= kRebuild;
+    hot_[h.index].flags |= kRebuild | kJoin;
     leave_class(h.index);
     dirty_.push_back(h.index);
   }
@@ -293,7 +303,7 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
   if (((f & kObserver) != 0) == observer) return true;
   dirty_.push_back(h.index);
   if (observer) {
-    f |= kObserver | kRebuild;
+    f |= kObserver | kRebuild | kJoin;
     ++observer_count_;
   } else {
     f &= static_cast<std::uint8_t>(~kObserver);
@@ -304,15 +314,52 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
 }
 
 // An observer whose radius changed or that stopped observing may no longer share its
-// pairs' state with its classmates: from now on each direction of its pairs is followed
-// on its own. At the next update it is handled as a teleport (every test naming it goes
-// stale and the observers near it get a test of the pair), because the pairs it owned as
-// the lower slot now need a test in the other observer's list.
+// pairs' state with its classmates: each direction of its pairs is followed on its own
+// until it joins a class again (try_join). At the next update it is handled as a teleport
+// (every test naming it goes stale and the observers near it get a test of the pair),
+// because the pairs it owned as the lower slot now need a test in the other observer's list.
 void GridAoi::leave_class(std::uint32_t s) {
   Hot& h = hot_[s];
   if (h.mutual_class == 0) return;
   h.mutual_class = 0;
   h.flags |= kReclass;
+  --mutual_count_;
+}
+
+// An observer outside any class (its radius changed, or it was switched on) joins the
+// class of its radius once no classmate sees it one way only: then the pairs need
+// nothing moved. Its list has just been rebuilt, so it holds a test of every pair with a
+// higher classmate that could change; a lower classmate's list holds one of the pair the
+// other way round, with the same thresholds. Only pairs within the hysteresis band can be
+// seen one way only (within r both see, beyond r + h neither), so only those are looked
+// at. Called after the tick's tests, on the final views; retried at each rebuild of the
+// observer's list until it succeeds.
+void GridAoi::try_join(std::uint32_t e) {
+  Hot& he = hot_[e];
+  const std::uint8_t f = he.flags;
+  if ((f & (kAlive | kObserver | kRemoved)) != (kAlive | kObserver) || he.mutual_class != 0) {
+    he.flags = static_cast<std::uint8_t>(f & ~kJoin);
+    return;
+  }
+  const std::uint8_t cls = class_for(he.radius);
+  const double r = he.radius;
+  const double outer = r + config_.hysteresis;
+  bool one_way = false;
+  for_each_span(he.pos, outer + sched_eps(outer), [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end && !one_way; ++j) {
+      const std::uint32_t t = ord_slot_[j];
+      if (t == e || cls == 0 || hot_[t].mutual_class != cls) continue;
+      const double dx = ord_x_[j] - he.pos.x;
+      const double dy = ord_y_[j] - he.pos.y;
+      const double d2 = dx * dx + dy * dy;
+      if (d2 <= r * r || d2 > outer * outer) continue;
+      one_way = (find_slot(view_[e], t) == kNotVisible) != (find_slot(view_[t], e) == kNotVisible);
+    }
+  });
+  if (one_way) return;  // kJoin stays: tried again at the next rebuild
+  he.flags = static_cast<std::uint8_t>(f & ~kJoin);
+  he.mutual_class = cls;
+  if (cls != 0) ++mutual_count_;
 }
 
 ConfigError GridAoi::set_cell_size(double cell_size) {
@@ -557,20 +604,12 @@ void GridAoi::release_bucket(Bucket& bucket) {
   bucket.end = nullptr;
 }
 
-namespace {
-// Index of slot in v, or kNotVisible.
-std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_t slot) {
-  const auto n = static_cast<std::uint32_t>(v.size());
-  const std::uint32_t i = simd::find_u32(v.data(), n, slot);
-  return i < n ? i : kNotVisible;
-}
-}  // namespace
-
 // Removes b from a's view; `hint` is where it was last seen (kept exact unless another
 // member was moved into its place since).
 void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint) {
   std::vector<std::uint32_t>& v = view_[a];
   const std::uint32_t i = hint < v.size() && v[hint] == b ? hint : find_slot(v, b);
+  if (i == kNotVisible) return;  // not there (cannot happen while the views are consistent)
   v[i] = v.back();
   v.pop_back();
 }
@@ -933,9 +972,12 @@ std::span<const VisibilityEvent> GridAoi::update() {
       const bool spread = stale || (f & kAdded);
       rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
       hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);
+      if (f & kJoin) joiners_.push_back(a);
     }
   }
   run_due_tests();
+  for (const std::uint32_t e : joiners_) try_join(e);
+  joiners_.clear();
   lists_stale_ = false;
   release_removed();
   return events_;
@@ -982,6 +1024,7 @@ GridStats GridAoi::stats() const {
   GridStats s;
   s.entities = entity_count_;
   s.observers = observer_count_;
+  s.mutual_observers = mutual_count_;
   s.cells = cols_ * rows_;
   s.occupied_cells = static_cast<std::uint32_t>(cell_key_.size());
   s.max_cell_population = max_cell_population_;
@@ -1043,6 +1086,13 @@ std::string GridAoi::check_invariants() const {
   }
   const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
   std::uint64_t pairs = 0;
+  std::uint32_t in_classes = 0;
+  for (std::uint32_t s = 0; s < capacity; ++s) {
+    if (present(s) && (hot_[s].flags & kObserver) && hot_[s].mutual_class != 0) ++in_classes;
+  }
+  if (in_classes != mutual_count_) {
+    out << "mutual observer count " << mutual_count_ << " != " << in_classes << "\n";
+  }
   // Per observer: its sorted view and the sorted targets of its live tests.
   std::vector<std::vector<std::uint32_t>> seen(capacity);
   std::vector<std::vector<std::uint32_t>> tested(capacity);
@@ -1077,9 +1127,6 @@ std::string GridAoi::check_invariants() const {
       }
       if (t.visible != std::binary_search(seen[a].begin(), seen[a].end(), t.target)) {
         out << "test " << a << "->" << t.target << " has the wrong side\n";
-      }
-      if (mutual(a, t.target) && t.target < a) {
-        out << "test " << a << "->" << t.target << " of a mutual pair in the higher slot\n";
       }
     }
     std::sort(tested[a].begin(), tested[a].end());

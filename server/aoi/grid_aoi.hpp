@@ -19,12 +19,13 @@
 // teleports, so the result is exact whatever the callers do: the bound only decides how
 // much work is skipped.
 //
-// Observers added with the same view radius form a mutual class: between two of them the
-// rule gives both directions the same thresholds and the same distance, so a pair is seen
-// both ways or neither. Such a pair is looked after once, by the list of its lower slot,
-// which decides both directions with one distance. An observer whose radius changes or
-// that stops observing leaves its class for good (its pairs are then looked after one
-// direction at a time, as between observers of different radii).
+// Observers of the same view radius form a mutual class: between two of them the rule
+// gives both directions the same thresholds and the same distance, so a pair is seen both
+// ways or neither. Such a pair is looked after once, by the list of its lower slot, which
+// decides both directions with one distance. An observer whose radius changes or that
+// stops observing leaves its class (its pairs are then looked after one direction at a
+// time, as between observers of different radii); it joins the class of its new radius
+// once none of its pairs with that class is seen one way only.
 // docs/architecture.md describes the scheme.
 #pragma once
 
@@ -83,7 +84,8 @@ struct GridStats {
   std::uint32_t cells = 0;           // cells in the grid
   std::uint32_t occupied_cells = 0;  // cells holding at least one entity
   std::uint32_t max_cell_population = 0;
-  std::uint64_t visible_pairs = 0;  // sum of all view-set sizes
+  std::uint64_t visible_pairs = 0;     // sum of all view-set sizes
+  std::uint32_t mutual_observers = 0;  // observers in a mutual class (see GridAoi)
 };
 
 // Why a GridConfig or an entity parameter was refused.
@@ -263,6 +265,7 @@ class GridAoi {
   bool usable(EntityHandle h) const;
   std::uint8_t class_for(double radius);
   void leave_class(std::uint32_t s);
+  void try_join(std::uint32_t e);
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
@@ -339,6 +342,7 @@ class GridAoi {
   // rebuilt since are skipped); and the observers marked since the last update.
   std::vector<std::vector<std::uint32_t>> expiring_;
   std::vector<std::uint32_t> dirty_;
+  std::vector<std::uint32_t> joiners_;  // observers that may join a class after this tick
   std::vector<std::uint32_t> hits_;
   std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
@@ -351,6 +355,7 @@ class GridAoi {
   // Incremental statistics.
   std::uint32_t entity_count_ = 0;
   std::uint32_t observer_count_ = 0;
+  std::uint32_t mutual_count_ = 0;
   std::uint64_t visible_pairs_ = 0;
 
   // Settings changes waiting for the next update().

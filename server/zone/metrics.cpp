@@ -163,6 +163,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           static_cast<double>(m.max_cell_entities));
   w.gauge("zone_aoi_visible_pairs", "Observer-target pairs currently in view.",
           static_cast<double>(m.visible_pairs));
+  w.gauge("zone_aoi_mutual_observers",
+          "Observers in a mutual class (same view radius): their pairs with classmates are "
+          "decided once for both directions.",
+          static_cast<double>(m.mutual_observers));
   w.counter("zone_aoi_enter_events_total", "AOI enter events delivered to clients.",
             m.enter_events);
   w.counter("zone_aoi_leave_events_total", "AOI leave events delivered to clients.",

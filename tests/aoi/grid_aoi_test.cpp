@@ -1283,31 +1283,61 @@ TEST_CASE("mutual pairs: observers of one radius enter and leave each other toge
   }
 }
 
-TEST_CASE("mutual pairs: a radius change splits the pair into two directions for good") {
+TEST_CASE("mutual pairs: a radius change splits a pair - it joins again once seen both ways") {
   GridAoi aoi(bounded_config(0.5, 16.0));
   const auto a = aoi.add({100, 100}, 30, true);
   const auto b = aoi.add({120, 100}, 30, true);
   CHECK(tick(aoi).size() == 2);
+  CHECK(aoi.stats().mutual_observers == 2);
   REQUIRE(aoi.set_view_radius(b, 10));  // 20 > 10 + 2: b loses a, a keeps b
+  CHECK(aoi.stats().mutual_observers == 1);
   auto ev = tick(aoi);
   CHECK(ev.size() == 1);
   CHECK(left(ev, b, a));
   CHECK(aoi.sees(a, b));
+  CHECK(aoi.stats().mutual_observers == 2);  // b alone in the class of radius 10
   CHECK(aoi.check_invariants().empty());
-  // Back to 30: b sees a again, now as an observer of its own (no longer a's classmate).
+  // Back to 30: b sees a again, and nothing is seen one way only: b is a's classmate again.
   REQUIRE(aoi.set_view_radius(b, 30));
   ev = tick(aoi);
   CHECK(ev.size() == 1);
   CHECK(entered(ev, b, a));
+  CHECK(aoi.stats().mutual_observers == 2);
   CHECK(aoi.check_invariants().empty());
-  // a walks away: each direction is decided on its own, with the same result.
-  for (int t = 1; t <= 30; ++t) {
+
+  // In the hysteresis band the pair can be seen one way only: b cannot join then.
+  REQUIRE(aoi.move(b, {131, 100}));  // 31 m: both keep each other (<= 32)
+  CHECK(tick(aoi).empty());
+  REQUIRE(aoi.set_view_radius(b, 10));
+  ev = tick(aoi);
+  CHECK(ev.size() == 1);
+  CHECK(left(ev, b, a));
+  REQUIRE(aoi.set_view_radius(b, 30));  // 31 > 30: b does not see a, a still sees b
+  CHECK(tick(aoi).empty());
+  CHECK(aoi.sees(a, b));
+  CHECK_FALSE(aoi.sees(b, a));
+  CHECK(aoi.stats().mutual_observers == 1);
+  CHECK(aoi.check_invariants().empty());
+  // b steps in to 29.5 m: it sees a, and joins at the rebuild its list gets after the jump.
+  REQUIRE(aoi.move(b, {129.5, 100}));
+  ev = tick(aoi);
+  CHECK(ev.size() == 1);
+  CHECK(entered(ev, b, a));
+  CHECK(aoi.stats().mutual_observers == 2);
+  CHECK(aoi.check_invariants().empty());
+  // Apart again: both leave in the same tick, the owner's event first.
+  for (int t = 1; t <= 8; ++t) {
     INFO("tick " << t);
     REQUIRE(aoi.move(a, {100 - 0.5 * t, 100}));
     ev = tick(aoi);
-    CHECK(ev.size() == (t == 25 ? 2u : 0u));
-    CHECK(aoi.sees(a, b) == (t < 25));
-    CHECK(aoi.sees(b, a) == (t < 25));
+    const double d = 29.5 + 0.5 * t;
+    if (d > 32 && d <= 32.5) {
+      REQUIRE(ev.size() == 2);
+      CHECK(ev[0] == Event{a, b, EventKind::kLeave});
+      CHECK(ev[1] == Event{b, a, EventKind::kLeave});
+    } else {
+      CHECK(ev.empty());
+    }
     CHECK(aoi.check_invariants().empty());
   }
 }

@@ -443,6 +443,9 @@ TEST_CASE(
   CHECK(metric(loaded, "zone_interest_view_radius_meters") < 30.0);
   CHECK(metric(loaded, "zone_interest_load_share") > 0.0);
   CHECK(metric(loaded, "zone_interest_load_share") < 1.0);
+  // Players whose radius changed joined the AOI class of the new radius again (their
+  // pairs are decided once for both ways); without that it would stay 0 after the change.
+  CHECK(metric(loaded, "zone_aoi_mutual_observers") > 0);
   // Without it, back to level 0 and the full radius.
   auto res = http.Get("/metrics");
   REQUIRE(res);
