@@ -22,6 +22,7 @@ constexpr std::uint8_t kJoin = 128;    // may join the mutual class of its radiu
 
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
+constexpr std::uint32_t kNoHint = 0xFFFEu;          // view index of a visible pair, not known
 
 // A list lives this many ticks when the hysteresis alone does not allow more (the skin
 // beyond r is then 2 * max_step * (kLifeTarget - 1)); and never more than kMaxLife, so that
@@ -632,6 +633,10 @@ void GridAoi::notify_departure(const Departure& d) {
   const double reach = max_radius_ + config_.hysteresis + two_step;
   const double r = reach + sched_eps(reach);
   const double r2 = r * r;
+  // A classmate sees b exactly when b sees it: b's own view (as of the last update) says
+  // which, with no search in the classmate's view.
+  const std::uint32_t seen = mark_view(d.slot);
+  const std::uint8_t cls = hot_[d.slot].mutual_class;
   for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double dx = ord_x_[j] - d.from.x;
@@ -639,10 +644,21 @@ void GridAoi::notify_departure(const Departure& d) {
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
       if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a)) continue;
+      if (cls != 0 && hot_[a].mutual_class == cls) {
+        if (stamp_[a] == seen) schedule(now_, a, d.slot, kNoHint);
+        continue;
+      }
       const std::uint32_t i = find_slot(view_[a], d.slot);
       if (i != kNotVisible) schedule(now_, a, d.slot, i);
     }
   });
+}
+
+// Marks the members of b's view with a fresh stamp, returned.
+std::uint32_t GridAoi::mark_view(std::uint32_t b) {
+  const std::uint32_t mark = next_epoch();
+  for (const std::uint32_t t : view_[b]) stamp_[t] = mark;
+  return mark;
 }
 
 // Entity b is new or arrived from afar. Every current list that could need it before it
@@ -652,6 +668,8 @@ void GridAoi::notify_arrival(std::uint32_t b) {
   const double reach = max_radius_ + skin_;
   const double r = reach + sched_eps(reach);
   const double r2 = r * r;
+  const std::uint32_t seen = mark_view(b);  // as in notify_departure
+  const std::uint8_t cls = hot_[b].mutual_class;
   for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double fx = ord_x_[j] - p.x;
@@ -665,7 +683,10 @@ void GridAoi::notify_arrival(std::uint32_t b) {
       const double need_r = need + sched_eps(need);
       if (dx * dx + dy * dy > need_r * need_r) continue;
       // A visible pair already has its test from notify_departure().
-      if (find_slot(view_[a], b) == kNotVisible) schedule(now_, a, b, kNotVisible);
+      const bool visible = cls != 0 && hot_[a].mutual_class == cls
+                               ? stamp_[a] == seen
+                               : find_slot(view_[a], b) != kNotVisible;
+      if (!visible) schedule(now_, a, b, kNotVisible);
     }
   });
 }

@@ -237,6 +237,7 @@ class GridAoi {
   void index_cells();
   void notify_departure(const Departure& d);
   void notify_arrival(std::uint32_t b);
+  std::uint32_t mark_view(std::uint32_t b);
   bool list_is_current(std::uint32_t a) const;
   bool decided_by(std::uint32_t b, std::uint32_t a) const;
   // view_index: where b is in a's view, or kNotVisible (0xFFFFFFFF) for a hidden pair.
