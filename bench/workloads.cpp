@@ -11,23 +11,24 @@ namespace {
 // The standard table, verbatim, plus our default cell size in the last column.
 //
 // Cell sizes: measured on the 2-core bench machine for the first core (Release,
-// aoi-bench --cell-size X, 5-7 interleaved runs per size) and re-checked for the current
-// one, where they only matter to list rebuilds (docs/benchmarks.md). The grid walks each
-// disc as one contiguous range per cell row, so smaller cells trim the corners of the
-// scanned square but add rows (a sqrt and two cell lookups each) per query.
-//  - sparse workloads (~7 neighbours): 64 m, i.e. about 2 (r + h) so that a disc touches
-//    two rows of two cells; 48-96 m are within ~5%, 16 m is 27-45% slower.
-//    uniform-10k 1.58 ms at 64 (16: 2.08), uniform-100k 28.1 (16: 35.8),
-//    teleport-10k 1.66 (16: 2.22), mixed-20k 4.15 (16: 5.99; 64 m covers the r2 = 60 discs).
+// aoi-bench --cell-size X, 5-7 interleaved runs per size) and re-checked for each later
+// one, where they only matter to list rebuilds and teleport notifications
+// (docs/benchmarks.md). The grid walks each disc as one contiguous range per cell row, so
+// smaller cells trim the corners of the scanned square but add rows (a sqrt and two cell
+// lookups each) per query.
+//  - sparse workloads (~7 neighbours): 96 m since lists live 32 ticks (a list of radius
+//    r + 15.5 m then spans about one cell): pinned medians against 64 m: uniform-10k 0.95,
+//    uniform-100k 0.96, teleport-10k 0.98, mixed-20k 0.95 (32 m 1.14, 48 m 1.04, 128 m
+//    0.95). The first core: 64 m, 16 m 27-45% slower.
 //  - hotspot-20k (~660 neighbours in the square): cost is per visible pair, the cell size
 //    barely matters; 12 m measured best (35.3 ms; 8 m 36.0, 16 m 36.0, 32 m 39.5).
 constexpr Workload kWorkloads[] = {
   // name            N       W       H       r     r2    h    speed turn dt    tele  hot  hsize T    seed cell
-  {"uniform-10k",   10000,  2000.0, 2000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   200, 1,   64.0},
-  {"uniform-100k",  100000, 6400.0, 6400.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   100, 2,   64.0},
+  {"uniform-10k",   10000,  2000.0, 2000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   200, 1,   96.0},
+  {"uniform-100k",  100000, 6400.0, 6400.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   100, 2,   96.0},
   {"hotspot-20k",   20000,  4000.0, 4000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.0,  0.5, 200.0, 50,  3,   12.0},
-  {"teleport-10k",  10000,  2000.0, 2000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.01, 0.0, 0.0,   200, 4,   64.0},
-  {"mixed-20k",     20000,  3000.0, 3000.0, 20.0, 60.0, 2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   100, 5,   64.0},
+  {"teleport-10k",  10000,  2000.0, 2000.0, 30.0, 0.0,  2.0, 5.0, 0.5, 0.05, 0.01, 0.0, 0.0,   200, 4,   96.0},
+  {"mixed-20k",     20000,  3000.0, 3000.0, 20.0, 60.0, 2.0, 5.0, 0.5, 0.05, 0.0,  0.0, 0.0,   100, 5,   96.0},
 };
 // clang-format on
 
