@@ -230,7 +230,8 @@ bool GridAoi::usable(EntityHandle h) const {
   return slots_.contains(h) && !(hot_[h.index].flags & kRemoved);
 }
 
-// The mutual class of observers added with this radius; 0 (none) once 255 radii are in use.
+// The mutual class of observers of this radius; 0 (none) for a new radius once 255 radii
+// have had one (ids are never reused, so that one id names one radius for good).
 std::uint8_t GridAoi::class_for(double radius) {
   for (std::size_t k = 0; k < class_radius_.size(); ++k) {
     if (class_radius_[k] == radius) return static_cast<std::uint8_t>(k + 1);
@@ -834,9 +835,9 @@ void GridAoi::run_due_tests() {
         leaves_.push_back({a, b, test.view_index});
         continue;
       }
-      // A mutual pair is decided by the lower slot's list, for both directions. The other
-      // way round, the test comes from a departure or arrival of a, whose list has just
-      // been rebuilt and decided the pair.
+      // A mutual pair is decided by the lower slot's list, for both directions. A test the
+      // other way round was filed by a's list before a joined b's class (try_join), when
+      // a still decided its own direction: b's list covers the pair now.
       const bool mutual = ha.mutual_class != 0 && ha.mutual_class == hb.mutual_class;
       if (mutual && b < a) continue;
       const double r = ha.radius;

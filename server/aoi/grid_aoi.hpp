@@ -142,9 +142,12 @@ class GridAoi {
   // tick's events, valid until the next update(); at most one per (observer, target) pair.
   // The order is deterministic (a function of the sequence of calls alone): first the
   // observers whose candidate lists are rebuilt (or dropped: switched off, removed) this
-  // tick, by ascending slot, each with its enters and then its leaves; then the pairs
-  // re-tested individually, in the order their re-tests were scheduled. A mutual pair's
-  // two events come together, the list owner's (lower slot's) first. Without a bound
+  // tick, by ascending slot, each list with its enters and then its leaves; then the pairs
+  // re-tested individually, in the order their re-tests were scheduled. The two events of
+  // a mutual pair decided by its owner (the lower slot's list) come together, the owner's
+  // first, inside the owner's part; so a higher slot's events may appear in a lower
+  // slot's part too. An observer switched off or removed has left its class, so its
+  // view's leaves and the other ways round come separately. Without a bound
   // every list is rebuilt every tick. Despawned entities' handles appear in the events of
   // the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
