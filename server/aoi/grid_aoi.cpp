@@ -56,6 +56,11 @@ std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_t slot)
   return i < n ? i : kNotVisible;
 }
 
+// Whether observers of these mutual classes are classmates (class 0 is no class).
+bool classmates(std::uint8_t a, std::uint8_t b) {
+  return a != 0 && a == b;
+}
+
 // Spreads the expiry ticks of lists built together (at start-up, after a settings change).
 std::uint32_t stagger(std::uint32_t slot, std::uint32_t life) {
   return ((slot * 2654435761u) >> 8) % life;
@@ -350,7 +355,7 @@ void GridAoi::try_join(std::uint32_t e) {
   for_each_span(he.pos, outer + sched_eps(outer), [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end && !one_way; ++j) {
       const std::uint32_t t = ord_slot_[j];
-      if (t == e || cls == 0 || hot_[t].mutual_class != cls) continue;
+      if (t == e || !classmates(cls, hot_[t].mutual_class)) continue;
       const double dx = ord_x_[j] - he.pos.x;
       const double dy = ord_y_[j] - he.pos.y;
       const double d2 = dx * dx + dy * dy;
@@ -620,8 +625,7 @@ void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t h
 // decided by b's list: a mutual pair with b the lower slot. b's list is rebuilt this tick
 // (b teleported or is new), so a needs no test of the pair.
 bool GridAoi::decided_by(std::uint32_t b, std::uint32_t a) const {
-  const std::uint8_t cls = hot_[b].mutual_class;
-  return cls != 0 && cls == hot_[a].mutual_class && b < a;
+  return classmates(hot_[b].mutual_class, hot_[a].mutual_class) && b < a;
 }
 
 // Entity b left its position of the last update (removed or teleported); its version has
@@ -636,8 +640,8 @@ void GridAoi::notify_departure(const Departure& d) {
   const double r2 = r * r;
   // A classmate sees b exactly when b sees it: b's own view (as of the last update) says
   // which, with no search in the classmate's view.
-  const std::uint32_t seen = mark_view(d.slot);
   const std::uint8_t cls = hot_[d.slot].mutual_class;
+  const std::uint32_t seen = cls != 0 ? mark_view(d.slot) : 0;
   for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double dx = ord_x_[j] - d.from.x;
@@ -645,7 +649,7 @@ void GridAoi::notify_departure(const Departure& d) {
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
       if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a)) continue;
-      if (cls != 0 && hot_[a].mutual_class == cls) {
+      if (classmates(cls, hot_[a].mutual_class)) {
         if (stamp_[a] == seen) schedule(now_, a, d.slot, kNoHint);
         continue;
       }
@@ -669,8 +673,8 @@ void GridAoi::notify_arrival(std::uint32_t b) {
   const double reach = max_radius_ + skin_;
   const double r = reach + sched_eps(reach);
   const double r2 = r * r;
-  const std::uint32_t seen = mark_view(b);  // as in notify_departure
-  const std::uint8_t cls = hot_[b].mutual_class;
+  const std::uint8_t cls = hot_[b].mutual_class;  // as in notify_departure
+  const std::uint32_t seen = cls != 0 ? mark_view(b) : 0;
   for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double fx = ord_x_[j] - p.x;
@@ -684,7 +688,7 @@ void GridAoi::notify_arrival(std::uint32_t b) {
       const double need_r = need + sched_eps(need);
       if (dx * dx + dy * dy > need_r * need_r) continue;
       // A visible pair already has its test from notify_departure().
-      const bool visible = cls != 0 && hot_[a].mutual_class == cls
+      const bool visible = classmates(cls, hot_[a].mutual_class)
                                ? stamp_[a] == seen
                                : find_slot(view_[a], b) != kNotVisible;
       if (!visible) schedule(now_, a, b, kNotVisible);
@@ -702,9 +706,8 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   expiring_[(base_tick + life_) & wheel_mask_].push_back(a);
   ++hot_[a].observer_version;  // every test scheduled by the old list is stale
   const std::uint32_t expiry = base_tick + life_;
-  const std::uint32_t old_mark = next_epoch();
+  const std::uint32_t old_mark = mark_view(a);
   const std::uint32_t kept_mark = old_mark + 1;
-  for (const std::uint32_t t : view) stamp_[t] = old_mark;
 
   const Vec2 c = hot_[a].pos;
   const double r = hot_[a].radius;
@@ -741,7 +744,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     const std::uint32_t t = ord_slot_[j];
     if (t == a) continue;
     // A mutual pair is t's (the lower slot's) to decide; a keeps t while t's list says so.
-    const bool mutual = cls != 0 && ord_class_[j] == cls;
+    const bool mutual = classmates(cls, ord_class_[j]);
     if (mutual && t < a) {
       if (stamp_[t] == old_mark) {
         stamp_[t] = kept_mark;
@@ -786,7 +789,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   // ways for a mutual pair of a's), unless the pair is a lower slot's to decide.
   for (const std::uint32_t t : view) {
     if (stamp_[t] != old_mark) continue;
-    if (cls != 0 && hot_[t].mutual_class == cls) {
+    if (classmates(cls, hot_[t].mutual_class)) {
       if (t < a) {
         new_view_.push_back(t);
         continue;
@@ -838,7 +841,7 @@ void GridAoi::run_due_tests() {
       // A mutual pair is decided by the lower slot's list, for both directions. A test the
       // other way round was filed by a's list before a joined b's class (try_join), when
       // a still decided its own direction: b's list covers the pair now.
-      const bool mutual = ha.mutual_class != 0 && ha.mutual_class == hb.mutual_class;
+      const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
       if (mutual && b < a) continue;
       const double r = ha.radius;
       const double outer = r + h;
@@ -1109,19 +1112,12 @@ std::string GridAoi::check_invariants() const {
   const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
   std::uint64_t pairs = 0;
   std::uint32_t in_classes = 0;
-  for (std::uint32_t s = 0; s < capacity; ++s) {
-    if (present(s) && (hot_[s].flags & kObserver) && hot_[s].mutual_class != 0) ++in_classes;
-  }
-  if (in_classes != mutual_count_) {
-    out << "mutual observer count " << mutual_count_ << " != " << in_classes << "\n";
-  }
   // Per observer: its sorted view and the sorted targets of its live tests.
   std::vector<std::vector<std::uint32_t>> seen(capacity);
   std::vector<std::vector<std::uint32_t>> tested(capacity);
   auto observing = [&](std::uint32_t s) { return present(s) && (hot_[s].flags & kObserver); };
   auto mutual = [&](std::uint32_t a, std::uint32_t t) {
-    return observing(a) && observing(t) && hot_[a].mutual_class != 0 &&
-           hot_[a].mutual_class == hot_[t].mutual_class;
+    return observing(a) && observing(t) && classmates(hot_[a].mutual_class, hot_[t].mutual_class);
   };
   for (std::uint32_t a = 0; a < capacity; ++a) {
     if (!present(a)) continue;
@@ -1132,8 +1128,11 @@ std::string GridAoi::check_invariants() const {
       if (!tests[a].empty()) out << "non-observer " << a << " has tests\n";
       continue;
     }
-    if (hot_[a].mutual_class != 0 && class_radius_[hot_[a].mutual_class - 1u] != hot_[a].radius) {
-      out << "observer " << a << " is in the class of another radius\n";
+    if (hot_[a].mutual_class != 0) {
+      ++in_classes;
+      if (class_radius_[hot_[a].mutual_class - 1u] != hot_[a].radius) {
+        out << "observer " << a << " is in the class of another radius\n";
+      }
     }
     const std::uint32_t expiry = hot_[a].base_tick + life_;
     if (static_cast<std::int32_t>(now_ - expiry) >= 0) out << "list of " << a << " expired\n";
@@ -1189,6 +1188,9 @@ std::string GridAoi::check_invariants() const {
         out << "pair " << a << "->" << t << " at " << d << " has no test\n";
       }
     }
+  }
+  if (in_classes != mutual_count_) {
+    out << "mutual observer count " << mutual_count_ << " != " << in_classes << "\n";
   }
   if (pairs != visible_pairs_) out << "visible pair count " << visible_pairs_ << " != " << pairs;
   return out.str();
