@@ -23,6 +23,8 @@ constexpr std::uint8_t kJoin = 128;    // may join the mutual class of its radiu
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
 constexpr std::uint32_t kNoHint = 0xFFFEu;          // view index of a visible pair, not known
+// A tick's pair tests name random slots: their records are fetched this many tests ahead.
+constexpr std::uint32_t kTestAhead = 8;
 
 // A list lives this many ticks when the hysteresis alone does not allow more (the skin
 // beyond r is then 2 * max_step * (kLifeTarget - 1)); and never more than kMaxLife, so that
@@ -809,13 +811,16 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   view.assign(new_view_.begin(), new_view_.end());
 }
 
-// Runs this tick's scheduled pair tests, in the order they were filed. Leaves are taken
-// out of the views afterwards (apply_leaves), where their cache misses can overlap.
+// Runs this tick's scheduled pair tests, in the order they were filed. Enters and leaves
+// are put into and taken out of the views afterwards (apply_enters, apply_leaves), where
+// their cache misses can overlap; each entered pair's next test is filed then.
 void GridAoi::run_due_tests() {
   Bucket& bucket = wheel_[now_ & wheel_mask_];
   const double h = config_.hysteresis;
+  const double eps = eps_;
   const std::uint32_t first = now_ + 1;
   leaves_.clear();
+  enters_.clear();
   // The bucket does not grow while it runs: every new test is due later.
   const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
   for (std::uint32_t c = 0; c < chunks; ++c) {
@@ -823,6 +828,11 @@ void GridAoi::run_due_tests() {
     const auto count =
         c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - tests) : kChunkTests;
     for (std::uint32_t k = 0; k < count; ++k) {
+      if (k + kTestAhead < count) {
+        const PairTest& ahead = tests[k + kTestAhead];
+        __builtin_prefetch(&hot_[ahead.observer]);
+        __builtin_prefetch(&hot_[ahead.target & ~kVisibleBit]);
+      }
       const PairTest test = tests[k];
       const std::uint32_t a = test.observer;
       const std::uint32_t b = test.target & ~kVisibleBit;
@@ -849,7 +859,6 @@ void GridAoi::run_due_tests() {
       const double dy = hb.pos.y - ha.pos.y;
       const double d2 = dx * dx + dy * dy;
       const double d = std::sqrt(d2);
-      const double eps = eps_;
       std::uint32_t index = visible ? test.view_index : kNotVisible;
       if (visible) {
         if (d2 > outer * outer) {
@@ -862,15 +871,13 @@ void GridAoi::run_due_tests() {
           index = kNotVisible;
         }
       } else if (d2 <= r * r) {
+        // Put into the views after the tests (apply_enters), with the pair's next test.
         emit(a, b, EventKind::kEnter);
-        index = static_cast<std::uint32_t>(view_[a].size());
-        view_[a].push_back(b);
-        ++visible_pairs_;
-        if (mutual) {
-          emit(b, a, EventKind::kEnter);
-          view_[b].push_back(a);
-          ++visible_pairs_;
-        }
+        if (mutual) emit(b, a, EventKind::kEnter);
+        const std::uint32_t wake = first + ticks_visible(d, outer, eps);
+        enters_.push_back({a, b, test.observer_version, test.target_version, mutual,
+                           static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0, wake});
+        continue;
       }
       const std::uint32_t wake =
           first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
@@ -884,7 +891,40 @@ void GridAoi::run_due_tests() {
   bucket.chunks.clear();
   bucket.next = nullptr;
   bucket.end = nullptr;
+  apply_enters();
   apply_leaves();
+}
+
+// Puts this tick's enters into the views and files their next tests. Each one appends to
+// a random view: fetch the view headers and then their ends a few enters ahead.
+void GridAoi::apply_enters() {
+  const std::size_t n = enters_.size();
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 2 * kAhead < n) {
+      const Enter& e = enters_[k + 2 * kAhead];
+      __builtin_prefetch(&view_[e.observer]);
+      if (e.mutual) __builtin_prefetch(&view_[e.target]);
+    }
+    if (k + kAhead < n) {
+      const Enter& e = enters_[k + kAhead];
+      const std::vector<std::uint32_t>& v = view_[e.observer];
+      __builtin_prefetch(v.data() + v.size(), 1);
+      if (e.mutual) {
+        const std::vector<std::uint32_t>& w = view_[e.target];
+        __builtin_prefetch(w.data() + w.size(), 1);
+      }
+    }
+    const Enter& e = enters_[k];
+    std::vector<std::uint32_t>& v = view_[e.observer];
+    const auto index = static_cast<std::uint32_t>(v.size());
+    v.push_back(e.target);
+    if (e.mutual) view_[e.target].push_back(e.observer);
+    visible_pairs_ += e.mutual ? 2 : 1;
+    if (e.schedule) {
+      schedule(e.wake, {e.observer, e.target, e.observer_version, e.target_version, 0}, index);
+    }
+  }
 }
 
 // Takes this tick's leaves out of the views. Each removal touches a random view: fetch the

@@ -205,6 +205,15 @@ class GridAoi {
     std::uint32_t target;
     std::uint32_t hint;
   };
+  struct Enter {  // a pair that came into view, put into the views after the tick's tests
+    std::uint32_t observer;
+    std::uint32_t target;
+    std::uint8_t observer_version;
+    std::uint8_t target_version;
+    bool mutual;    // and the target sees the observer
+    bool schedule;  // wake is before the list expires
+    std::uint32_t wake;
+  };
   static constexpr std::uint32_t kChunkTests = 2048;
   struct TestChunk {
     PairTest tests[kChunkTests];
@@ -258,6 +267,7 @@ class GridAoi {
   void add_chunk(Bucket& bucket);
   void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
   void run_due_tests();
+  void apply_enters();
   void apply_leaves();
   void release_bucket(Bucket& bucket);
   void clear_view(std::uint32_t a);
@@ -311,6 +321,7 @@ class GridAoi {
   std::vector<std::unique_ptr<TestChunk>> chunk_store_;
   std::vector<TestChunk*> free_chunks_;
   std::vector<Leave> leaves_;
+  std::vector<Enter> enters_;
   std::uint32_t wheel_mask_ = 0;
 
   // Broad phase: live entities sorted by (cell, slot), kept sorted from tick to tick by
