@@ -34,6 +34,12 @@ constexpr std::uint32_t kTestAhead = 8;
 constexpr std::uint32_t kLifeTarget = 32;
 constexpr std::uint32_t kMaxLife = 128;
 
+// With a displacement bound, the cell order is rewritten at least every this many ticks
+// (earlier when an entity arrives, goes or jumps to another cell); in between, the
+// entities that walked into another cell stay listed under their old one, and queries
+// reach the bound times the ticks since further (GridAoi::merge_interval).
+constexpr std::uint32_t kMergeTicks = 8;
+
 bool finite_coordinate(double v) {
   return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate;
 }
@@ -141,6 +147,7 @@ void GridAoi::compute_schedule() {
   if (!(bound < 1e300)) {  // infinite, or too large to schedule with: no bound
     life_ = 1;
     skin_ = h;
+    step_check_ = INFINITY;
     step_check2_ = INFINITY;
     inv_two_step_ = 0.0;
     return;
@@ -150,6 +157,7 @@ void GridAoi::compute_schedule() {
   // the schedule assumes a little more still, so that any move that passes the check (in
   // rounded arithmetic) is within the bound the schedule uses.
   const double step_check = bound * (1.0 + 1e-9) + 8e-9;
+  step_check_ = step_check;
   step_check2_ = step_check * step_check;
   const double two_step = 2.0 * step_check * (1.0 + 1e-9);
   const double wanted = std::max(h, two_step * (kLifeTarget - 1));
@@ -180,6 +188,9 @@ template <typename Fn>
 void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
   const auto m = static_cast<std::uint32_t>(cell_key_.size());
   if (m == 0) return;
+  // Every entity lies within slack_ of its listed cell: within reach of c, it was listed
+  // from a position within reach + slack_ of c.
+  reach += slack_;
   const std::uint32_t* keys = cell_key_.data();
   const std::uint32_t row0 = cell_row(c.y - reach);
   const std::uint32_t row1 = cell_row(c.y + reach);
@@ -397,6 +408,15 @@ ConfigError GridAoi::set_max_step(double max_step) {
   return ConfigError::kNone;
 }
 
+// How many ticks the cell order may go without a rewrite: up to kMergeTicks, while the
+// entities stay within 1/32 of a cell of their listed cells (more would widen every query
+// for a saving that small cells do not need: rewriting the order costs per entity, not per
+// cell). 1 without a bound.
+std::uint32_t GridAoi::merge_interval() const {
+  const double ticks = std::floor(config_.cell_size / (32.0 * step_check_));
+  return static_cast<std::uint32_t>(std::clamp(ticks, 1.0, static_cast<double>(kMergeTicks)));
+}
+
 // One pass over the entities in cell order (the order arrays hold their positions of the
 // last update). It finds those that left their position: removed ones, and those that
 // moved further than the bound (teleports: every test naming them goes stale). And it keeps
@@ -417,6 +437,12 @@ void GridAoi::maintain_cells() {
   moved_cells_.clear();
   leaving_.clear();
   double max_radius = 0.0;
+  // The order is rewritten when an entity arrives, goes or jumps to another cell, and
+  // otherwise only every merge_interval() ticks: in between, an entity that walked into
+  // another cell stays listed under its old one (at most slack_ away, which every query
+  // adds to its reach).
+  bool merge = regrid || !added_.empty() || unsorted_ticks_ + 1 >= merge_interval();
+  const bool keys_exact = unsorted_ticks_ == 0 && !regrid;
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
   for (std::uint32_t i = 0; i < n; ++i) {
     // The slots come in cell order, not memory order: fetch a few iterations ahead.
@@ -428,12 +454,14 @@ void GridAoi::maintain_cells() {
       ++h.target_version;
       departures_.push_back({s, before});
       leaving_.push_back(i);
+      merge = true;
       continue;
     }
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
     const double dx = h.pos.x - before.x;
     const double dy = h.pos.y - before.y;
-    if (dx * dx + dy * dy > step_check2_ || (h.flags & kReclass)) {
+    const bool jumped = dx * dx + dy * dy > step_check2_;
+    if (jumped || (h.flags & kReclass)) {
       h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);
       ++h.target_version;  // every test naming it is stale
       departures_.push_back({s, before});
@@ -443,12 +471,14 @@ void GridAoi::maintain_cells() {
         dirty_.push_back(s);
       }
     }
-    const bool still = dx == 0.0 && dy == 0.0 && !regrid;
+    // (An entity that did not move is still in its listed cell if every listed cell is
+    // exact.)
+    const bool still = dx == 0.0 && dy == 0.0 && keys_exact;
     const std::uint32_t key = still ? ord_key_[i] : cell_key(h.pos);
     if (key != ord_key_[i] || regrid) {
       leaving_.push_back(i);
       moved_cells_.push_back({key, s});
-      continue;
+      merge = merge || jumped;
     }
     ord_x_[i] = h.pos.x;
     ord_y_[i] = h.pos.y;
@@ -470,7 +500,18 @@ void GridAoi::maintain_cells() {
   // Distances near a threshold are at most about max_radius + h + skin: the rounding of
   // every distance and threshold the schedule compares is far below this allowance.
   eps_ = sched_eps(max_radius + config_.hysteresis + skin_);
-  if (leaving_.empty() && moved_cells_.empty()) return;  // same order, same cells
+  if (leaving_.empty() && moved_cells_.empty()) {  // every entity is in its listed cell
+    unsorted_ticks_ = 0;
+    slack_ = 0.0;
+    return;
+  }
+  if (!merge) {  // the moves were within the bound: list the cell changes later
+    ++unsorted_ticks_;
+    slack_ += step_check_;
+    return;
+  }
+  unsorted_ticks_ = 0;
+  slack_ = 0.0;
   std::sort(moved_cells_.begin(), moved_cells_.end());
 
   // Merge into the spare arrays: runs of the old order between the leaving entries are
@@ -1118,7 +1159,14 @@ std::string GridAoi::check_invariants() const {
     if (i > 0 && !(CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < CellEntry{ord_key_[i], s})) {
       out << "grid order broken at " << i << "\n";
     }
-    if (ord_key_[i] != cell_key(last_pos[s])) out << "grid cell of slot " << s << " is stale\n";
+    // Listed under a cell within slack_ of its position (its own when slack_ is 0).
+    const Vec2 p = last_pos[s];
+    const std::uint32_t row = ord_key_[i] / cols_;
+    const std::uint32_t col = ord_key_[i] % cols_;
+    if (row < cell_row(p.y - slack_) || row > cell_row(p.y + slack_) ||
+        col < cell_col(p.x - slack_) || col > cell_col(p.x + slack_)) {
+      out << "grid cell of slot " << s << " is stale\n";
+    }
     if (ord_version_[i] != hot_[s].target_version) {
       out << "grid version of slot " << s << " is stale\n";
     }

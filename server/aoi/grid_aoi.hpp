@@ -81,8 +81,10 @@ struct VisibilityEvent {
 struct GridStats {
   std::uint32_t entities = 0;
   std::uint32_t observers = 0;
-  std::uint32_t cells = 0;           // cells in the grid
-  std::uint32_t occupied_cells = 0;  // cells holding at least one entity
+  std::uint32_t cells = 0;  // cells in the grid
+  // Cells holding at least one entity, as the broad phase lists them (an entity walking
+  // across a cell edge may be listed under its old cell for a few ticks).
+  std::uint32_t occupied_cells = 0;
   std::uint32_t max_cell_population = 0;
   std::uint64_t visible_pairs = 0;     // sum of all view-set sizes
   std::uint32_t mutual_observers = 0;  // observers in a mutual class (see GridAoi)
@@ -245,6 +247,7 @@ class GridAoi {
   void resize_grid();
   void apply_settings();
   void compute_schedule();
+  std::uint32_t merge_interval() const;
   void maintain_cells();
   void index_cells();
   void notify_departure(const Departure& d);
@@ -292,7 +295,8 @@ class GridAoi {
   std::uint32_t now_ = 0;
   std::uint32_t life_ = 1;
   double skin_ = 0.0;          // list radius is r + skin_
-  double step_check2_ = 0.0;   // a move longer than this (squared) is a teleport
+  double step_check_ = 0.0;    // a move longer than this is a teleport
+  double step_check2_ = 0.0;   // its square
   double inv_two_step_ = 0.0;  // 1 / (2 * bound), 0 when unbounded
   double max_radius_ = 0.0;    // the largest observer radius at this update
   double eps_ = 0.0;           // rounding allowance of this update's schedule (sched_eps)
@@ -325,7 +329,9 @@ class GridAoi {
   std::uint32_t wheel_mask_ = 0;
 
   // Broad phase: live entities sorted by (cell, slot), kept sorted from tick to tick by
-  // re-inserting only those that changed cells. Cells are row-major, so the cells of one
+  // re-inserting only those that changed cells (an entity that walked into another cell
+  // may stay listed under its old one for a few ticks: see maintain_cells and slack_).
+  // Cells are row-major, so the cells of one
   // grid row that a disc reaches are one contiguous range of these arrays. The occupied
   // cells are listed (sorted) with their first entity, so nothing costs per empty cell.
   std::vector<std::uint32_t> ord_key_;
@@ -345,6 +351,10 @@ class GridAoi {
   std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
   std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
   std::uint32_t max_cell_population_ = 0;
+  // Ticks since the order was last rewritten with every entity under its own cell (see
+  // maintain_cells), and how far an entity may be from its listed cell meanwhile.
+  std::uint32_t unsorted_ticks_ = 0;
+  double slack_ = 0.0;
 
   // Per-tick work lists and scratch (members so that their capacity is kept).
   std::vector<std::uint32_t> added_;

@@ -1434,3 +1434,21 @@ TEST_CASE("cells: a 16 Mi cell grid with few entities gives the same events as a
   CHECK(a.stats().visible_pairs == b.stats().visible_pairs);
   CHECK(a.stats().visible_pairs > 0);
 }
+
+TEST_CASE("cells: an entity that walked into another cell is found before it is listed there") {
+  // Walking (within max_step) into another cell does not rewrite the cell order at once:
+  // the entity stays listed under its old cell for a few ticks, and every query must still
+  // find it, even one whose disc only reaches the cell the entity is in now.
+  // (Cells of 320 m and a bound of 1 m: the order may go 8 ticks without a rewrite.)
+  GridAoi aoi(bounded_config(1.0, 320.0));
+  const auto e = aoi.add({319.5, 50}, 0, false);
+  CHECK(tick(aoi).empty());
+  for (int t = 1; t <= 12; ++t) {
+    const double x = 319.5 + 0.9 * t;  // into the next cell at the first tick
+    REQUIRE(aoi.move(e, {x, 50}));
+    tick(aoi);
+    INFO("tick " << t << ", x " << x);
+    CHECK(query(aoi, {x + 5.0, 50}, 5.001).count(key(e)) == 1);
+    CHECK(aoi.check_invariants().empty());
+  }
+}
