@@ -978,7 +978,11 @@ void GridAoi::apply_leaves() {
     if (k + kAhead < n) {
       const Leave& l = leaves_[k + kAhead];
       const std::vector<std::uint32_t>& v = view_[l.observer];
-      if (l.hint < v.size()) __builtin_prefetch(v.data() + l.hint);
+      if (l.hint < v.size()) {
+        __builtin_prefetch(v.data() + l.hint);
+      } else {  // searched from the start: fetch its first 1 KiB (measured best of 256 B - 4 KiB)
+        for (std::size_t i = 0; i < 256 && i < v.size(); i += 16) __builtin_prefetch(v.data() + i);
+      }
       __builtin_prefetch(v.data() + v.size() - 1);
     }
     remove_from_view(leaves_[k].observer, leaves_[k].target, leaves_[k].hint);
