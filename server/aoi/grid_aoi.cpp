@@ -859,6 +859,14 @@ void GridAoi::run_due_tests() {
   Bucket& bucket = wheel_[now_ & wheel_mask_];
   const double h = config_.hysteresis;
   const double eps = eps_;
+  const double eps2 = 2.0 * eps_;
+  const double eps3 = 3.0 * eps_;
+  const double inv_two_step = inv_two_step_;
+  const auto life = static_cast<double>(life_);
+  const std::uint32_t life_ticks = life_;
+  const Hot* const hot = hot_.data();
+  Bucket* const wheel = wheel_.data();
+  const std::uint32_t mask = wheel_mask_;
   const std::uint32_t first = now_ + 1;
   leaves_.clear();
   enters_.clear();
@@ -871,14 +879,14 @@ void GridAoi::run_due_tests() {
     for (std::uint32_t k = 0; k < count; ++k) {
       if (k + kTestAhead < count) {
         const PairTest& ahead = tests[k + kTestAhead];
-        __builtin_prefetch(&hot_[ahead.observer]);
-        __builtin_prefetch(&hot_[ahead.target & ~kVisibleBit]);
+        __builtin_prefetch(&hot[ahead.observer]);
+        __builtin_prefetch(&hot[ahead.target & ~kVisibleBit]);
       }
-      const PairTest test = tests[k];
+      PairTest test = tests[k];
       const std::uint32_t a = test.observer;
       const std::uint32_t b = test.target & ~kVisibleBit;
-      const Hot& ha = hot_[a];
-      const Hot& hb = hot_[b];
+      const Hot& ha = hot[a];
+      const Hot& hb = hot[b];
       if (test.observer_version != ha.observer_version ||
           test.target_version != hb.target_version) {
         continue;
@@ -900,7 +908,8 @@ void GridAoi::run_due_tests() {
       const double dy = hb.pos.y - ha.pos.y;
       const double d2 = dx * dx + dy * dy;
       const double d = std::sqrt(d2);
-      std::uint32_t index = visible ? test.view_index : kNotVisible;
+      const std::uint32_t expiry = ha.base_tick + life_ticks;
+      double gap;
       if (visible) {
         if (d2 > outer * outer) {
           emit(a, b, EventKind::kLeave);
@@ -909,7 +918,10 @@ void GridAoi::run_due_tests() {
             emit(b, a, EventKind::kLeave);
             leaves_.push_back({b, a, kNotVisible});
           }
-          index = kNotVisible;
+          test.target = b;  // now hidden
+          gap = d - r - eps3;
+        } else {
+          gap = outer - d - eps2;
         }
       } else if (d2 <= r * r) {
         // Put into the views after the tests (apply_enters), with the pair's next test.
@@ -917,13 +929,17 @@ void GridAoi::run_due_tests() {
         if (mutual) emit(b, a, EventKind::kEnter);
         const std::uint32_t wake = first + ticks_visible(d, outer, eps);
         enters_.push_back({a, b, test.observer_version, test.target_version, mutual,
-                           static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0, wake});
+                           static_cast<std::int32_t>(wake - expiry) < 0, wake});
         continue;
+      } else {
+        gap = d - r - eps3;
       }
       const std::uint32_t wake =
-          first + (index != kNotVisible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
-      if (static_cast<std::int32_t>(wake - (ha.base_tick + life_)) < 0) {
-        schedule(wake, {a, b, test.observer_version, test.target_version, 0}, index);
+          first + static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
+      if (static_cast<std::int32_t>(wake - expiry) < 0) {
+        Bucket& to = wheel[wake & mask];
+        if (to.next == to.end) add_chunk(to);
+        *to.next++ = test;  // the same pair, versions and view index
       }
     }
     // Done with this chunk: the tests filed from here on may reuse it.
