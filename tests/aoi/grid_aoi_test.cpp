@@ -1452,3 +1452,32 @@ TEST_CASE("cells: an entity that walked into another cell is found before it is 
     CHECK(aoi.check_invariants().empty());
   }
 }
+
+TEST_CASE("cells: a list rebuilt while its target is listed under its old cell still follows it") {
+  // 320 m cells and a bound of 1 m (the order may go 8 ticks without a rewrite; lists live
+  // 32 ticks and reach r + 62 m). At tick 1, t walks across x = 320 into the next cell but
+  // stays listed under the old one, and o's list is rebuilt (its radius changed) with o
+  // more than a list radius to the right of that edge: only a query widened by the walk
+  // finds t. Then both walk towards each other at the bound, and t must enter exactly when
+  // it comes within r - not when o's list next expires.
+  GridAoi aoi(bounded_config(1.0, 320.0));
+  const auto t = aoi.add({319.6, 50}, 0, false);
+  const auto o = aoi.add({392.8, 50}, 10.0, true);
+  CHECK(tick(aoi).empty());
+  REQUIRE(aoi.move(t, {320.5, 50}));
+  REQUIRE(aoi.set_view_radius(o, 10.5));
+  CHECK(tick(aoi).empty());
+  double tx = 320.5;
+  double ox = 392.8;
+  for (int k = 2; k <= 40; ++k) {
+    tx += 0.999;
+    ox -= 0.999;
+    REQUIRE(aoi.move(t, {tx, 50}));
+    REQUIRE(aoi.move(o, {ox, 50}));
+    const auto events = tick(aoi);
+    INFO("tick " << k << ", distance " << ox - tx);
+    CHECK(entered(events, o, t) == (ox - tx <= 10.5 && ox - tx + 1.998 > 10.5));
+    CHECK(aoi.check_invariants().empty());
+  }
+  CHECK(aoi.sees(o, t));
+}
