@@ -419,12 +419,13 @@ std::uint32_t GridAoi::merge_interval() const {
 
 // One pass over the entities in cell order (the order arrays hold their positions of the
 // last update). It finds those that left their position: removed ones, and those that
-// moved further than the bound (teleports: every test naming them goes stale). And it keeps
-// the entities sorted by (cell, slot): refreshes the positions of those that stayed in
-// their cell, and when some changed cells, were removed or added, rewrites the order by
-// copying the runs that stay in order and merging in (sorted) those that changed. Linear
-// in the number of entities plus m log n for the m that changed; nothing is proportional
-// to the number of cells.
+// moved further than the bound (teleports: every test naming them goes stale). It
+// refreshes every position in place, and keeps the entities sorted by (cell, slot): when
+// some were removed or added, jumped into a cell other than the one they are listed
+// under, or walked into another cell and the order is due (merge_interval), it rewrites
+// the order by copying the runs that stay in order and merging in (sorted) those that
+// changed cells. Linear in the number of entities plus m log n for the m that changed;
+// nothing is proportional to the number of cells.
 void GridAoi::maintain_cells() {
   const bool regrid = pending_cell_size_ > 0.0;
   if (regrid) {
@@ -437,11 +438,11 @@ void GridAoi::maintain_cells() {
   moved_cells_.clear();
   leaving_.clear();
   double max_radius = 0.0;
-  // The order is rewritten when an entity arrives, goes or jumps to another cell, and
-  // otherwise only every merge_interval() ticks: in between, an entity that walked into
-  // another cell stays listed under its old one (at most slack_ away, which every query
-  // adds to its reach).
-  bool merge = regrid || !added_.empty() || unsorted_ticks_ + 1 >= merge_interval();
+  // The order is rewritten when an entity arrives, goes or jumps into a cell other than
+  // its listed one, and otherwise at least every merge_interval() ticks: in between, an
+  // entity that walked into another cell stays listed under its old one (at most slack_
+  // away, which every query adds to its reach).
+  bool merge = regrid || unsorted_ticks_ + 1 >= merge_interval();
   const bool keys_exact = unsorted_ticks_ == 0 && !regrid;
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -495,6 +496,7 @@ void GridAoi::maintain_cells() {
     h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);  // nobody holds its pairs yet
     arrivals_.push_back(s);
     moved_cells_.push_back({cell_key(h.pos), s});
+    merge = true;
   }
   max_radius_ = max_radius;
   // Distances near a threshold are at most about max_radius + h + skin: the rounding of
@@ -948,8 +950,10 @@ void GridAoi::run_due_tests() {
   bucket.chunks.clear();
   bucket.next = nullptr;
   bucket.end = nullptr;
-  apply_enters();
+  // Leaves first: their hints name places before this tick's appends, and the appends'
+  // places (the hints of the entered pairs' next tests) then stay exact.
   apply_leaves();
+  apply_enters();
 }
 
 // Puts this tick's enters into the views and files their next tests. Each one appends to

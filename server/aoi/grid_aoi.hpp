@@ -85,9 +85,9 @@ struct GridStats {
   // Cells holding at least one entity, as the broad phase lists them (an entity walking
   // across a cell edge may be listed under its old cell for a few ticks).
   std::uint32_t occupied_cells = 0;
-  std::uint32_t max_cell_population = 0;
-  std::uint64_t visible_pairs = 0;     // sum of all view-set sizes
-  std::uint32_t mutual_observers = 0;  // observers in a mutual class (see GridAoi)
+  std::uint32_t max_cell_population = 0;  // the same: as listed
+  std::uint64_t visible_pairs = 0;        // sum of all view-set sizes
+  std::uint32_t mutual_observers = 0;     // observers in a mutual class (see GridAoi)
 };
 
 // Why a GridConfig or an entity parameter was refused.

@@ -157,7 +157,8 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.counter("zone_precision_engagements_total",
             "NPCs that became engaged (a player came within precision.engage_radius).",
             m.engagements);
-  w.gauge("zone_aoi_occupied_cells", "AOI grid cells holding at least one entity.",
+  w.gauge("zone_aoi_occupied_cells",
+          "AOI grid cells holding at least one entity (as listed: may lag a few ticks).",
           static_cast<double>(m.occupied_cells));
   w.gauge("zone_aoi_max_cell_entities", "Entities in the most crowded AOI cell.",
           static_cast<double>(m.max_cell_entities));

@@ -1439,7 +1439,7 @@ TEST_CASE("cells: an entity that walked into another cell is found before it is 
   // Walking (within max_step) into another cell does not rewrite the cell order at once:
   // the entity stays listed under its old cell for a few ticks, and every query must still
   // find it, even one whose disc only reaches the cell the entity is in now.
-  // (Cells of 320 m and a bound of 1 m: the order may go 8 ticks without a rewrite.)
+  // (Cells of 320 m and a bound of 1 m: the rewrite may be deferred for 7 ticks.)
   GridAoi aoi(bounded_config(1.0, 320.0));
   const auto e = aoi.add({319.5, 50}, 0, false);
   CHECK(tick(aoi).empty());
@@ -1454,7 +1454,7 @@ TEST_CASE("cells: an entity that walked into another cell is found before it is 
 }
 
 TEST_CASE("cells: a list rebuilt while its target is listed under its old cell still follows it") {
-  // 320 m cells and a bound of 1 m (the order may go 8 ticks without a rewrite; lists live
+  // 320 m cells and a bound of 1 m (the rewrite may be deferred for 7 ticks; lists live
   // 32 ticks and reach r + 62 m). At tick 1, t walks across x = 320 into the next cell but
   // stays listed under the old one, and o's list is rebuilt (its radius changed) with o
   // more than a list radius to the right of that edge: only a query widened by the walk
@@ -1480,4 +1480,49 @@ TEST_CASE("cells: a list rebuilt while its target is listed under its old cell s
     CHECK(aoi.check_invariants().empty());
   }
   CHECK(aoi.sees(o, t));
+}
+
+TEST_CASE(
+    "cells: the bound, the hysteresis and the cell size changed while entities are listed late") {
+  // Entities walk into other cells of 320 m (listed late), then the settings change under
+  // them: views, queries and invariants stay exact through every change.
+  GridAoi aoi(bounded_config(1.0, 320.0));
+  std::vector<EntityHandle> hs;
+  for (int i = 0; i < 6; ++i) {
+    hs.push_back(aoi.add({318.0 + 0.7 * i, 300.0 + 3.0 * i}, 12.0, i % 2 == 0));
+  }
+  tick(aoi);
+  auto walk = [&](int ticks) {
+    for (int t = 0; t < ticks; ++t) {
+      for (std::size_t i = 0; i < hs.size(); ++i) {
+        const Vec2 p = aoi.position(hs[i]);
+        REQUIRE(aoi.move(hs[i], {p.x + (i % 2 == 0 ? 0.9 : -0.9), p.y + 0.3}));
+      }
+      tick(aoi);
+      REQUIRE(aoi.check_invariants().empty());
+      for (const EntityHandle h : hs) {
+        CHECK(query(aoi, aoi.position(h), 0.001).count(key(h)) == 1);
+      }
+    }
+  };
+  walk(3);  // across x = 320 and listed late
+  REQUIRE(aoi.set_max_step(std::numeric_limits<double>::infinity()) == ConfigError::kNone);
+  walk(2);
+  REQUIRE(aoi.set_max_step(1.0) == ConfigError::kNone);
+  walk(3);
+  REQUIRE(aoi.set_hysteresis(0.5) == ConfigError::kNone);
+  walk(2);
+  REQUIRE(aoi.set_cell_size(7.0) == ConfigError::kNone);
+  walk(2);
+  REQUIRE(aoi.set_cell_size(640.0) == ConfigError::kNone);
+  walk(4);
+  for (const EntityHandle a : hs) {
+    if (!aoi.is_observer(a)) continue;
+    for (const EntityHandle b : hs) {
+      if (a == b) continue;
+      const double d = std::sqrt(dist2(aoi.position(a), aoi.position(b)));
+      if (d <= 12.0) CHECK(aoi.sees(a, b));
+      if (d > 12.5) CHECK_FALSE(aoi.sees(a, b));
+    }
+  }
 }
