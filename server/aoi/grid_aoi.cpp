@@ -69,6 +69,13 @@ bool classmates(std::uint8_t a, std::uint8_t b) {
   return a != 0 && a == b;
 }
 
+// Ticks (beyond the next) in which two entities, each moving at most the bound, cannot
+// close a gap of `gap` metres (their distance changes by at most 1 / inv_two_step per
+// tick), capped at `life`. (A free function: the pair-test loop passes its own copies.)
+std::uint32_t ticks_for_gap(double gap, double inv_two_step, double life) {
+  return static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
+}
+
 // Spreads the expiry ticks of lists built together (at start-up, after a settings change).
 std::uint32_t stagger(std::uint32_t slot, std::uint32_t life) {
   return ((slot * 2654435761u) >> 8) % life;
@@ -621,14 +628,12 @@ void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
 // Ticks (beyond the next) during which a visible pair at distance d cannot have moved
 // beyond `outer`, capped at life_.
 std::uint32_t GridAoi::ticks_visible(double d, double outer, double eps) const {
-  const double q = std::max(outer - d - 2.0 * eps, 0.0) * inv_two_step_;
-  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
+  return ticks_for_gap(outer - d - 2.0 * eps, inv_two_step_, static_cast<double>(life_));
 }
 
 // Same for a hidden pair coming within r.
 std::uint32_t GridAoi::ticks_hidden(double d, double r, double eps) const {
-  const double q = std::max(d - r - 3.0 * eps, 0.0) * inv_two_step_;
-  return static_cast<std::uint32_t>(std::min(q, static_cast<double>(life_)));
+  return ticks_for_gap(d - r - 3.0 * eps, inv_two_step_, static_cast<double>(life_));
 }
 
 bool GridAoi::list_is_current(std::uint32_t a) const {
@@ -860,8 +865,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
 void GridAoi::run_due_tests() {
   Bucket& bucket = wheel_[now_ & wheel_mask_];
   const double h = config_.hysteresis;
-  const double eps = eps_;
-  const double eps2 = 2.0 * eps_;
+  const double eps2 = 2.0 * eps_;  // the allowances of ticks_visible and ticks_hidden
   const double eps3 = 3.0 * eps_;
   const double inv_two_step = inv_two_step_;
   const auto life = static_cast<double>(life_);
@@ -929,15 +933,14 @@ void GridAoi::run_due_tests() {
         // Put into the views after the tests (apply_enters), with the pair's next test.
         emit(a, b, EventKind::kEnter);
         if (mutual) emit(b, a, EventKind::kEnter);
-        const std::uint32_t wake = first + ticks_visible(d, outer, eps);
+        const std::uint32_t wake = first + ticks_for_gap(outer - d - eps2, inv_two_step, life);
         enters_.push_back({a, b, test.observer_version, test.target_version, mutual,
                            static_cast<std::int32_t>(wake - expiry) < 0, wake});
         continue;
       } else {
         gap = d - r - eps3;
       }
-      const std::uint32_t wake =
-          first + static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
+      const std::uint32_t wake = first + ticks_for_gap(gap, inv_two_step, life);
       if (static_cast<std::int32_t>(wake - expiry) < 0) {
         Bucket& to = wheel[wake & mask];
         if (to.next == to.end) add_chunk(to);
