@@ -130,7 +130,7 @@ struct LimitsConfig {
   std::uint32_t max_connections_per_address = 16;  // per network host; 0: no limit
   std::uint32_t max_handshakes = 256;              // unfinished ENet handshakes per host
   std::uint32_t max_handshakes_per_address = 4;    // per network host
-  std::uint32_t handshake_timeout_ms = 3000;       // an unfinished handshake is dropped after
+  std::uint32_t handshake_timeout_ms = 8000;       // an unfinished handshake is dropped after
   bool loopback_exempt = true;  // per-address limits skip 127.0.0.0/8 (this machine)
 };
 
