@@ -220,7 +220,8 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   // Keep the network threads running until every goodbye is confirmed (ENet resends a
   // lost one) or the grace time is up. ENet stops counting a peer as connected as soon
   // as its disconnect is queued, so count the confirmations instead.
-  const auto deadline = std::chrono::steady_clock::now() + grace;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + grace;
   std::size_t pending = told;
   while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -230,6 +231,14 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
         if (ev.kind == InboundEvent::Kind::kDisconnect && pending > 0) --pending;
       }
     }
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  if (pending > 0) {
+    log_.warn("shutting down: {} of {} goodbyes unconfirmed after the grace of {} ms", pending,
+              told, grace.count());
+  } else if (told > 0) {
+    log_.info("shutting down: every goodbye confirmed after {} ms", waited.count());
   }
   for (auto& h : hosts_) h->wait_sent();
 }

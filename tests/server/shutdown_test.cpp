@@ -175,8 +175,14 @@ TEST_CASE("shutdown: SIGTERM tells clients the server is shutting down and exits
       std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
   REQUIRE_MESSAGE(code.has_value(), "did not exit; output:\n", proc.log());
   CHECK(*code == 0);
-  CHECK_MESSAGE(took < 1.0, "exited ", took, " s after SIGTERM");
   MESSAGE("zone-server exited ", took, " s after SIGTERM");
+  // Promptly: it left as soon as the client confirmed the goodbye, not at the end of its
+  // 500 ms grace (the wall time to exit also counts process teardown, which a sanitizer
+  // build stretches).
+  const auto confirmed =
+      proc.wait_for_log(std::regex(R"(every goodbye confirmed after (\d+) ms)"), 1s);
+  REQUIRE_MESSAGE(confirmed.has_value(), "output:\n", proc.log());
+  CHECK(std::stoi(*confirmed) < 500);
   // The goodbye was sent before the exit; give the client a moment to read it.
   CHECK(clients.pump_until([&] { return bot.phase() == client::Bot::Phase::kClosed; }, 2s));
   CHECK(test::reason_of(bot) == test::reason_of(DisconnectReason::ServerShutdown));
