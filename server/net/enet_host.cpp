@@ -17,6 +17,20 @@ namespace zone::net {
 
 namespace {
 
+// Finds `address`'s port free of every socket, as a socket without SO_REUSEPORT sees it:
+// port 0 becomes a port no socket holds (a port-0 bind with SO_REUSEPORT may land on a
+// port that another process's SO_REUSEPORT sockets hold, and share its traffic), and a
+// given port must not be held at all. False if it is held (or the address is unusable).
+bool claim_port(ENetAddress& address) {
+  const ENetSocket probe = enet_socket_create(ENET_SOCKET_TYPE_DATAGRAM);
+  if (probe == ENET_SOCKET_NULL) return false;
+  const bool ok =
+      enet_socket_bind(probe, &address) == 0 && enet_socket_get_address(probe, &address) == 0;
+  // Closed at once: the group binds the port next (UDP ports have no TIME_WAIT).
+  enet_socket_destroy(probe);
+  return ok;
+}
+
 // ENet's intercept callback carries no user data: the host whose service call is running
 // on this thread is noted here for the length of that call.
 thread_local EnetHost* t_servicing = nullptr;
@@ -61,8 +75,11 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   // Several hosts may share one port (SO_REUSEPORT, the kernel spreads clients over
   // them by address hash). The option must be set before bind(), so such a host is
   // created unbound and bound here.
-  host_ = enet_host_create(options.reuse_port ? nullptr : bind, options.max_peers, options.channels,
-                           0, 0);
+  const bool claimed =
+      !options.reuse_port || bind == nullptr || options.join_group || claim_port(address);
+  host_ = claimed ? enet_host_create(options.reuse_port ? nullptr : bind, options.max_peers,
+                                     options.channels, 0, 0)
+                  : nullptr;
   if (host_ != nullptr && options.reuse_port && bind != nullptr) {
     const int one = 1;
     if (setsockopt(host_->socket, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||

@@ -96,7 +96,11 @@ struct HostOptions {
   // sets it near its own limits so a peer cannot make it buffer huge fragmented packets.
   std::size_t max_packet_bytes = 0;
   // Share the port with other hosts of this process (SO_REUSEPORT); server side only.
+  // The first host of such a group claims the port (join_group false): it must be free of
+  // every other socket, shared or not, so that no other process's sockets are in the group
+  // (the kernel would spread clients over them too). The others join it (join_group true).
   bool reuse_port = false;
+  bool join_group = false;
   AdmissionLimits admission{};   // server side
   std::uint32_t host_index = 0;  // stamped on this host's PeerIds
 };

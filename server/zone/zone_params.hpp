@@ -136,6 +136,7 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c, std::uint
   o.bind_address = c.network.bind_address;
   o.port = c.network.port;
   o.reuse_port = true;
+  o.join_group = index > 0;  // the first host claims the port, the others join it
   o.host_index = index;
   // Clients spread over the hosts by address hash, so any host may get more than its
   // share: each can hold every player (up to ENet's limit), plus a few slots so that a

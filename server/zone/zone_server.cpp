@@ -77,7 +77,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       sessions_(config_, log_, world_, replicator_),
       reloads_(std::move(admin.config_source)),
       observability_(config_, log_) {
-  // The first host binds the port (an ephemeral one if 0 was asked); the others join it.
+  // The first host claims the port (an ephemeral one if 0 was asked): no other socket may
+  // hold it; the others join it.
   const std::uint32_t hosts = config::network_hosts(config);
   for (std::uint32_t h = 0; h < hosts; ++h) {
     net::HostOptions o = make_host_options(config, h);

@@ -2,10 +2,13 @@
 // that keeps up with bursts, and players whose inputs stop.
 #include <doctest/doctest.h>
 
+#include <deque>
 #include <numeric>
+#include <set>
 
 #include "harness.hpp"
 #include "test_util.hpp"
+#include "zone/zone_params.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -55,6 +58,38 @@ TEST_CASE("threads: bots spread over every ENet host of one port and play normal
   // empty in 3 x (2/3)^45 < 1e-7 of runs if the spread works.
   for (const std::size_t n : per_host) CHECK(n > 0);
   CHECK(zone.counters().joins == bots.size());
+}
+
+TEST_CASE(
+    "threads: the zone's port is its own - a port another socket holds is refused, and port 0 "
+    "never lands on one") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = test::small_zone();
+  cfg.threads.network = 2;
+  // A port another program holds with SO_REUSEPORT: joining it would split the clients
+  // between that program and the zone.
+  const test::ForeignUdpSocket other;
+  cfg.network.port = other.port();
+  CHECK_THROWS_AS(net::EnetHost{make_host_options(cfg, 0)}, net::NetError);
+
+  // Port 0 with SO_REUSEPORT alone may land on a port such sockets hold (the kernel then
+  // counts it as free for this user): with 800 of them, about 1 bind in 35 would. Each
+  // first host of a zone claims a port that no socket holds.
+  std::deque<test::ForeignUdpSocket> held;
+  std::set<std::uint16_t> held_ports;
+  for (int i = 0; i < 800; ++i) held_ports.insert(held.emplace_back().port());
+  cfg.network.port = 0;
+  net::HostOptions first = make_host_options(cfg, 0);
+  first.max_peers = 4;
+  for (int i = 0; i < 200; ++i) {
+    const net::EnetHost host{first};
+    CHECK(held_ports.count(host.port()) == 0);
+    // The other hosts of the zone join the claimed port.
+    net::HostOptions second = make_host_options(cfg, 1);
+    second.max_peers = 4;
+    second.port = host.port();
+    CHECK_NOTHROW(net::EnetHost{second});
+  }
 }
 
 TEST_CASE("threads: a burst of thousands of inputs in one tick is read whole - nothing lost") {

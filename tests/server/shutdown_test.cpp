@@ -211,6 +211,21 @@ TEST_CASE("shutdown: a bad override exits 2 naming the key") {
   CHECK(proc.log().find("listening") == std::string::npos);
 }
 
+TEST_CASE("shutdown: a game port another program holds (even shared) exits 1 naming it") {
+  // Held with SO_REUSEPORT, as the zone's own hosts share theirs: the kernel would let the
+  // zone join it and split the clients between the two programs.
+  const test::ForeignUdpSocket other;
+  const std::string port = std::to_string(other.port());
+  test::Process proc = start_server(
+      {"--config", kConfig, "--port", port, "--bind", "127.0.0.1", "--admin-port", "0"});
+  const auto code = proc.wait(10s);
+  REQUIRE_MESSAGE(code.has_value(), "still running; output:\n", proc.log());
+  CHECK(*code == static_cast<int>(kExitStartFailure));
+  CHECK_MESSAGE(proc.log().find("cannot bind UDP 127.0.0.1:" + port) != std::string::npos,
+                "output:\n", proc.log());
+  CHECK(proc.log().find("listening") == std::string::npos);
+}
+
 TEST_CASE(
     "shutdown: SIGTERM ends the process within the grace period while admin clients "
     "trickle, idle or stall") {

@@ -2,8 +2,14 @@
 // packets, and readable names for what the server reports.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -113,5 +119,35 @@ inline double distance_m(const replica::EntityState& a, const replica::EntitySta
 inline double metres(std::int32_t cm) {
   return protocol::dequantize_position(cm);
 }
+
+// A UDP socket on 127.0.0.1 with SO_REUSEPORT, as another program run by the same user
+// would hold one (the kernel lets such sockets share a port with any of that user's
+// SO_REUSEPORT sockets, whatever the process). Port 0: an ephemeral one.
+class ForeignUdpSocket {
+ public:
+  explicit ForeignUdpSocket(std::uint16_t port = 0) : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+    const int one = 1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    socklen_t len = sizeof a;
+    if (fd_ < 0 || ::setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      if (fd_ >= 0) ::close(fd_);
+      throw std::runtime_error("cannot bind a UDP socket with SO_REUSEPORT");
+    }
+    port_ = ntohs(a.sin_port);
+  }
+  ~ForeignUdpSocket() { ::close(fd_); }
+  ForeignUdpSocket(const ForeignUdpSocket&) = delete;
+  ForeignUdpSocket& operator=(const ForeignUdpSocket&) = delete;
+  std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
 
 }  // namespace zone::test
