@@ -97,7 +97,12 @@ void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
         kick(s, DisconnectReason::BadHello, out);
-      } else if (s.phase == Session::Phase::kPlaying && now - s.last_input_at > input_limit) {
+      } else if (s.phase == Session::Phase::kPlaying &&
+                 now - s.last_input_at >
+                     (s.last_sequence == 0 ? std::max(hello_limit, input_limit) : input_limit)) {
+        // Until its first input (sequences start at 1) the client has not shown that the
+        // reliable welcome reached it, and on a lossy link its resent copies may take as
+        // long as a hello's: it gets the hello's limit too, counted from the welcome.
         kick(s, DisconnectReason::Timeout, out);
       }
     }
