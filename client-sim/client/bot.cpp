@@ -262,7 +262,11 @@ void Bot::send_input(net::EnetHost& host, float move_x, float move_y) {
 }
 
 void Bot::quit(net::EnetHost& host) {
-  host.disconnect(peer_, static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit));
+  // At once, not after what is queued: through 10% loss a goodbye that waited for the
+  // queues (ENet's disconnect_later) was still unsent 5 s later in about 1 quit in 100,
+  // and the zone kept the player until its input timeout.
+  host.disconnect_at_once(peer_,
+                          static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit));
   phase_ = Phase::kClosed;
   disconnect_reason_ = static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit);
 }

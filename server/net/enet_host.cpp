@@ -26,9 +26,28 @@ bool claim_port(ENetAddress& address) {
   if (probe == ENET_SOCKET_NULL) return false;
   const bool ok =
       enet_socket_bind(probe, &address) == 0 && enet_socket_get_address(probe, &address) == 0;
-  // Closed at once: the group binds the port next (UDP ports have no TIME_WAIT).
+  const int err = errno;
+  // Closed at once: the caller binds the port next (UDP ports have no TIME_WAIT).
   enet_socket_destroy(probe);
+  errno = err;
   return ok;
+}
+
+// Binds `socket` with SO_REUSEPORT: joining the group of an earlier host of this process,
+// or as the first of a group, on a claimed port. Between the claim and the bind (two
+// system calls) another program can still take the port: a claim of a given port then
+// fails at the bind; a claim of port 0 tries another port.
+bool bind_shared(ENetSocket socket, const ENetAddress& address, bool join) {
+  const int one = 1;
+  if (setsockopt(socket, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) return false;
+  if (join) return enet_socket_bind(socket, &address) == 0;
+  const int attempts = address.port == 0 ? 8 : 1;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    ENetAddress claimed = address;
+    if (!claim_port(claimed)) return false;
+    if (enet_socket_bind(socket, &claimed) == 0) return true;
+  }
+  return false;
 }
 
 // ENet's intercept callback carries no user data: the host whose service call is running
@@ -75,24 +94,22 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   // Several hosts may share one port (SO_REUSEPORT, the kernel spreads clients over
   // them by address hash). The option must be set before bind(), so such a host is
   // created unbound and bound here.
-  const bool claimed =
-      !options.reuse_port || bind == nullptr || options.join_group || claim_port(address);
-  host_ = claimed ? enet_host_create(options.reuse_port ? nullptr : bind, options.max_peers,
-                                     options.channels, 0, 0)
-                  : nullptr;
-  if (host_ != nullptr && options.reuse_port && bind != nullptr) {
-    const int one = 1;
-    if (setsockopt(host_->socket, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-        enet_socket_bind(host_->socket, bind) != 0 ||
-        enet_socket_get_address(host_->socket, &host_->address) != 0) {
-      enet_host_destroy(host_);
-      host_ = nullptr;
-    }
+  errno = 0;
+  host_ = enet_host_create(options.reuse_port ? nullptr : bind, options.max_peers, options.channels,
+                           0, 0);
+  if (host_ != nullptr && options.reuse_port && bind != nullptr &&
+      (!bind_shared(host_->socket, address, options.join_group) ||
+       enet_socket_get_address(host_->socket, &host_->address) != 0)) {
+    const int err = errno;
+    enet_host_destroy(host_);
+    host_ = nullptr;
+    errno = err;
   }
   if (host_ == nullptr) {
+    const std::string why = errno != 0 ? std::strerror(errno) : "address not available";
     throw NetError(bind ? "cannot bind UDP " + options.bind_address + ":" +
-                              std::to_string(options.port) + " (address in use or not available)"
-                        : std::string("cannot create ENet client host"));
+                              std::to_string(options.port) + " (" + why + ")"
+                        : "cannot create ENet client host (" + why + ")");
   }
   if (options.max_packet_bytes != 0) {
     host_->maximumPacketSize = options.max_packet_bytes;
@@ -362,6 +379,10 @@ bool EnetHost::send(PeerId id, std::span<const std::uint8_t> bytes, Delivery del
 
 void EnetHost::disconnect(PeerId id, std::uint32_t reason) {
   if (ENetPeer* peer = peer_of(id)) enet_peer_disconnect_later(peer, reason);
+}
+
+void EnetHost::disconnect_at_once(PeerId id, std::uint32_t reason) {
+  if (ENetPeer* peer = peer_of(id)) enet_peer_disconnect(peer, reason);
 }
 
 void EnetHost::disconnect_now(PeerId id, std::uint32_t reason) {

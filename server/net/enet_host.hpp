@@ -147,6 +147,10 @@ class EnetHost {
             std::uint8_t channel = 0);
   // Graceful: queued packets go first, then the peer gets a disconnect with `reason`.
   void disconnect(PeerId peer, std::uint32_t reason);
+  // The disconnect goes at once, resent until acknowledged; packets still queued are
+  // dropped. For a peer that has nothing left to deliver (a client that quits): waiting for
+  // the queues, as disconnect() does, can hold the goodbye back for seconds on a lossy link.
+  void disconnect_at_once(PeerId peer, std::uint32_t reason);
   // Immediate: the peer is dropped now (it is told once, unreliably).
   void disconnect_now(PeerId peer, std::uint32_t reason);
   void flush();

@@ -97,12 +97,7 @@ void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
         kick(s, DisconnectReason::BadHello, out);
-      } else if (s.phase == Session::Phase::kPlaying &&
-                 now - s.last_input_at >
-                     (s.last_sequence == 0 ? std::max(hello_limit, input_limit) : input_limit)) {
-        // Until its first input (sequences start at 1) the client has not shown that the
-        // reliable welcome reached it, and on a lossy link its resent copies may take as
-        // long as a hello's: it gets the hello's limit too, counted from the welcome.
+      } else if (s.phase == Session::Phase::kPlaying && now - s.last_input_at > input_limit) {
         kick(s, DisconnectReason::Timeout, out);
       }
     }
@@ -118,14 +113,15 @@ void Sessions::apply_inputs() {
   }
 }
 
-std::size_t Sessions::close_all(DisconnectReason reason, std::span<net::SendBatch> out) {
+std::vector<net::PeerId> Sessions::close_all(DisconnectReason reason,
+                                             std::span<net::SendBatch> out) {
   accepting_ = false;
-  std::size_t told = 0;
+  std::vector<net::PeerId> told;
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kFree) continue;
       // Players' goodbyes are confirmed by their clients; the others are closed at once.
-      if (s.phase == Session::Phase::kPlaying) ++told;
+      if (s.phase == Session::Phase::kPlaying) told.push_back(s.peer);
       kick(s, reason, out);
     }
   }

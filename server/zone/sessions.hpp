@@ -101,9 +101,10 @@ class Sessions {
   void expire(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
   // Each player's latest intent becomes its velocity.
   void apply_inputs();
-  // Refuses newcomers from now on and says goodbye to everyone; returns how many players
-  // were told (their clients confirm the goodbye).
-  std::size_t close_all(protocol::DisconnectReason reason, std::span<net::SendBatch> out);
+  // Refuses newcomers from now on and says goodbye to everyone; returns the players' peers
+  // (their clients confirm the goodbye; the others are closed at once).
+  std::vector<net::PeerId> close_all(protocol::DisconnectReason reason,
+                                     std::span<net::SendBatch> out);
   // A Changed status to every member of each group changed since the last call (the
   // tick's requests and leaves), but the member whose answer already said so.
   void send_group_notices(std::span<net::SendBatch> out);

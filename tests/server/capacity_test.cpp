@@ -140,26 +140,3 @@ TEST_CASE("sessions: a player whose inputs stop is dropped with reason 'timed ou
   CHECK(test::disconnects(zone, DisconnectReason::Timeout) == 1);
   CHECK(zone.players() == 1);
 }
-
-TEST_CASE(
-    "sessions: before its first input a player has the hello's time (its welcome may need "
-    "resending), then is dropped as 'timed out'") {
-  net::EnetLibrary enet;
-  config::ZoneConfig cfg = test::tiny_zone();
-  cfg.network.timeout_ms = 300;
-  cfg.limits.hello_timeout_ms = 2000;
-  test::ServerThread server(cfg);
-  test::Clients clients;
-  client::Bot& silent = clients.add("silent", server.port());
-  clients.mute(silent);  // from the start: it never sends an input
-  REQUIRE(clients.pump_until([&] { return silent.phase() == client::Bot::Phase::kPlaying; }, 5s));
-  const auto welcomed = std::chrono::steady_clock::now();
-  // Well past the input limit, still well within the hello's.
-  clients.pump(1200ms);
-  CHECK(silent.phase() == client::Bot::Phase::kPlaying);
-  REQUIRE(clients.pump_until([&] { return silent.phase() == client::Bot::Phase::kClosed; }, 6s));
-  CHECK(test::reason_of(silent) == test::reason_of(DisconnectReason::Timeout));
-  CHECK(std::chrono::steady_clock::now() - welcomed >= 2000ms);
-  ZoneServer& zone = server.stop();
-  CHECK(test::disconnects(zone, DisconnectReason::Timeout) == 1);
-}

@@ -29,6 +29,14 @@ namespace {
 
 const std::string kConfig = std::string(ZONE_SOURCE_DIR) + "/configs/zone.yaml";
 
+// A sanitizer build stretches process teardown by itself (TSan: about 0.7 s): wall-clock
+// bounds on a whole exit hold only without one.
+#ifdef ZONE_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // The real zone-server as a child process; its output goes to a file in a fresh
 // temporary folder.
 test::Process start_server(std::vector<std::string> args) {
@@ -176,9 +184,9 @@ TEST_CASE("shutdown: SIGTERM tells clients the server is shutting down and exits
   REQUIRE_MESSAGE(code.has_value(), "did not exit; output:\n", proc.log());
   CHECK(*code == 0);
   MESSAGE("zone-server exited ", took, " s after SIGTERM");
-  // Promptly: it left as soon as the client confirmed the goodbye, not at the end of its
-  // 500 ms grace (the wall time to exit also counts process teardown, which a sanitizer
-  // build stretches).
+  if (!kSanitized) CHECK_MESSAGE(took < 1.0, "exited ", took, " s after SIGTERM");
+  // Promptly in any build: it left as soon as the client confirmed the goodbye, not at the
+  // end of its 500 ms grace.
   const auto confirmed =
       proc.wait_for_log(std::regex(R"(every goodbye confirmed after (\d+) ms)"), 1s);
   REQUIRE_MESSAGE(confirmed.has_value(), "output:\n", proc.log());
@@ -257,7 +265,7 @@ TEST_CASE(
   REQUIRE_MESSAGE(code.has_value(), "still running 5 s after SIGTERM; output:\n", proc.log());
   CHECK(*code == 0);
   MESSAGE("zone-server exited ", took, " s after SIGTERM with three slow admin clients");
-  CHECK(took < 1.5);  // the grace period is 0.5 s
+  if (!kSanitized) CHECK(took < 1.5);  // the grace period is 0.5 s
   CHECK(silent.closed_by_peer(1s));
 }
 
