@@ -43,13 +43,19 @@ std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const cli
         steer_inside(d.heading, x, y, w);
       } else {
         // The zone's edges are no obstacle, but the world's outer edges are, and the bot
-        // does not know where they are: stopped where it walked last tick, it turns round.
-        if (d.has_last && std::hypot(x - d.last_x, y - d.last_y) < 0.01) {
-          d.heading += std::numbers::pi * (0.75 + 0.5 * rng.u01());
+        // does not know where they are: stopped where it walked a frame before, it turns
+        // round. Judged only on a newer frame: a slow client may send several inputs
+        // between two frames, and an unchanged position then says nothing.
+        const std::uint32_t tick = bot.replica().current().tick;
+        if (!d.has_last || tick != d.last_tick) {
+          if (d.has_last && std::hypot(x - d.last_x, y - d.last_y) < 0.01) {
+            d.heading += std::numbers::pi * (0.75 + 0.5 * rng.u01());
+          }
+          d.has_last = true;
+          d.last_x = x;
+          d.last_y = y;
+          d.last_tick = tick;
         }
-        d.has_last = true;
-        d.last_x = x;
-        d.last_y = y;
       }
       return along(d.heading, s.speed);
     }

@@ -18,9 +18,10 @@ struct DriverState {
   double axis = 0.0;  // patrol: leg direction, radians
   double sign = 1.0;
   std::size_t waypoint = 0;  // route: the point walked to
-  bool has_last = false;     // cross_zones wander: where the bot was at the last input
+  bool has_last = false;     // cross_zones wander: where the bot was at the last new frame
   double last_x = 0.0;
   double last_y = 0.0;
+  std::uint32_t last_tick = 0;  // that frame's server tick
 };
 
 // Returns (move_x, move_y) with length <= 1.
