@@ -1,7 +1,6 @@
 #include "zone/zone_server.hpp"
 
-#include <set>
-#include <tuple>
+#include <vector>
 
 #include "config/capacity.hpp"
 #include "protocol/codec.hpp"
@@ -218,19 +217,16 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
   reloads_.close();
   for (auto& h : hosts_) h->wait_sent();
-  const std::vector<net::PeerId> players =
+  std::vector<net::PeerId> unconfirmed =
       sessions_.close_all(DisconnectReason::ServerShutdown, batches_);
   for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);
-  const std::size_t told = players.size();
+  const std::size_t told = unconfirmed.size();
   log_.info("shutting down: told {} clients", told);
   // Keep the network threads running until every goodbye is confirmed (ENet resends a
   // lost one) or the grace time is up. ENet stops counting a peer as connected as soon
   // as its disconnect is queued, so count the confirmations instead: the disconnects of
   // the players told (another peer's, such as a connection that never said hello, does
   // not count).
-  auto key = [](net::PeerId p) { return std::tuple{p.host, p.index, p.generation}; };
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> unconfirmed;
-  for (const net::PeerId p : players) unconfirmed.insert(key(p));
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + grace;
   while (!unconfirmed.empty() && std::chrono::steady_clock::now() < deadline) {
@@ -238,7 +234,7 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
     for (auto& in : ingest_) {
       in->take(inbox_);
       for (const InboundEvent& ev : inbox_.events) {
-        if (ev.kind == InboundEvent::Kind::kDisconnect) unconfirmed.erase(key(ev.peer));
+        if (ev.kind == InboundEvent::Kind::kDisconnect) std::erase(unconfirmed, ev.peer);
       }
     }
   }
