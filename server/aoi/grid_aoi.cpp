@@ -224,19 +224,26 @@ void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
     }
     const std::uint32_t lo_key = row * cols_ + col0;
     const std::uint32_t hi_key = row * cols_ + col1;
-    // Galloping lower bound from j: the ranges of successive rows ascend.
+    // Lower bound of lo_key from j: the ranges of successive rows ascend. The keys are
+    // distinct, so lo_key is at most lo_key - keys[j] entries on, and exactly there when
+    // every cell in between is occupied (a crowded grid): one probe. Otherwise gallop.
     if (keys[j] < lo_key) {
-      std::uint32_t lo = j;
-      std::uint32_t step = 1;
-      std::uint32_t hi = j + 1;
-      while (hi < m && keys[hi] < lo_key) {
-        lo = hi;
-        step <<= 1;
-        hi = lo + step;
+      const std::uint32_t dense = j + (lo_key - keys[j]);
+      if (dense < m && keys[dense] == lo_key) {
+        j = dense;
+      } else {
+        std::uint32_t lo = j;
+        std::uint32_t step = 1;
+        std::uint32_t hi = j + 1;
+        while (hi < m && keys[hi] < lo_key) {
+          lo = hi;
+          step <<= 1;
+          hi = lo + step;
+        }
+        hi = std::min(hi, m);
+        j = static_cast<std::uint32_t>(std::lower_bound(keys + lo + 1, keys + hi, lo_key) - keys);
+        if (j == m) return;
       }
-      hi = std::min(hi, m);
-      j = static_cast<std::uint32_t>(std::lower_bound(keys + lo + 1, keys + hi, lo_key) - keys);
-      if (j == m) return;
     }
     if (keys[j] > hi_key) {
       // Nothing in range on this row: go straight to the next occupied row.
