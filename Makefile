@@ -15,8 +15,8 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 180
 
-.PHONY: all deps test-deps build release run test test-asan test-tsan test-soak fuzz bench \
-        load format format-check clean
+.PHONY: all deps test-deps build release run test build-asan test-asan build-tsan test-tsan \
+        test-soak build-fuzz fuzz bench load format format-check clean
 
 all: build
 
@@ -46,10 +46,14 @@ run: release
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
 
-# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
-test-asan: deps
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer. (Each build-X
+# target only configures and builds X's folder: CI builds the later steps' folders while
+# the earlier steps' tests run.)
+build-asan: deps
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DZONE_SANITIZE=ON -DZONE_BUILD_BENCH=ON
 	cmake --build $(ASAN) -j $(JOBS)
+
+test-asan: build-asan
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
 
@@ -57,9 +61,11 @@ test-asan: deps
 # loop, its admin HTTP threads, reloads from another thread) and the end-to-end sim
 # tests (zone-server and client-sim binaries built with TSan).
 TSAN_LABELS ?= server|integration|replication
-test-tsan: deps test-deps
+build-tsan: deps
 	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZONE_TSAN=ON -DZONE_BUILD_BENCH=OFF
 	cmake --build $(TSAN) -j $(JOBS) --target server_tests sim_tests replication_tests zone-server client-sim
+
+test-tsan: build-tsan test-deps
 	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --output-on-failure -j $(JOBS) -L '$(TSAN_LABELS)' -LE 'browser|$(CTEST_EXCLUDE)' \
 		$(CTEST_ARGS)
@@ -75,11 +81,13 @@ test-soak: deps
 
 # libFuzzer (clang): builds the fuzz targets, runs the seed corpora as tests, then each
 # target for FUZZ_SECONDS (tests/fuzz/run.sh).
-fuzz: deps
+build-fuzz: deps
 	@bash scripts/install-deps.sh --with clang --with libclang-rt-14-dev
 	cmake -S . -B $(FUZZ) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DZONE_FUZZ=ON -DZONE_BUILD_BENCH=OFF
 	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_client_packet fuzz_snapshot_part fuzz_config
+
+fuzz: build-fuzz
 	cd $(FUZZ) && ctest --output-on-failure -L fuzz
 	bash tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
 
