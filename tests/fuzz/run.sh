@@ -3,6 +3,9 @@
 #
 #   run.sh BUILD_DIR SECONDS [TARGET...]  (client_packet snapshot_part config; default all)
 #
+# The targets run side by side, as many at a time as there are cores (FUZZ_JOBS overrides
+# it), each on one core for SECONDS.
+#
 # New inputs that reach new code go to BUILD_DIR/fuzz-corpus/TARGET (kept between runs,
 # never in the source tree); a crash, leak, timeout or violated property is written to
 # BUILD_DIR/fuzz-artifacts/ and fails the run. Prints one summary line per target
@@ -22,13 +25,14 @@ declare -A extra=(
   [snapshot_part]="-max_len=4096 -dict=$here/snapshot_part.dict"
   [config]="-max_len=16384 -dict=$here/config.dict"
 )
-status=0
 mkdir -p "$build/fuzz-artifacts"
 for t in "${targets[@]}"; do
-  bin="$build/tests/fuzz/fuzz_$t"
-  [[ -x $bin ]] || { echo "run.sh: $bin not built (make fuzz builds it)" >&2; exit 2; }
-  work="$build/fuzz-corpus/$t"
-  log="$build/fuzz-$t.log"
+  [[ -x $build/tests/fuzz/fuzz_$t ]] || { echo "run.sh: $build/tests/fuzz/fuzz_$t not built (make fuzz builds it)" >&2; exit 2; }
+done
+
+fuzz_one() {  # fuzz_one TARGET: runs it, prints its summary line; fails if it found something
+  local t=$1 bin="$build/tests/fuzz/fuzz_$1" work="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log"
+  local start result execs cov corpus
   mkdir -p "$work"
   start=$(date +%s)
   # shellcheck disable=SC2086
@@ -37,7 +41,7 @@ for t in "${targets[@]}"; do
        "$work" "$here/corpus/$t" >"$log" 2>&1; then
     result=ok
   else
-    result=FAILED; status=1
+    result=FAILED
   fi
   execs=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "$log" | tail -1 || true)
   cov=$(grep -oP '\bcov: \K[0-9]+' "$log" | tail -1 || true)
@@ -46,6 +50,23 @@ for t in "${targets[@]}"; do
        "coverage ${cov:-?} edges, work corpus $corpus inputs (log: $log)"
   if [[ $result != ok ]]; then
     grep -E 'ERROR|violated|SUMMARY|Test unit written|artifact' "$log" | head -20 || true
+    return 1
   fi
+}
+
+jobs=${FUZZ_JOBS:-$(nproc)}
+status=0
+running=0
+for t in "${targets[@]}"; do
+  if (( running >= jobs )); then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while (( running > 0 )); do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status
