@@ -27,8 +27,14 @@ declare -A extra=(
 )
 mkdir -p "$build/fuzz-artifacts"
 for t in "${targets[@]}"; do
-  [[ -x $build/tests/fuzz/fuzz_$t ]] || { echo "run.sh: $build/tests/fuzz/fuzz_$t not built (make fuzz builds it)" >&2; exit 2; }
+  bin="$build/tests/fuzz/fuzz_$t"
+  [[ -x $bin ]] || { echo "run.sh: $bin not built (make fuzz builds it)" >&2; exit 2; }
 done
+jobs=${FUZZ_JOBS:-$(nproc)}
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+  echo "run.sh: FUZZ_JOBS must be a whole number >= 1 (targets run at once), got '$jobs'" >&2
+  exit 2
+fi
 
 fuzz_one() {  # fuzz_one TARGET: runs it, prints its summary line; fails if it found something
   local t=$1 bin="$build/tests/fuzz/fuzz_$1" work="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log"
@@ -54,7 +60,6 @@ fuzz_one() {  # fuzz_one TARGET: runs it, prints its summary line; fails if it f
   fi
 }
 
-jobs=${FUZZ_JOBS:-$(nproc)}
 status=0
 running=0
 for t in "${targets[@]}"; do
