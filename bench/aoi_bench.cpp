@@ -138,8 +138,10 @@ class GridEngine {
   }
   std::uint64_t visible_pairs() const { return aoi_.stats().visible_pairs; }
   std::vector<std::uint32_t> sorted_view(std::uint32_t a) const {
-    const auto v = aoi_.view_slots(aoi_.handle_at(a));
-    std::vector<std::uint32_t> out(v.begin(), v.end());
+    std::vector<zone::aoi::EntityHandle> v;
+    aoi_.view_set(aoi_.handle_at(a), v);
+    std::vector<std::uint32_t> out;
+    for (const auto h : v) out.push_back(h.index);
     std::sort(out.begin(), out.end());
     return out;
   }

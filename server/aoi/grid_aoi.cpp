@@ -22,7 +22,6 @@ constexpr std::uint8_t kJoin = 128;    // may join the mutual class of its radiu
 
 constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
-constexpr std::uint32_t kNoHint = 0xFFFEu;          // view index of a visible pair, not known
 // A tick's pair tests name random slots: their records are fetched this many tests ahead.
 constexpr std::uint32_t kTestAhead = 8;
 
@@ -301,8 +300,11 @@ bool GridAoi::remove(EntityHandle h) {
   if (hot_[h.index].flags & kObserver) --observer_count_;
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
-  if (hot_[h.index].mutual_class != 0) --mutual_count_;
-  hot_[h.index].mutual_class = 0;  // its pairs are ended one direction at a time
+  if (const std::uint8_t cls = hot_[h.index].mutual_class; cls != 0) {
+    split_pairs(h.index, cls);  // its pairs are ended one direction at a time
+    --mutual_count_;
+  }
+  hot_[h.index].mutual_class = 0;
   removed_.push_back(h.index);
   dirty_.push_back(h.index);
   return true;
@@ -355,6 +357,7 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
 void GridAoi::leave_class(std::uint32_t s) {
   Hot& h = hot_[s];
   if (h.mutual_class == 0) return;
+  split_pairs(s, h.mutual_class);
   h.mutual_class = 0;
   h.flags |= kReclass;
   --mutual_count_;
@@ -393,7 +396,74 @@ void GridAoi::try_join(std::uint32_t e) {
   if (one_way) return;  // kJoin stays: tried again at the next rebuild
   he.flags = static_cast<std::uint8_t>(f & ~kJoin);
   he.mutual_class = cls;
-  if (cls != 0) ++mutual_count_;
+  if (cls == 0) return;
+  ++mutual_count_;
+  // Its pairs with classmates are mutual now: each is held by the lower slot's view only.
+  std::vector<std::uint32_t>& view = view_[e];
+  for (std::size_t k = 0; k < view.size();) {
+    const std::uint32_t t = view[k];
+    if (hot_[t].mutual_class == cls) {
+      if (t < e) {
+        view[k] = view.back();
+        view.pop_back();
+        continue;
+      }
+      remove_from_view(t, e, kNotVisible);
+    }
+    ++k;
+  }
+}
+
+// Where s is in the cell order (its position of the last update), or kNotVisible when it
+// is not listed (added since). Usually within the bound of its latest position.
+std::uint32_t GridAoi::order_index(std::uint32_t s) const {
+  std::uint32_t found = kNotVisible;
+  if (std::isfinite(step_check_)) {
+    for_each_span(hot_[s].pos, step_check_ + sched_eps(step_check_),
+                  [&](std::uint32_t begin, std::uint32_t end) {
+                    const std::uint32_t i =
+                        simd::find_u32(ord_slot_.data() + begin, end - begin, s);
+                    if (found == kNotVisible && i < end - begin) found = begin + i;
+                  });
+  }
+  if (found != kNotVisible) return found;
+  const auto n = static_cast<std::uint32_t>(ord_slot_.size());
+  const std::uint32_t i = simd::find_u32(ord_slot_.data(), n, s);
+  return i < n ? i : kNotVisible;
+}
+
+// Calls fn(u) for every lower classmate u (class cls) whose view holds s: the mutual pairs
+// in which s is the higher slot, as of the last update. They were within r + h of each
+// other then, at the positions the cell order holds.
+template <typename Fn>
+void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const {
+  const std::uint32_t i = order_index(s);
+  if (i == kNotVisible) return;
+  const Vec2 c{ord_x_[i], ord_y_[i]};
+  const double outer = class_radius_[cls - 1u] + view_hysteresis_;
+  const double reach = outer + sched_eps(outer);
+  const double reach2 = reach * reach;
+  for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const std::uint32_t u = ord_slot_[j];
+      if (u >= s || hot_[u].mutual_class != cls) continue;
+      const double dx = ord_x_[j] - c.x;
+      const double dy = ord_y_[j] - c.y;
+      if (dx * dx + dy * dy > reach2) continue;
+      if (find_slot(view_[u], s) != kNotVisible) fn(u);
+    }
+  });
+}
+
+// s leaves its class cls: each of its mutual pairs, held by the lower slot's view alone,
+// gets an entry in the other view too (each direction is followed on its own from now on).
+void GridAoi::split_pairs(std::uint32_t s, std::uint8_t cls) {
+  if (hot_[s].flags & kAdded) return;  // no pairs yet
+  std::vector<std::uint32_t>& view = view_[s];
+  for (const std::uint32_t t : view) {
+    if (t > s && hot_[t].mutual_class == cls) view_[t].push_back(s);
+  }
+  for_each_holder(s, cls, [&](std::uint32_t u) { view.push_back(u); });
 }
 
 ConfigError GridAoi::set_cell_size(double cell_size) {
@@ -480,7 +550,7 @@ void GridAoi::maintain_cells() {
       h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);
       ++h.target_version;  // every test naming it is stale
       departures_.push_back({s, before});
-      arrivals_.push_back(s);
+      arrivals_.push_back({s, before});
       if (h.flags & kObserver) {
         h.flags = static_cast<std::uint8_t>(h.flags | kRebuild);
         dirty_.push_back(s);
@@ -508,7 +578,7 @@ void GridAoi::maintain_cells() {
     }
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
     h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);  // nobody holds its pairs yet
-    arrivals_.push_back(s);
+    arrivals_.push_back({s, {NAN, NAN}});
     moved_cells_.push_back({cell_key(h.pos), s});
     merge = true;
   }
@@ -695,10 +765,6 @@ void GridAoi::notify_departure(const Departure& d) {
   const double reach = max_radius_ + config_.hysteresis + two_step;
   const double r = reach + sched_eps(reach);
   const double r2 = r * r;
-  // A classmate sees b exactly when b sees it: b's own view (as of the last update) says
-  // which, with no search in the classmate's view.
-  const std::uint8_t cls = hot_[d.slot].mutual_class;
-  const std::uint32_t seen = cls != 0 ? mark_view(d.slot) : 0;
   for_each_span(d.from, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double dx = ord_x_[j] - d.from.x;
@@ -706,10 +772,7 @@ void GridAoi::notify_departure(const Departure& d) {
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
       if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a)) continue;
-      if (classmates(cls, hot_[a].mutual_class)) {
-        if (stamp_[a] == seen) schedule(now_, a, d.slot, kNoHint);
-        continue;
-      }
+      // (A mutual pair that a decides is held by a's view.)
       const std::uint32_t i = find_slot(view_[a], d.slot);
       if (i != kNotVisible) schedule(now_, a, d.slot, i);
     }
@@ -725,13 +788,16 @@ std::uint32_t GridAoi::mark_view(std::uint32_t b) {
 
 // Entity b is new or arrived from afar. Every current list that could need it before it
 // expires (the observer is within r + skin) gets a test of the pair this tick.
-void GridAoi::notify_arrival(std::uint32_t b) {
+void GridAoi::notify_arrival(const Departure& arrival) {
+  const std::uint32_t b = arrival.slot;
   const Vec2 p = hot_[b].pos;
+  // A pair can have been visible only if the observer is near where b was (within its
+  // r + h at the last update, and it moved at most the bound since): no view to search
+  // for the others (nor for a new entity, which has no last position: NaN).
+  const Vec2 from = arrival.from;
   const double reach = max_radius_ + skin_;
   const double r = reach + sched_eps(reach);
   const double r2 = r * r;
-  const std::uint8_t cls = hot_[b].mutual_class;  // as in notify_departure
-  const std::uint32_t seen = cls != 0 ? mark_view(b) : 0;
   for_each_span(p, r, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const double fx = ord_x_[j] - p.x;
@@ -745,10 +811,14 @@ void GridAoi::notify_arrival(std::uint32_t b) {
       const double need_r = need + sched_eps(need);
       if (dx * dx + dy * dy > need_r * need_r) continue;
       // A visible pair already has its test from notify_departure().
-      const bool visible = classmates(cls, hot_[a].mutual_class)
-                               ? stamp_[a] == seen
-                               : find_slot(view_[a], b) != kNotVisible;
-      if (!visible) schedule(now_, a, b, kNotVisible);
+      const double ox = ord_x_[j] - from.x;
+      const double oy = ord_y_[j] - from.y;
+      const double was = hot_[a].radius + config_.hysteresis + step_check_;
+      const double was_r = was + sched_eps(was);
+      const bool near_before = ox * ox + oy * oy <= was_r * was_r;
+      if (!near_before || find_slot(view_[a], b) == kNotVisible) {
+        schedule(now_, a, b, kNotVisible);
+      }
     }
   });
 }
@@ -800,15 +870,9 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     const std::uint32_t j = hits[k];
     const std::uint32_t t = ord_slot_[j];
     if (t == a) continue;
-    // A mutual pair is t's (the lower slot's) to decide; a keeps t while t's list says so.
+    // A mutual pair is t's (the lower slot's) to decide, and t's view holds it.
     const bool mutual = classmates(cls, ord_class_[j]);
-    if (mutual && t < a) {
-      if (stamp_[t] == old_mark) {
-        stamp_[t] = kept_mark;
-        new_view_.push_back(t);
-      }
-      continue;
-    }
+    if (mutual && t < a) continue;
     const double dx = ord_x_[j] - c.x;
     const double dy = ord_y_[j] - c.y;
     const double d2 = dx * dx + dy * dy;
@@ -822,7 +886,6 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
       emit(a, t, EventKind::kEnter);
       if (mutual) {  // and t sees a
         emit(t, a, EventKind::kEnter);
-        view_[t].push_back(a);
         ++visible_pairs_;
       }
       visible = true;
@@ -843,21 +906,14 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     }
   }
   // Old members still carrying the old mark are beyond r + h, or gone: they leave (both
-  // ways for a mutual pair of a's), unless the pair is a lower slot's to decide.
+  // ways for a mutual pair).
   for (const std::uint32_t t : view) {
     if (stamp_[t] != old_mark) continue;
-    if (classmates(cls, hot_[t].mutual_class)) {
-      if (t < a) {
-        new_view_.push_back(t);
-        continue;
-      }
-      emit(a, t, EventKind::kLeave);
-      emit(t, a, EventKind::kLeave);
-      remove_from_view(t, a, kNotVisible);
-      --visible_pairs_;
-      continue;
-    }
     emit(a, t, EventKind::kLeave);
+    if (classmates(cls, hot_[t].mutual_class)) {
+      emit(t, a, EventKind::kLeave);
+      --visible_pairs_;
+    }
   }
   visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
   // Headroom for the enters to come: a view that must grow mid-tick costs an allocation and
@@ -929,7 +985,7 @@ void GridAoi::run_due_tests() {
           leaves_.push_back({a, b, test.view_index});
           if (mutual) {
             emit(b, a, EventKind::kLeave);
-            leaves_.push_back({b, a, kNotVisible});
+            --visible_pairs_;
           }
           test.target = b;  // now hidden
           gap = d - r - eps3;
@@ -975,22 +1031,16 @@ void GridAoi::apply_enters() {
     if (k + 2 * kAhead < n) {
       const Enter& e = enters_[k + 2 * kAhead];
       __builtin_prefetch(&view_[e.observer]);
-      if (e.mutual) __builtin_prefetch(&view_[e.target]);
     }
     if (k + kAhead < n) {
       const Enter& e = enters_[k + kAhead];
       const std::vector<std::uint32_t>& v = view_[e.observer];
       __builtin_prefetch(v.data() + v.size(), 1);
-      if (e.mutual) {
-        const std::vector<std::uint32_t>& w = view_[e.target];
-        __builtin_prefetch(w.data() + w.size(), 1);
-      }
     }
     const Enter& e = enters_[k];
     std::vector<std::uint32_t>& v = view_[e.observer];
     const auto index = static_cast<std::uint32_t>(v.size());
-    v.push_back(e.target);
-    if (e.mutual) view_[e.target].push_back(e.observer);
+    v.push_back(e.target);  // (a mutual pair: e.observer is the lower slot, its view holds it)
     visible_pairs_ += e.mutual ? 2 : 1;
     if (e.schedule) {
       schedule(e.wake, {e.observer, e.target, e.observer_version, e.target_version, 0}, index);
@@ -1056,7 +1106,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
     for (Bucket& bucket : wheel_) release_bucket(bucket);
   } else {
     for (const Departure& d : departures_) notify_departure(d);
-    for (const std::uint32_t b : arrivals_) notify_arrival(b);
+    for (const Departure& b : arrivals_) notify_arrival(b);
   }
 
   // Lists that must be rebuilt (or dropped), by ascending slot; then the pair tests due
@@ -1119,6 +1169,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   for (const std::uint32_t e : joiners_) try_join(e);
   joiners_.clear();
   lists_stale_ = false;
+  view_hysteresis_ = config_.hysteresis;
   release_removed();
   return events_;
 }
@@ -1133,19 +1184,24 @@ bool GridAoi::is_observer(EntityHandle h) const {
   return (hot_[h.index].flags & kObserver) != 0;
 }
 
-std::span<const std::uint32_t> GridAoi::view_slots(EntityHandle observer) const {
-  if (!slots_.contains(observer)) return {};
-  return view_[observer.index];
-}
-
 void GridAoi::view_set(EntityHandle observer, std::vector<EntityHandle>& out) const {
-  for (const std::uint32_t t : view_slots(observer)) out.push_back(slots_.handle_at(t));
+  if (!slots_.contains(observer)) return;
+  const std::uint32_t a = observer.index;
+  for (const std::uint32_t t : view_[a]) out.push_back(slots_.handle_at(t));
+  // The mutual pairs held by lower classmates' views.
+  if (const std::uint8_t cls = hot_[a].mutual_class; cls != 0) {
+    for_each_holder(a, cls, [&](std::uint32_t u) { out.push_back(slots_.handle_at(u)); });
+  }
 }
 
 bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
-  if (!slots_.contains(target)) return false;
-  const auto v = view_slots(observer);
-  return std::find(v.begin(), v.end(), target.index) != v.end();
+  if (!slots_.contains(observer) || !slots_.contains(target)) return false;
+  const std::uint32_t a = observer.index;
+  const std::uint32_t b = target.index;
+  if (find_slot(view_[a], b) != kNotVisible) return true;
+  // A mutual pair is held by the lower slot's view.
+  return b < a && classmates(hot_[a].mutual_class, hot_[b].mutual_class) &&
+         find_slot(view_[b], a) != kNotVisible;
 }
 
 void GridAoi::query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const {
@@ -1241,9 +1297,21 @@ std::string GridAoi::check_invariants() const {
   auto mutual = [&](std::uint32_t a, std::uint32_t t) {
     return observing(a) && observing(t) && classmates(hot_[a].mutual_class, hot_[t].mutual_class);
   };
+  // Every observer's targets: its view, and the mutual pairs held by lower classmates'.
+  std::vector<std::vector<std::uint32_t>> sees_of(capacity);
   for (std::uint32_t a = 0; a < capacity; ++a) {
     if (!present(a)) continue;
-    const std::vector<std::uint32_t>& view = view_[a];
+    for (const std::uint32_t t : view_[a]) {
+      sees_of[a].push_back(t);
+      if (t < capacity && mutual(a, t)) {
+        if (t < a) out << "view of " << a << " holds its lower classmate " << t << "\n";
+        sees_of[t].push_back(a);
+      }
+    }
+  }
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!present(a)) continue;
+    const std::vector<std::uint32_t>& view = sees_of[a];
     pairs += view.size();
     if (!(hot_[a].flags & kObserver)) {
       if (!view.empty()) out << "non-observer " << a << " has a view\n";

@@ -22,11 +22,11 @@
 // Observers of the same view radius form a mutual class: between two of them the rule
 // gives both directions the same thresholds and the same distance, so a pair is seen both
 // ways or neither. Such a pair is looked after once, by the list of its lower slot, which
-// decides both directions with one distance. An observer whose radius changes or that
-// stops observing leaves its class (its pairs are then looked after one direction at a
-// time, as between observers of different radii); it joins the class of its new radius
-// once none of its pairs with that class is seen one way only.
-// docs/architecture.md describes the scheme.
+// decides both directions with one distance, and is held by that slot's view alone. An observer
+// whose radius changes or that stops observing leaves its class (its pairs are then looked after
+// one direction at a time, as between observers of different radii); it joins the class of its new
+// radius once none of its pairs with that class is seen one way only. docs/architecture.md
+// describes the scheme.
 #pragma once
 
 #include <cstddef>
@@ -162,9 +162,8 @@ class GridAoi {
   Vec2 position(EntityHandle h) const;  // precondition: contains(h)
   double view_radius(EntityHandle h) const;
   bool is_observer(EntityHandle h) const;
-  // The targets in an observer's view (unordered). Empty for non-observers.
-  std::span<const std::uint32_t> view_slots(EntityHandle observer) const;
-  // Same, as handles, appended to out.
+  // The targets in an observer's view, appended to out (unordered; none for
+  // non-observers). Its mutual pairs with lower slots are found with a grid query.
   void view_set(EntityHandle observer, std::vector<EntityHandle>& out) const;
   bool sees(EntityHandle observer, EntityHandle target) const;
   // Entities with dist(center, e) <= radius, appended to out in broad-phase order.
@@ -251,7 +250,7 @@ class GridAoi {
   void maintain_cells();
   void index_cells();
   void notify_departure(const Departure& d);
-  void notify_arrival(std::uint32_t b);
+  void notify_arrival(const Departure& arrival);
   std::uint32_t mark_view(std::uint32_t b);
   bool list_is_current(std::uint32_t a) const;
   bool decided_by(std::uint32_t b, std::uint32_t a) const;
@@ -283,6 +282,10 @@ class GridAoi {
   std::uint8_t class_for(double radius);
   void leave_class(std::uint32_t s);
   void try_join(std::uint32_t e);
+  std::uint32_t order_index(std::uint32_t s) const;
+  template <typename Fn>
+  void for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const;
+  void split_pairs(std::uint32_t s, std::uint8_t cls);
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
@@ -314,8 +317,11 @@ class GridAoi {
     std::uint8_t mutual_class = 0;      // 0: none; else pairs with its classmates are mutual
   };
   std::vector<Hot> hot_;
-  std::vector<std::vector<std::uint32_t>> view_;  // observer -> target slots
-  std::vector<std::uint32_t> stamp_;              // scratch marks for the rebuild's view diff
+  // Observer -> target slots, except that a mutual pair is held by the lower slot's view
+  // alone (it decides both directions): an observer's classmates of lower slots that see
+  // it are in their views, not in its own.
+  std::vector<std::vector<std::uint32_t>> view_;
+  std::vector<std::uint32_t> stamp_;  // scratch marks for the rebuild's view diff
 
   // The timing wheel: wheel_[t & wheel_mask_] holds the pair tests due at tick t (every
   // test is due less than life_ ticks ahead, and the wheel has at least life_ buckets).
@@ -360,7 +366,7 @@ class GridAoi {
   std::vector<std::uint32_t> added_;
   std::vector<std::uint32_t> removed_;
   std::vector<Departure> departures_;
-  std::vector<std::uint32_t> arrivals_;
+  std::vector<Departure> arrivals_;  // from: NaN for an entity added since
   std::vector<CellEntry> moved_cells_;
   std::vector<std::uint32_t> list_work_;  // this tick's lists to rebuild or drop
   // Per wheel bucket, the observers whose lists expire at that tick (entries of lists
@@ -385,6 +391,7 @@ class GridAoi {
 
   // Settings changes waiting for the next update().
   double pending_cell_size_ = 0.0;  // > 0: applied at the start of the next update()
+  double view_hysteresis_ = 0.0;    // the hysteresis the views were decided with
   bool lists_stale_ = true;         // every list must be rebuilt at the next update()
 };
 

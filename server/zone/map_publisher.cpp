@@ -78,8 +78,10 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
       f.selected_ghost = e->ghost;
       f.selected_owner = e->ghost_owner;
       f.selected_radius = static_cast<float>(world.aoi().view_radius(e->aoi));
-      for (const std::uint32_t slot : world.aoi().view_slots(e->aoi)) {
-        f.selected_view.push_back(world.entity(slot).id);
+      view_scratch_.clear();
+      world.aoi().view_set(e->aoi, view_scratch_);
+      for (const aoi::EntityHandle t : view_scratch_) {
+        f.selected_view.push_back(world.entity(t.index).id);
       }
       f.selected_party = e->party;
       f.selected_guild = e->guild;

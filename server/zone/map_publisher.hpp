@@ -121,7 +121,8 @@ class MapPublisher {
   std::shared_ptr<const MapWorld> world_;  // tick thread
   mutable std::mutex mutex_;
   Frame published_;
-  Frame building_;  // tick thread only
+  Frame building_;                               // tick thread only
+  std::vector<aoi::EntityHandle> view_scratch_;  // tick thread only
 };
 
 }  // namespace zone

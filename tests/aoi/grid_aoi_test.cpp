@@ -169,7 +169,6 @@ TEST_CASE("a lone observer sees nothing and produces no events") {
   const auto a = aoi.add({500, 500}, 1000, true);
   CHECK(tick(aoi).empty());
   CHECK(view_of(aoi, a).empty());
-  CHECK(aoi.view_slots(a).empty());
 }
 
 TEST_CASE("a non-observer has no view but is seen by observers") {
@@ -182,7 +181,6 @@ TEST_CASE("a non-observer has no view but is seen by observers") {
   CHECK(aoi.sees(a, n));
   CHECK_FALSE(aoi.sees(n, a));
   CHECK(view_of(aoi, n).empty());
-  CHECK(aoi.view_slots(n).empty());
   CHECK(aoi.is_observer(a));
   CHECK_FALSE(aoi.is_observer(n));
   const auto s = aoi.stats();
@@ -319,7 +317,7 @@ TEST_CASE("despawn: leaves in both directions - stale handle - slot reused with 
   CHECK_FALSE(aoi.contains(b));
   CHECK_FALSE(aoi.move(b, {100, 100}));
   CHECK_FALSE(aoi.remove(b));
-  CHECK(aoi.view_slots(b).empty());
+  CHECK(view_of(aoi, b).empty());
 
   // The freed slot is reused with a new generation; the old handle stays stale.
   const auto d = aoi.add({105, 100}, 30, true);
@@ -890,7 +888,7 @@ TEST_CASE("refused input: non-finite or out-of-range positions and radii are nev
   CHECK_FALSE(aoi.set_observer(none, true));
   CHECK_FALSE(aoi.sees(none, a));
   CHECK_FALSE(aoi.sees(a, none));
-  CHECK(aoi.view_slots(none).empty());
+  CHECK(view_of(aoi, none).empty());
   // A handle with a valid index but a wrong generation is stale.
   CHECK_FALSE(aoi.contains({a.index, a.generation + 1}));
   CHECK_FALSE(aoi.move({a.index, a.generation + 1}, {1, 1}));
@@ -1115,31 +1113,37 @@ TEST_CASE("events: no duplicates per tick - documented order - never enter and l
   }
 }
 
-TEST_CASE("view_set - view_slots - sees agree") {
+TEST_CASE("view_set - sees - visible_pairs agree") {
   GridAoi aoi(make_config(10.0, 1.0, {{0, 0}, {100, 100}}));
   std::vector<EntityHandle> hs;
-  for (int i = 0; i < 40; ++i) hs.push_back(aoi.add({i * 2.5, (i % 7) * 3.0}, 12, i % 4 != 0));
+  // Two radii: mutual pairs within each class (held by one view), one-way pairs across.
+  for (int i = 0; i < 40; ++i) {
+    hs.push_back(aoi.add({i * 2.5, (i % 7) * 3.0}, i % 3 == 0 ? 8 : 12, i % 4 != 0));
+  }
   tick(aoi);
   std::uint64_t pairs = 0;
   for (const auto a : hs) {
-    const auto slots = aoi.view_slots(a);
     std::vector<EntityHandle> v;
     aoi.view_set(a, v);
-    REQUIRE(slots.size() == v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      CHECK(v[i].index == slots[i]);
-      CHECK(v[i] == aoi.handle_at(slots[i]));
-      CHECK(aoi.sees(a, v[i]));
+    for (const EntityHandle t : v) {
+      CHECK(t == aoi.handle_at(t.index));
+      CHECK(aoi.sees(a, t));
     }
+    std::set<Key> unique;
+    for (const EntityHandle t : v) unique.insert(key(t));
+    CHECK(unique.size() == v.size());
     for (const auto b : hs) {
+      const double r = aoi.view_radius(a);
       const bool expected =
-          aoi.is_observer(a) && a != b && dist2(aoi.position(a), aoi.position(b)) <= 144.0;
+          aoi.is_observer(a) && a != b && dist2(aoi.position(a), aoi.position(b)) <= r * r;
       CHECK(aoi.sees(a, b) == expected);
+      CHECK(unique.count(key(b)) == (expected ? 1u : 0u));
     }
     pairs += v.size();
   }
   CHECK(aoi.stats().visible_pairs == pairs);
   CHECK(pairs > 0);
+  CHECK(aoi.stats().mutual_observers > 0);
 }
 
 // ---- displacement bound (max_step) -----------------------------------------------------------
@@ -1369,6 +1373,58 @@ TEST_CASE("mutual pairs: the owner stops observing or despawns, the other keeps 
     CHECK(aoi.sees(b, a) == (dist <= 32));
     CHECK(aoi.check_invariants().empty());
   }
+}
+
+TEST_CASE("mutual pairs: views answer as of the last update while pairs are split") {
+  // A mutual pair is held by the lower slot's view alone; view_set() and sees() must
+  // still answer both directions, also after mutations that split pairs before the update.
+  GridAoi aoi(bounded_config(0.5, 16.0));
+  std::vector<EntityHandle> hs;
+  for (int i = 0; i < 12; ++i) hs.push_back(aoi.add({100.0 + 4.0 * i, 100}, 30, true));
+  tick(aoi);
+  REQUIRE(aoi.stats().mutual_observers == 12);
+  auto expected_view = [&](EntityHandle a) {
+    std::set<Key> out;
+    if (!aoi.is_observer(a)) return out;
+    for (const EntityHandle b : hs) {
+      if (b != a && dist2(aoi.position(a), aoi.position(b)) <= 30.0 * 30.0) out.insert(key(b));
+    }
+    return out;
+  };
+  std::vector<std::set<Key>> before;
+  for (const EntityHandle a : hs) {
+    before.push_back(expected_view(a));
+    CHECK(view_of(aoi, a) == before.back());
+    for (const EntityHandle b : hs) CHECK(aoi.sees(a, b) == (before.back().count(key(b)) == 1));
+  }
+  // Split pairs three ways (slots low, middle and high), then move everyone a little:
+  // until the update, every view is the last update's.
+  REQUIRE(aoi.set_view_radius(hs[0], 20));
+  REQUIRE(aoi.set_observer(hs[5], false));
+  REQUIRE(aoi.remove(hs[11]));
+  for (std::size_t i = 0; i + 1 < hs.size(); ++i) {
+    REQUIRE(aoi.move(hs[i], {100.0 + 4.0 * static_cast<double>(i) + 0.25, 100.25}));
+  }
+  for (std::size_t i = 0; i + 1 < hs.size(); ++i) {
+    INFO("observer " << i);
+    CHECK(view_of(aoi, hs[i]) == before[i]);
+    for (std::size_t j = 0; j < hs.size(); ++j) {
+      CHECK(aoi.sees(hs[i], hs[j]) == (before[i].count(key(hs[j])) == 1));
+    }
+  }
+  hs.pop_back();
+  // After the update (and the joins that follow), the views are exact again.
+  for (int t = 0; t < 40; ++t) {
+    INFO("tick " << t);
+    tick(aoi);
+    CHECK(aoi.check_invariants().empty());
+    for (const EntityHandle a : hs) {
+      if (a == hs[0]) continue;  // radius 20: checked below
+      CHECK(view_of(aoi, a) == expected_view(a));
+    }
+  }
+  CHECK(view_of(aoi, hs[0]).size() == 5);     // within 20 m: 4, 8, 12, 16, 20
+  CHECK(aoi.stats().mutual_observers == 10);  // hs[0] joined the 20 m class, hs[5] observes no more
 }
 
 TEST_CASE("max_step: changing the bound - the hysteresis - the cell size keeps views exact") {
