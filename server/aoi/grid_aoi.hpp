@@ -162,8 +162,11 @@ class GridAoi {
   Vec2 position(EntityHandle h) const;  // precondition: contains(h)
   double view_radius(EntityHandle h) const;
   bool is_observer(EntityHandle h) const;
-  // The targets in an observer's view, appended to out (unordered; none for
-  // non-observers). Its mutual pairs with lower slots are found with a grid query.
+  // The targets in an observer's view as of the last update, appended to out (unordered;
+  // none for an entity that was no observer then). Its mutual pairs with lower slots are
+  // found with a grid query around its position of the last update (a scan of every
+  // entity when it moved further than max_step since, or without a bound): meant for
+  // inspecting a few observers, not all of them every tick.
   void view_set(EntityHandle observer, std::vector<EntityHandle>& out) const;
   bool sees(EntityHandle observer, EntityHandle target) const;
   // Entities with dist(center, e) <= radius, appended to out in broad-phase order.
@@ -231,7 +234,9 @@ class GridAoi {
       return a.key != b.key ? a.key < b.key : a.slot < b.slot;
     }
   };
-  struct Departure {  // an entity that left its position of the last update
+  // An entity that left its position of the last update (removed, teleported, or left its
+  // mutual class); as an arrival, also a new entity (from: NaN).
+  struct Departure {
     std::uint32_t slot;
     Vec2 from;
   };

@@ -115,6 +115,8 @@ class Harness {
     for (tick_ = 0; tick_ < ticks; ++tick_) {
       mutate();
       if (failed_) FAIL(report_.str());
+      compare_views_before_update();
+      if (failed_) FAIL(report_.str());
       const auto events = aoi_.update();
       if (pending_cell_size_ > 0.0) {
         REQUIRE(aoi_.config().cell_size == pending_cell_size_);
@@ -493,6 +495,28 @@ class Harness {
   }
 
   // ---- comparison ----------------------------------------------------------------------
+  // Between the mutations and the update, the views answer as of the last update: also
+  // those of observers switched off, re-radiused or despawned since (their mutual pairs
+  // were split), and of the entities that see them.
+  void compare_views_before_update() {
+    std::vector<EntityHandle> view;
+    std::vector<Id> got;
+    auto check = [&](Id id) {
+      view.clear();
+      aoi_.view_set(handles_[id], view);
+      got.clear();
+      for (const EntityHandle t : view) got.push_back(id_of(t));
+      std::sort(got.begin(), got.end());
+      const std::vector<Id> want = oracle_.view(id);
+      if (got != want) {
+        fail() << "view of " << id << " before the update: " << got.size() << " targets, "
+               << want.size() << " as of the last update";
+      }
+    };
+    for (const Id id : live_) check(id);
+    for (const Id id : despawned_now_) check(id);
+  }
+
   Id id_of(EntityHandle h) {
     if (h.index >= by_slot_.size() || !by_slot_[h.index].used ||
         by_slot_[h.index].generation != h.generation) {

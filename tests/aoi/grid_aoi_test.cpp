@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <span>
@@ -1425,6 +1426,50 @@ TEST_CASE("mutual pairs: views answer as of the last update while pairs are spli
   }
   CHECK(view_of(aoi, hs[0]).size() == 5);     // within 20 m: 4, 8, 12, 16, 20
   CHECK(aoi.stats().mutual_observers == 10);  // hs[0] joined the 20 m class, hs[5] observes no more
+}
+
+TEST_CASE("mutual classes: radii beyond the 255th get no class, and views stay exact") {
+  GridAoi aoi(bounded_config(0.5, 16.0));
+  // 255 radii, one class each, 3.9 m apart along a row: no pairs between them.
+  std::vector<EntityHandle> row;
+  for (int i = 0; i < 255; ++i) row.push_back(aoi.add({5.0 + 3.9 * i, 10}, 1.0 + 0.01 * i, true));
+  // A crowd of a radius first seen after that: no class, every pair followed both ways.
+  std::vector<EntityHandle> crowd;
+  for (int i = 0; i < 6; ++i) crowd.push_back(aoi.add({100.0 + 7.0 * i, 500}, 30, true));
+  // The rule with hysteresis, applied tick by tick: the crowd's views.
+  std::map<Key, std::set<Key>> seen;
+  auto expect_views = [&] {
+    for (const EntityHandle a : crowd) {
+      const double r = aoi.view_radius(a);
+      for (const EntityHandle b : crowd) {
+        if (b == a) continue;
+        const double d2 = dist2(aoi.position(a), aoi.position(b));
+        if (d2 <= r * r) seen[key(a)].insert(key(b));
+        if (d2 > (r + 2.0) * (r + 2.0)) seen[key(a)].erase(key(b));
+      }
+    }
+  };
+  tick(aoi);
+  expect_views();
+  CHECK(aoi.stats().mutual_observers == 255);
+  // A row member takes the crowd's radius and joins it: it leaves its class and finds
+  // none for the new radius.
+  REQUIRE(aoi.set_view_radius(row[0], 30));
+  REQUIRE(aoi.move(row[0], {135, 500}));  // a teleport, beside the crowd
+  crowd.push_back(row[0]);
+  for (int t = 0; t < 40; ++t) {
+    INFO("tick " << t);
+    // The crowd spreads out slowly: pairs cross r and r + h both ways.
+    for (std::size_t i = 0; i < crowd.size(); ++i) {
+      const Vec2 p = aoi.position(crowd[i]);
+      REQUIRE(aoi.move(crowd[i], {p.x + 0.25 * (static_cast<double>(i) - 3.0), p.y}));
+    }
+    tick(aoi);
+    expect_views();
+    CHECK(aoi.check_invariants().empty());
+    for (const EntityHandle a : crowd) CHECK(view_of(aoi, a) == seen[key(a)]);
+    CHECK(aoi.stats().mutual_observers == 254);
+  }
 }
 
 TEST_CASE("max_step: changing the bound - the hysteresis - the cell size keeps views exact") {
