@@ -1,12 +1,14 @@
 // The live map's data in a world of zones (docs/world.md, "Live map"): the area the AOI
 // covers around the zone, ghosts with their own kind codes and owners, the neighbours'
 // rectangles and names with the ghosts each has here; and a zone alone, whose JSON has
-// none of it.
+// none of it. Also the selection's view, in both directions of the AOI's mutual pairs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -185,4 +187,31 @@ TEST_CASE("live map: a ghost handed over between zones names its owner now, not 
   INFO(j.dump());
   CHECK(j.at("selected").at("owner").at("index") == 1);
   CHECK(j.at("zone").at("neighbours")[0].at("ghosts") == 1);
+}
+
+TEST_CASE("live map: the selection's view lists everyone it sees, whichever slot is lower") {
+  // Players share one view radius, so the AOI holds each pair in the lower slot's view
+  // alone; the map must still list both directions.
+  world::WorldParams wp;
+  wp.grid.bounds = {{0.0, 0.0}, {20.0, 20.0}};
+  wp.grid.cell_size = 8.0;
+  wp.player_view_radius = 100.0;  // everyone sees everyone
+  world::World w(wp);
+  const std::uint32_t a = w.spawn_player("a"), b = w.spawn_player("b"), c = w.spawn_player("c");
+  w.update_aoi();
+  MapPublisher map(1);
+  const std::uint32_t slots[] = {a, b, c};
+  for (const std::uint32_t s : slots) {
+    map.select(w.entity(s).id);
+    map.publish(1, w, MapStats{});
+    const nlohmann::json j = nlohmann::json::parse(map.frame_json(MapWindow{}));
+    std::vector<std::uint32_t> view = j.at("selected").at("view").get<std::vector<std::uint32_t>>();
+    std::sort(view.begin(), view.end());
+    std::vector<std::uint32_t> others;
+    for (const std::uint32_t t : slots) {
+      if (t != s) others.push_back(w.entity(t).id);
+    }
+    std::sort(others.begin(), others.end());
+    CHECK(view == others);
+  }
 }
