@@ -300,11 +300,7 @@ bool GridAoi::remove(EntityHandle h) {
   if (hot_[h.index].flags & kObserver) --observer_count_;
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
-  if (const std::uint8_t cls = hot_[h.index].mutual_class; cls != 0) {
-    split_pairs(h.index, cls);  // its pairs are ended one direction at a time
-    --mutual_count_;
-  }
-  hot_[h.index].mutual_class = 0;
+  leave_class(h.index);  // its pairs are ended one direction at a time
   removed_.push_back(h.index);
   dirty_.push_back(h.index);
   return true;
@@ -354,6 +350,8 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
 // until it joins a class again (try_join). At the next update it is handled as a teleport
 // (every test naming it goes stale and the observers near it get a test of the pair),
 // because the pairs it owned as the lower slot now need a test in the other observer's list.
+// A removed entity leaves its class too (its kReclass flag is then never looked at: the
+// cell pass handles it as a departure).
 void GridAoi::leave_class(std::uint32_t s) {
   Hot& h = hot_[s];
   if (h.mutual_class == 0) return;
@@ -421,9 +419,10 @@ std::uint32_t GridAoi::order_index(std::uint32_t s) const {
   if (std::isfinite(step_check_)) {
     for_each_span(hot_[s].pos, step_check_ + sched_eps(step_check_),
                   [&](std::uint32_t begin, std::uint32_t end) {
+                    if (found != kNotVisible) return;
                     const std::uint32_t i =
                         simd::find_u32(ord_slot_.data() + begin, end - begin, s);
-                    if (found == kNotVisible && i < end - begin) found = begin + i;
+                    if (i < end - begin) found = begin + i;
                   });
   }
   if (found != kNotVisible) return found;
