@@ -60,10 +60,11 @@ test-asan: build-asan
 # The threaded parts under ThreadSanitizer: the server integration tests (a real zone
 # loop, its admin HTTP threads, reloads from another thread) and the end-to-end sim
 # tests (zone-server and client-sim binaries built with TSan).
-TSAN_LABELS ?= server|integration|replication
+TSAN_LABELS ?= server|integration|replication|threads
 build-tsan: deps
 	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZONE_TSAN=ON -DZONE_BUILD_BENCH=OFF
-	cmake --build $(TSAN) -j $(JOBS) --target server_tests sim_tests replication_tests zone-server client-sim
+	cmake --build $(TSAN) -j $(JOBS) --target server_tests sim_tests replication_tests \
+		aoi_parallel_tests zone-server client-sim
 
 test-tsan: build-tsan test-deps
 	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -1,7 +1,7 @@
 // aoi-bench: the grid AOI core on the standard workloads (/work/shared/bench/aoi-workloads.md).
 //
 //   aoi-bench [--workload NAME|all] [--ticks N] [--cell-size X] [--repeat K]
-//             [--baseline brute|naive-grid] [--verify] [--list]
+//             [--baseline brute|naive-grid] [--threads N] [--verify] [--list]
 //
 // Prints one JSON object per line: per workload and implementation ("impl": "grid",
 // "brute" or "naive-grid") the event counts and the per-tick latency distribution; with
@@ -36,6 +36,7 @@
 #include "aoi/simd.hpp"
 #include "brute_aoi.hpp"
 #include "naive_grid.hpp"
+#include "util/worker_pool.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -101,6 +102,7 @@ struct RecordingSink {
 // entity walks in one tick; reflection at the bounds only shortens a step, and teleports,
 // which exceed it, are detected by the AOI). Set once by main() from --unbounded.
 bool g_bounded = true;
+std::uint32_t g_threads = 1;  // --threads: workers of the grid's update (1: the calling thread)
 
 GridConfig grid_config(const Workload& w, double cell_size) {
   GridConfig c{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis};
@@ -113,7 +115,10 @@ class GridEngine {
   static constexpr const char* kName = "grid";
 
   GridEngine(const Workload& w, double cell_size, const Trajectories& t)
-      : aoi_(grid_config(w, cell_size)) {
+      : pool_(g_threads), aoi_(grid_config(w, cell_size)) {
+    aoi_.set_parallel(
+        [this](std::uint32_t pieces, const GridAoi::PieceFn& fn) { pool_.run(pieces, fn); },
+        pool_.size());
     moves_.reserve(w.entities);
     for (std::uint32_t i = 0; i < w.entities; ++i) {
       const EntityHandle h = aoi_.add({t.x()[i], t.y()[i]}, w.view_radius(i), true);
@@ -151,9 +156,11 @@ class GridEngine {
     j["occupied_cells"] = s.occupied_cells;
     j["max_cell_population"] = s.max_cell_population;
     j["kernels"] = zone::aoi::simd::kernel_name();
+    j["threads"] = pool_.size();
   }
 
  private:
+  zone::util::WorkerPool pool_;
   GridAoi aoi_;
   std::vector<GridAoi::Move> moves_;
 };
@@ -459,6 +466,11 @@ int main(int argc, char** argv) {
   app.add_flag("--cell-scaling", cell_scaling,
                "Time 100 entities in a 2000 m world with cells from 64 m down to 0.5 m (16 Mi "
                "cells): the update time must not depend on the number of cells");
+  app.add_option("--threads", g_threads,
+                 "Threads of the grid's update (the calling thread included); the events are "
+                 "the same for any number")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
   CLI11_PARSE(app, argc, argv);
   g_bounded = !unbounded;

@@ -24,6 +24,12 @@ constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
 // A tick's pair tests name random slots: their records are fetched this many tests ahead.
 constexpr std::uint32_t kTestAhead = 8;
+// With workers, a tick's list rebuilds are cut into pieces of this many lists, and a phase
+// runs on the workers only when it has at least kMinPieces pieces (a chunk of pair tests
+// is a piece): below that, waking the workers and merging their output costs more than
+// it saves (measured on the standard workloads, docs/benchmarks.md).
+constexpr std::uint32_t kListsPerPiece = 64;
+constexpr std::uint32_t kMinPieces = 8;
 
 // A list lives this many ticks when the hysteresis alone does not allow more (the skin
 // beyond r is then 2 * max_step * (kLifeTarget - 1)); and never more than kMaxLife, so that
@@ -73,6 +79,14 @@ bool classmates(std::uint8_t a, std::uint8_t b) {
 // tick), capped at `life`. (A free function: the pair-test loop passes its own copies.)
 std::uint32_t ticks_for_gap(double gap, double inv_two_step, double life) {
   return static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
+}
+
+// The column (or row) of coordinate v in a grid whose first cell starts at `min`.
+std::uint32_t cell_index(double v, double min, double inv_cell, std::uint32_t count) {
+  const double f = (v - min) * inv_cell;
+  if (!(f > 0.0)) return 0;
+  if (f >= static_cast<double>(count)) return count - 1;
+  return static_cast<std::uint32_t>(f);
 }
 
 // Spreads the expiry ticks of lists built together (at start-up, after a settings change).
@@ -177,17 +191,11 @@ void GridAoi::compute_schedule() {
 // |x_a - x_b| <= R then col(x_b) lies in [col(x_a - R), col(x_a + R)] even for positions
 // outside the world bounds.
 std::uint32_t GridAoi::cell_col(double x) const {
-  const double f = (x - config_.bounds.min.x) * inv_cell_;
-  if (!(f > 0.0)) return 0;
-  if (f >= static_cast<double>(cols_)) return cols_ - 1;
-  return static_cast<std::uint32_t>(f);
+  return cell_index(x, config_.bounds.min.x, inv_cell_, cols_);
 }
 
 std::uint32_t GridAoi::cell_row(double y) const {
-  const double f = (y - config_.bounds.min.y) * inv_cell_;
-  if (!(f > 0.0)) return 0;
-  if (f >= static_cast<double>(rows_)) return rows_ - 1;
-  return static_cast<std::uint32_t>(f);
+  return cell_index(y, config_.bounds.min.y, inv_cell_, rows_);
 }
 
 template <typename Fn>
@@ -279,7 +287,6 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
     const std::size_t n = h.index + 1;
     hot_.resize(n);
     view_.resize(n);
-    stamp_.resize(n);
   }
   hot_[h.index].pos = position;
   hot_[h.index].radius = view_radius;
@@ -287,7 +294,6 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
       static_cast<std::uint8_t>(kAlive | kAdded | (observer ? kObserver | kRebuild : 0));
   hot_[h.index].mutual_class = observer ? class_for(view_radius) : 0;
   if (hot_[h.index].mutual_class != 0) ++mutual_count_;
-  stamp_[h.index] = 0;
   added_.push_back(h.index);
   if (observer) dirty_.push_back(h.index);
   ++entity_count_;
@@ -528,12 +534,27 @@ void GridAoi::maintain_cells() {
   bool merge = regrid || unsorted_ticks_ + 1 >= merge_interval();
   const bool keys_exact = unsorted_ticks_ == 0 && !regrid;
   const auto n = static_cast<std::uint32_t>(ord_slot_.size());
+  // Locals for everything the loop reads: its byte stores (versions, classes) may alias
+  // any member, which the compiler would otherwise load again on every iteration.
+  Hot* const hot = hot_.data();
+  const std::uint32_t* const slots = ord_slot_.data();
+  const std::uint32_t* const keys = ord_key_.data();
+  double* const xs = ord_x_.data();
+  double* const ys = ord_y_.data();
+  std::uint8_t* const versions = ord_version_.data();
+  std::uint8_t* const classes = ord_class_.data();
+  const double step_check2 = step_check2_;
+  const double min_x = config_.bounds.min.x;
+  const double min_y = config_.bounds.min.y;
+  const double inv_cell = inv_cell_;
+  const std::uint32_t cols = cols_;
+  const std::uint32_t rows = rows_;
   for (std::uint32_t i = 0; i < n; ++i) {
     // The slots come in cell order, not memory order: fetch a few iterations ahead.
-    if (i + 16 < n) __builtin_prefetch(&hot_[ord_slot_[i + 16]]);
-    const std::uint32_t s = ord_slot_[i];
-    Hot& h = hot_[s];
-    const Vec2 before{ord_x_[i], ord_y_[i]};
+    if (i + 16 < n) __builtin_prefetch(&hot[slots[i + 16]]);
+    const std::uint32_t s = slots[i];
+    Hot& h = hot[s];
+    const Vec2 before{xs[i], ys[i]};
     if (h.flags & kRemoved) {
       ++h.target_version;
       departures_.push_back({s, before});
@@ -544,7 +565,7 @@ void GridAoi::maintain_cells() {
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
     const double dx = h.pos.x - before.x;
     const double dy = h.pos.y - before.y;
-    const bool jumped = dx * dx + dy * dy > step_check2_;
+    const bool jumped = dx * dx + dy * dy > step_check2;
     if (jumped || (h.flags & kReclass)) {
       h.flags = static_cast<std::uint8_t>(h.flags & ~kReclass);
       ++h.target_version;  // every test naming it is stale
@@ -558,16 +579,18 @@ void GridAoi::maintain_cells() {
     // (An entity that did not move is still in its listed cell if every listed cell is
     // exact.)
     const bool still = dx == 0.0 && dy == 0.0 && keys_exact;
-    const std::uint32_t key = still ? ord_key_[i] : cell_key(h.pos);
-    if (key != ord_key_[i] || regrid) {
+    const std::uint32_t key = still ? keys[i]
+                                    : cell_index(h.pos.y, min_y, inv_cell, rows) * cols +
+                                          cell_index(h.pos.x, min_x, inv_cell, cols);
+    if (key != keys[i] || regrid) {
       leaving_.push_back(i);
       moved_cells_.push_back({key, s});
       merge = merge || jumped;
     }
-    ord_x_[i] = h.pos.x;
-    ord_y_[i] = h.pos.y;
-    ord_version_[i] = h.target_version;
-    ord_class_[i] = h.mutual_class;
+    xs[i] = h.pos.x;
+    ys[i] = h.pos.y;
+    versions[i] = h.target_version;
+    classes[i] = h.mutual_class;
   }
   for (const std::uint32_t s : added_) {
     Hot& h = hot_[s];
@@ -667,7 +690,6 @@ void GridAoi::maintain_cells() {
   ord_y_.swap(next_y_);
   ord_version_.swap(next_version_);
   ord_class_.swap(next_class_);
-  if (hits_.size() < total + 8) hits_.resize(total + 8);  // + 8: the filter stores in blocks
   index_cells();
 }
 
@@ -688,13 +710,103 @@ void GridAoi::index_cells() {
   cell_begin_.push_back(n);
 }
 
-std::uint32_t GridAoi::next_epoch() {
-  if (epoch_ >= 0xFFFFFFF0u) {  // wrap: forget every old mark
-    std::fill(stamp_.begin(), stamp_.end(), 0u);
-    epoch_ = 0;
+std::uint32_t GridAoi::Scratch::next_epoch() {
+  if (epoch >= 0xFFFFFFF0u) {  // wrap: forget every old mark
+    std::fill(stamp.begin(), stamp.end(), 0u);
+    epoch = 0;
   }
-  epoch_ += 2;
-  return epoch_;
+  epoch += 2;
+  return epoch;
+}
+
+void GridAoi::Piece::clear() {
+  events.clear();
+  for (std::vector<PairTest>& tests : filed) tests.clear();
+  leaves.clear();
+  enters.clear();
+  expiring.clear();
+  joiners.clear();
+  visible = 0;
+}
+
+// The outputs of list rebuilds and pair tests, on one thread: straight into the AOI's own
+// buffers.
+class GridAoi::DirectSink {
+ public:
+  explicit DirectSink(GridAoi& aoi)
+      : aoi_(aoi), wheel_(aoi.wheel_.data()), mask_(aoi.wheel_mask_) {}
+  void emit(std::uint32_t a, std::uint32_t b, EventKind kind) { aoi_.emit(a, b, kind); }
+  void file(std::uint32_t tick, const PairTest& test) {
+    Bucket& bucket = wheel_[tick & mask_];
+    if (bucket.next == bucket.end) aoi_.add_chunk(bucket);
+    *bucket.next++ = test;
+  }
+  void leave(const Leave& l) { aoi_.leaves_.push_back(l); }
+  void enter(const Enter& e) { aoi_.enters_.push_back(e); }
+  void expire(std::uint32_t bucket, std::uint32_t a) { aoi_.expiring_[bucket].push_back(a); }
+  void join(std::uint32_t a) { aoi_.joiners_.push_back(a); }
+  void visible(std::int64_t change) { aoi_.visible_pairs_ += static_cast<std::uint64_t>(change); }
+
+ private:
+  GridAoi& aoi_;
+  Bucket* const wheel_;  // (the wheel is not resized during a phase)
+  const std::uint32_t mask_;
+};
+
+// The same, for one piece of a parallel phase: into the piece, merged later (merge()).
+class GridAoi::PieceSink {
+ public:
+  PieceSink(const GridAoi& aoi, Piece& piece) : aoi_(aoi), piece_(piece), mask_(aoi.wheel_mask_) {
+    piece.filed.resize(aoi.wheel_.size());
+  }
+  void emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
+    piece_.events.push_back({aoi_.slots_.handle_at(a), aoi_.slots_.handle_at(b), kind});
+  }
+  void file(std::uint32_t tick, const PairTest& test) {
+    piece_.filed[tick & mask_].push_back(test);
+  }
+  void leave(const Leave& l) { piece_.leaves.push_back(l); }
+  void enter(const Enter& e) { piece_.enters.push_back(e); }
+  void expire(std::uint32_t bucket, std::uint32_t a) { piece_.expiring.push_back({bucket, a}); }
+  void join(std::uint32_t a) { piece_.joiners.push_back(a); }
+  void visible(std::int64_t change) { piece_.visible += change; }
+
+ private:
+  const GridAoi& aoi_;
+  Piece& piece_;
+  const std::uint32_t mask_;
+};
+
+// A piece's output, after the pieces before it: the same state as if it had run alone.
+void GridAoi::merge(Piece& piece) {
+  events_.insert(events_.end(), piece.events.begin(), piece.events.end());
+  for (std::size_t b = 0; b < piece.filed.size(); ++b) {
+    append_tests(wheel_[b], piece.filed[b].data(), piece.filed[b].size());
+  }
+  leaves_.insert(leaves_.end(), piece.leaves.begin(), piece.leaves.end());
+  enters_.insert(enters_.end(), piece.enters.begin(), piece.enters.end());
+  for (const Expiry& e : piece.expiring) expiring_[e.bucket].push_back(e.observer);
+  joiners_.insert(joiners_.end(), piece.joiners.begin(), piece.joiners.end());
+  visible_pairs_ += static_cast<std::uint64_t>(piece.visible);
+}
+
+// Appends n tests to a bucket, a chunk's room at a time.
+void GridAoi::append_tests(Bucket& bucket, const PairTest* tests, std::size_t n) {
+  while (n > 0) {
+    if (bucket.next == bucket.end) add_chunk(bucket);
+    const auto k = std::min(n, static_cast<std::size_t>(bucket.end - bucket.next));
+    std::copy_n(tests, k, bucket.next);
+    bucket.next += k;
+    tests += k;
+    n -= k;
+  }
+}
+
+void GridAoi::set_parallel(ParallelFor run, std::uint32_t workers) {
+  workers = std::max(workers, 1u);
+  parallel_ = workers > 1 ? std::move(run) : ParallelFor{};
+  if (!parallel_) workers = 1;
+  scratch_.resize(workers);
 }
 
 void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
@@ -779,9 +891,9 @@ void GridAoi::notify_departure(const Departure& d) {
 }
 
 // Marks the members of b's view with a fresh stamp, returned.
-std::uint32_t GridAoi::mark_view(std::uint32_t b) {
-  const std::uint32_t mark = next_epoch();
-  for (const std::uint32_t t : view_[b]) stamp_[t] = mark;
+std::uint32_t GridAoi::mark_view(std::uint32_t b, Scratch& scratch) const {
+  const std::uint32_t mark = scratch.next_epoch();
+  for (const std::uint32_t t : view_[b]) scratch.stamp[t] = mark;
   return mark;
 }
 
@@ -825,14 +937,16 @@ void GridAoi::notify_arrival(const Departure& arrival) {
 // Rebuilds a's view and schedule from the grid: the view diff (enters, then leaves) and,
 // for every pair that could change before the list expires, a test at the first tick it
 // could. The list's life starts at base_tick (now, or earlier to stagger expiries).
-void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
+template <typename Sink>
+void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& scratch, Sink& sink) {
   std::vector<std::uint32_t>& view = view_[a];
   hot_[a].base_tick = base_tick;
   // (At most life_ ticks ahead, so possibly this tick's slot, which has been emptied.)
-  expiring_[(base_tick + life_) & wheel_mask_].push_back(a);
+  sink.expire((base_tick + life_) & wheel_mask_, a);
   ++hot_[a].observer_version;  // every test scheduled by the old list is stale
   const std::uint32_t expiry = base_tick + life_;
-  const std::uint32_t old_mark = mark_view(a);
+  const std::uint32_t old_mark = mark_view(a, scratch);
+  std::uint32_t* const stamp = scratch.stamp.data();
   const std::uint32_t kept_mark = old_mark + 1;
 
   const Vec2 c = hot_[a].pos;
@@ -845,15 +959,17 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
   const double reach = list_radius + 4.0 * eps;
 
   // Filter over each contiguous span (the same double arithmetic as the decision below);
-  // survivors are compacted into hits_.
+  // survivors are compacted into the scratch hits.
   std::uint32_t n = 0;
-  std::uint32_t* hits = hits_.data();
+  std::uint32_t* hits = scratch.hits.data();
   for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
     n += simd::filter_disc(ord_x_.data(), ord_y_.data(), begin, end, c.x, c.y, reach * reach,
                            hits + n);
   });
 
-  new_view_.clear();
+  // The new view, in scratch as long as the candidates (so no capacity checks).
+  std::uint32_t* const fresh = scratch.view.data();
+  std::uint32_t kept = 0;
   const std::uint32_t first = now_ + 1;
   const std::uint8_t version = hot_[a].observer_version;
   // Pairs that cannot change before the list expires need no test (and no square root):
@@ -876,23 +992,23 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     const double dy = ord_y_[j] - c.y;
     const double d2 = dx * dx + dy * dy;
     bool visible = false;
-    if (stamp_[t] == old_mark) {
+    if (stamp[t] == old_mark) {
       if (d2 <= outer2) {
-        stamp_[t] = kept_mark;
+        stamp[t] = kept_mark;
         visible = true;
       }
     } else if (d2 <= r2) {
-      emit(a, t, EventKind::kEnter);
+      sink.emit(a, t, EventKind::kEnter);
       if (mutual) {  // and t sees a
-        emit(t, a, EventKind::kEnter);
-        ++visible_pairs_;
+        sink.emit(t, a, EventKind::kEnter);
+        sink.visible(1);
       }
       visible = true;
     }
     std::uint32_t index = kNotVisible;
     if (visible) {
-      index = static_cast<std::uint32_t>(new_view_.size());
-      new_view_.push_back(t);
+      index = kept;
+      fresh[kept++] = t;
       if (d2 < deep_r2) continue;
     } else if (d2 > far_r2) {
       continue;
@@ -901,31 +1017,31 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick) {
     const std::uint32_t wake =
         first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
     if (static_cast<std::int32_t>(wake - expiry) < 0) {
-      schedule(wake, {a, t, version, ord_version_[j], 0}, index);
+      sink.file(wake, encode({a, t, version, ord_version_[j], 0}, index));
     }
   }
   // Old members still carrying the old mark are beyond r + h, or gone: they leave (both
   // ways for a mutual pair).
   for (const std::uint32_t t : view) {
-    if (stamp_[t] != old_mark) continue;
-    emit(a, t, EventKind::kLeave);
+    if (stamp[t] != old_mark) continue;
+    sink.emit(a, t, EventKind::kLeave);
     if (classmates(cls, hot_[t].mutual_class)) {
-      emit(t, a, EventKind::kLeave);
-      --visible_pairs_;
+      sink.emit(t, a, EventKind::kLeave);
+      sink.visible(-1);
     }
   }
-  visible_pairs_ = visible_pairs_ - view.size() + new_view_.size();
+  sink.visible(static_cast<std::int64_t>(kept) - static_cast<std::int64_t>(view.size()));
   // Headroom for the enters to come: a view that must grow mid-tick costs an allocation and
   // a copy (at start-up that is every view at once).
-  if (view.capacity() < new_view_.size()) view.reserve(new_view_.size() + new_view_.size() / 4 + 4);
-  view.assign(new_view_.begin(), new_view_.end());
+  if (view.capacity() < kept) view.reserve(kept + kept / 4 + 4);
+  view.assign(fresh, fresh + kept);
 }
 
-// Runs this tick's scheduled pair tests, in the order they were filed. Enters and leaves
-// are put into and taken out of the views afterwards (apply_enters, apply_leaves), where
-// their cache misses can overlap; each entered pair's next test is filed then.
-void GridAoi::run_due_tests() {
-  Bucket& bucket = wheel_[now_ & wheel_mask_];
+// Runs pair tests in the order given. Enters and leaves are put into and taken out of
+// the views afterwards (apply_enters, apply_leaves), where their cache misses can overlap;
+// each entered pair's next test is filed then.
+template <typename Sink>
+void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) {
   const double h = config_.hysteresis;
   const double eps2 = 2.0 * eps_;  // the allowances of ticks_visible and ticks_hidden
   const double eps3 = 3.0 * eps_;
@@ -933,84 +1049,101 @@ void GridAoi::run_due_tests() {
   const auto life = static_cast<double>(life_);
   const std::uint32_t life_ticks = life_;
   const Hot* const hot = hot_.data();
-  Bucket* const wheel = wheel_.data();
-  const std::uint32_t mask = wheel_mask_;
   const std::uint32_t first = now_ + 1;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    if (k + kTestAhead < count) {
+      const PairTest& ahead = tests[k + kTestAhead];
+      __builtin_prefetch(&hot[ahead.observer]);
+      __builtin_prefetch(&hot[ahead.target & ~kVisibleBit]);
+    }
+    PairTest test = tests[k];
+    const std::uint32_t a = test.observer;
+    const std::uint32_t b = test.target & ~kVisibleBit;
+    const Hot& ha = hot[a];
+    const Hot& hb = hot[b];
+    if (test.observer_version != ha.observer_version || test.target_version != hb.target_version) {
+      continue;
+    }
+    const bool visible = (test.target & kVisibleBit) != 0;
+    if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
+      sink.emit(a, b, EventKind::kLeave);
+      sink.leave({a, b, test.view_index});
+      continue;
+    }
+    // A mutual pair is decided by the lower slot's list, for both directions. A test the
+    // other way round was filed by a's list before a joined b's class (try_join), when
+    // a still decided its own direction: b's list covers the pair now.
+    const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
+    if (mutual && b < a) continue;
+    const double r = ha.radius;
+    const double outer = r + h;
+    const double dx = hb.pos.x - ha.pos.x;
+    const double dy = hb.pos.y - ha.pos.y;
+    const double d2 = dx * dx + dy * dy;
+    const double d = std::sqrt(d2);
+    const std::uint32_t expiry = ha.base_tick + life_ticks;
+    double gap;
+    if (visible) {
+      if (d2 > outer * outer) {
+        sink.emit(a, b, EventKind::kLeave);
+        sink.leave({a, b, test.view_index});
+        if (mutual) {
+          sink.emit(b, a, EventKind::kLeave);
+          sink.visible(-1);
+        }
+        test.target = b;  // now hidden
+        gap = d - r - eps3;
+      } else {
+        gap = outer - d - eps2;
+      }
+    } else if (d2 <= r * r) {
+      // Put into the views after the tests (apply_enters), with the pair's next test.
+      sink.emit(a, b, EventKind::kEnter);
+      if (mutual) sink.emit(b, a, EventKind::kEnter);
+      const std::uint32_t wake = first + ticks_for_gap(outer - d - eps2, inv_two_step, life);
+      sink.enter({a, b, test.observer_version, test.target_version, mutual,
+                  static_cast<std::int32_t>(wake - expiry) < 0, wake});
+      continue;
+    } else {
+      gap = d - r - eps3;
+    }
+    const std::uint32_t wake = first + ticks_for_gap(gap, inv_two_step, life);
+    if (static_cast<std::int32_t>(wake - expiry) < 0) {
+      sink.file(wake, test);  // the same pair, versions and view index
+    }
+  }
+}
+
+// Runs this tick's scheduled pair tests, in the order they were filed: chunk by chunk, each
+// chunk a piece of its own when there are workers. Then applies the views' changes.
+void GridAoi::run_due_tests() {
+  Bucket& bucket = wheel_[now_ & wheel_mask_];
   leaves_.clear();
   enters_.clear();
   // The bucket does not grow while it runs: every new test is due later.
   const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
-  for (std::uint32_t c = 0; c < chunks; ++c) {
-    const PairTest* tests = bucket.chunks[c]->tests;
-    const auto count =
-        c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - tests) : kChunkTests;
-    for (std::uint32_t k = 0; k < count; ++k) {
-      if (k + kTestAhead < count) {
-        const PairTest& ahead = tests[k + kTestAhead];
-        __builtin_prefetch(&hot[ahead.observer]);
-        __builtin_prefetch(&hot[ahead.target & ~kVisibleBit]);
-      }
-      PairTest test = tests[k];
-      const std::uint32_t a = test.observer;
-      const std::uint32_t b = test.target & ~kVisibleBit;
-      const Hot& ha = hot[a];
-      const Hot& hb = hot[b];
-      if (test.observer_version != ha.observer_version ||
-          test.target_version != hb.target_version) {
-        continue;
-      }
-      const bool visible = (test.target & kVisibleBit) != 0;
-      if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
-        emit(a, b, EventKind::kLeave);
-        leaves_.push_back({a, b, test.view_index});
-        continue;
-      }
-      // A mutual pair is decided by the lower slot's list, for both directions. A test the
-      // other way round was filed by a's list before a joined b's class (try_join), when
-      // a still decided its own direction: b's list covers the pair now.
-      const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
-      if (mutual && b < a) continue;
-      const double r = ha.radius;
-      const double outer = r + h;
-      const double dx = hb.pos.x - ha.pos.x;
-      const double dy = hb.pos.y - ha.pos.y;
-      const double d2 = dx * dx + dy * dy;
-      const double d = std::sqrt(d2);
-      const std::uint32_t expiry = ha.base_tick + life_ticks;
-      double gap;
-      if (visible) {
-        if (d2 > outer * outer) {
-          emit(a, b, EventKind::kLeave);
-          leaves_.push_back({a, b, test.view_index});
-          if (mutual) {
-            emit(b, a, EventKind::kLeave);
-            --visible_pairs_;
-          }
-          test.target = b;  // now hidden
-          gap = d - r - eps3;
-        } else {
-          gap = outer - d - eps2;
-        }
-      } else if (d2 <= r * r) {
-        // Put into the views after the tests (apply_enters), with the pair's next test.
-        emit(a, b, EventKind::kEnter);
-        if (mutual) emit(b, a, EventKind::kEnter);
-        const std::uint32_t wake = first + ticks_for_gap(outer - d - eps2, inv_two_step, life);
-        enters_.push_back({a, b, test.observer_version, test.target_version, mutual,
-                           static_cast<std::int32_t>(wake - expiry) < 0, wake});
-        continue;
-      } else {
-        gap = d - r - eps3;
-      }
-      const std::uint32_t wake = first + ticks_for_gap(gap, inv_two_step, life);
-      if (static_cast<std::int32_t>(wake - expiry) < 0) {
-        Bucket& to = wheel[wake & mask];
-        if (to.next == to.end) add_chunk(to);
-        *to.next++ = test;  // the same pair, versions and view index
-      }
+  auto count_of = [&](std::uint32_t c) {
+    return c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
+                           : kChunkTests;
+  };
+  if (!parallel_ || chunks < kMinPieces) {
+    DirectSink sink(*this);
+    for (std::uint32_t c = 0; c < chunks; ++c) {
+      run_tests(bucket.chunks[c]->tests, count_of(c), sink);
+      // Done with this chunk: the tests filed from here on may reuse it.
+      free_chunks_.push_back(bucket.chunks[c]);
     }
-    // Done with this chunk: the tests filed from here on may reuse it.
-    free_chunks_.push_back(bucket.chunks[c]);
+  } else {
+    if (pieces_.size() < chunks) pieces_.resize(chunks);
+    parallel_(chunks, [&](std::uint32_t c, std::uint32_t) {
+      Piece& piece = pieces_[c];
+      piece.clear();
+      PieceSink sink(*this, piece);
+      run_tests(bucket.chunks[c]->tests, count_of(c), sink);
+    });
+    free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
+    bucket.chunks.clear();
+    for (std::uint32_t c = 0; c < chunks; ++c) merge(pieces_[c]);
   }
   bucket.chunks.clear();
   bucket.next = nullptr;
@@ -1069,12 +1202,66 @@ void GridAoi::apply_leaves() {
   visible_pairs_ -= n;
 }
 
-void GridAoi::clear_view(std::uint32_t a) {
+template <typename Sink>
+void GridAoi::clear_view(std::uint32_t a, Sink& sink) {
   std::vector<std::uint32_t>& view = view_[a];
-  for (const std::uint32_t t : view) emit(a, t, EventKind::kLeave);
-  visible_pairs_ -= view.size();
+  for (const std::uint32_t t : view) sink.emit(a, t, EventKind::kLeave);
+  sink.visible(-static_cast<std::int64_t>(view.size()));
   view.clear();
   ++hot_[a].observer_version;
+}
+
+// Rebuilds (or drops) the lists list_work_[begin, end) in order.
+template <typename Sink>
+void GridAoi::build_lists(std::uint32_t begin, std::uint32_t end, bool stale, Scratch& scratch,
+                          Sink& sink) {
+  for (std::uint32_t k = begin; k < end; ++k) {
+    if (k + 2 < end) __builtin_prefetch(&view_[list_work_[k + 2]]);
+    if (k + 1 < end) {
+      const std::vector<std::uint32_t>& next = view_[list_work_[k + 1]];
+      if (!next.empty()) __builtin_prefetch(next.data());
+    }
+    const std::uint32_t a = list_work_[k];
+    const std::uint8_t f = hot_[a].flags;
+    if ((f & (kObserver | kRemoved)) != kObserver) {
+      clear_view(a, sink);
+      hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
+    } else {
+      const bool spread = stale || (f & kAdded);
+      rebuild_list(a, spread ? now_ - stagger(a, life_) : now_, scratch, sink);
+      hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);
+      if (f & kJoin) sink.join(a);
+    }
+  }
+}
+
+// This tick's list rebuilds, by ascending slot: in pieces of kListsPerPiece lists when there
+// are workers (each writes only its own lists' views and records), merged in order.
+void GridAoi::rebuild_lists(bool stale) {
+  const auto work = static_cast<std::uint32_t>(list_work_.size());
+  for (Scratch& s : scratch_) {
+    if (s.stamp.size() < hot_.size()) s.stamp.resize(hot_.size(), 0);
+    // + 8: the filter stores in blocks.
+    if (s.hits.size() < ord_slot_.size() + 8) {
+      s.hits.resize(ord_slot_.size() + 8);
+      s.view.resize(ord_slot_.size() + 8);
+    }
+  }
+  if (!parallel_ || work < kMinPieces * kListsPerPiece) {
+    DirectSink sink(*this);
+    build_lists(0, work, stale, scratch_[0], sink);
+    return;
+  }
+  const std::uint32_t pieces = (work + kListsPerPiece - 1) / kListsPerPiece;
+  if (pieces_.size() < pieces) pieces_.resize(pieces);
+  parallel_(pieces, [&](std::uint32_t p, std::uint32_t worker) {
+    Piece& piece = pieces_[p];
+    piece.clear();
+    PieceSink sink(*this, piece);
+    build_lists(p * kListsPerPiece, std::min(work, (p + 1) * kListsPerPiece), stale,
+                scratch_[worker], sink);
+  });
+  for (std::uint32_t p = 0; p < pieces; ++p) merge(pieces_[p]);
 }
 
 void GridAoi::release_removed() {
@@ -1145,25 +1332,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
     if (needed) list_work_[kept++] = a;
   }
   list_work_.resize(kept);
-  const std::size_t work = list_work_.size();
-  for (std::size_t k = 0; k < work; ++k) {
-    if (k + 2 < work) __builtin_prefetch(&view_[list_work_[k + 2]]);
-    if (k + 1 < work) {
-      const std::vector<std::uint32_t>& next = view_[list_work_[k + 1]];
-      if (!next.empty()) __builtin_prefetch(next.data());
-    }
-    const std::uint32_t a = list_work_[k];
-    const std::uint8_t f = hot_[a].flags;
-    if ((f & (kObserver | kRemoved)) != kObserver) {
-      clear_view(a);
-      hot_[a].flags = static_cast<std::uint8_t>(f & ~kListed);
-    } else {
-      const bool spread = stale || (f & kAdded);
-      rebuild_list(a, spread ? now_ - stagger(a, life_) : now_);
-      hot_[a].flags = static_cast<std::uint8_t>((f & ~kRebuild) | kListed);
-      if (f & kJoin) joiners_.push_back(a);
-    }
-  }
+  rebuild_lists(stale);
   run_due_tests();
   for (const std::uint32_t e : joiners_) try_join(e);
   joiners_.clear();

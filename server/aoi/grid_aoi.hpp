@@ -27,10 +27,15 @@
 // one direction at a time, as between observers of different radii); it joins the class of its new
 // radius once none of its pairs with that class is seen one way only. docs/architecture.md
 // describes the scheme.
+//
+// The tick's two heavy phases, the list rebuilds and the due pair tests, can run on worker
+// threads (set_parallel): cut into pieces that each write an output of their own, merged in
+// piece order, so that nothing the AOI returns depends on the number of threads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -139,6 +144,18 @@ class GridAoi {
   // Batch form of move(); returns how many moves were refused.
   std::size_t move_batch(std::span<const Move> moves);
 
+  // --- Threads. ---------------------------------------------------------------------------
+  // Runs fn(piece, worker) once for every piece in [0, pieces), on at most `workers`
+  // threads at once (worker < workers, each worker number used by one thread at a time),
+  // and returns when all are done. A zone passes its worker pool's run().
+  using PieceFn = std::function<void(std::uint32_t piece, std::uint32_t worker)>;
+  using ParallelFor = std::function<void(std::uint32_t pieces, const PieceFn& fn)>;
+  // From the next update() on, the list rebuilds and the pair tests of a tick run on
+  // `workers` threads through `run` (workers <= 1 or an empty `run`: on the calling
+  // thread alone). The events, their order and every query's answer are the same for any
+  // number of workers: each piece of work writes its own output, merged in piece order.
+  void set_parallel(ParallelFor run, std::uint32_t workers);
+
   // --- The tick. ----------------------------------------------------------------------------
   // Brings every observer's view set up to date with the current positions. Returns the
   // tick's events, valid until the next update(); at most one per (observer, target) pair.
@@ -244,7 +261,7 @@ class GridAoi {
   // Contiguous ranges [begin, end) of the cell-ordered arrays that hold every entity
   // within `reach` of c (and others): one range per occupied grid row the disc touches.
   template <typename Fn>
-  void for_each_span(Vec2 c, double reach, Fn&& fn) const;
+  [[gnu::always_inline]] inline void for_each_span(Vec2 c, double reach, Fn&& fn) const;
   std::uint32_t cell_col(double x) const;
   std::uint32_t cell_row(double y) const;
   std::uint32_t cell_key(Vec2 p) const { return cell_row(p.y) * cols_ + cell_col(p.x); }
@@ -256,7 +273,6 @@ class GridAoi {
   void index_cells();
   void notify_departure(const Departure& d);
   void notify_arrival(const Departure& arrival);
-  std::uint32_t mark_view(std::uint32_t b);
   bool list_is_current(std::uint32_t a) const;
   bool decided_by(std::uint32_t b, std::uint32_t a) const;
   // view_index: where b is in a's view, or kNotVisible (0xFFFFFFFF) for a hidden pair.
@@ -265,24 +281,72 @@ class GridAoi {
   }
   // Same, with the versions already in `test` (its target field without the visible bit).
   void schedule(std::uint32_t tick, PairTest test, std::uint32_t view_index) {
-    Bucket& bucket = wheel_[tick & wheel_mask_];
-    if (bucket.next == bucket.end) add_chunk(bucket);
+    file(tick, encode(test, view_index));
+  }
+  // The test with its visible bit and view index set.
+  static PairTest encode(PairTest test, std::uint32_t view_index) {
     test.target |= view_index != 0xFFFFFFFFu ? 0x80000000u : 0u;
     test.view_index = static_cast<std::uint16_t>(view_index);
-    *bucket.next++ = test;
+    return test;
   }
   void add_chunk(Bucket& bucket);
-  void rebuild_list(std::uint32_t a, std::uint32_t base_tick);
+  // Files a test (its target field and view index already set) under `tick`.
+  void file(std::uint32_t tick, const PairTest& test) {
+    Bucket& bucket = wheel_[tick & wheel_mask_];
+    if (bucket.next == bucket.end) add_chunk(bucket);
+    *bucket.next++ = test;
+  }
+
+  // What a worker uses while it rebuilds lists: marks for the view diff (per target slot)
+  // and room for the candidates and the new view (as many as there are entities).
+  struct Scratch {
+    std::vector<std::uint32_t> stamp;
+    std::uint32_t epoch = 0;
+    std::vector<std::uint32_t> hits;
+    std::vector<std::uint32_t> view;
+    std::uint32_t next_epoch();
+  };
+  std::uint32_t mark_view(std::uint32_t b, Scratch& scratch) const;
+  // What one piece of a parallel phase produces, merged in piece order afterwards: the
+  // events, the tests to file (per wheel bucket, so that each bucket's share is copied
+  // whole), the view changes to apply, the lists' expiry entries and the change in the
+  // number of visible pairs.
+  struct Expiry {
+    std::uint32_t bucket;
+    std::uint32_t observer;
+  };
+  struct Piece {
+    std::vector<VisibilityEvent> events;
+    std::vector<std::vector<PairTest>> filed;  // per wheel bucket
+    std::vector<Leave> leaves;
+    std::vector<Enter> enters;
+    std::vector<Expiry> expiring;
+    std::vector<std::uint32_t> joiners;
+    std::int64_t visible = 0;
+    void clear();
+  };
+  class DirectSink;  // writes into the AOI's own buffers (one thread)
+  class PieceSink;   // writes into a Piece
+  template <typename Sink>
+  void rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& scratch, Sink& sink);
+  template <typename Sink>
+  void clear_view(std::uint32_t a, Sink& sink);
+  template <typename Sink>
+  void build_lists(std::uint32_t begin, std::uint32_t end, bool stale, Scratch& scratch,
+                   Sink& sink);
+  template <typename Sink>
+  void run_tests(const PairTest* tests, std::uint32_t count, Sink& sink);
+  void rebuild_lists(bool stale);
   void run_due_tests();
+  void merge(Piece& piece);
+  void append_tests(Bucket& bucket, const PairTest* tests, std::size_t n);
   void apply_enters();
   void apply_leaves();
   void release_bucket(Bucket& bucket);
-  void clear_view(std::uint32_t a);
   void remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint);
   std::uint32_t ticks_visible(double d, double outer, double eps) const;
   std::uint32_t ticks_hidden(double d, double r, double eps) const;
   void release_removed();
-  std::uint32_t next_epoch();
   bool usable(EntityHandle h) const;
   std::uint8_t class_for(double radius);
   void leave_class(std::uint32_t s);
@@ -326,7 +390,6 @@ class GridAoi {
   // alone (it decides both directions): an observer's classmates of lower slots that see
   // it are in their views, not in its own.
   std::vector<std::vector<std::uint32_t>> view_;
-  std::vector<std::uint32_t> stamp_;  // scratch marks for the rebuild's view diff
 
   // The timing wheel: wheel_[t & wheel_mask_] holds the pair tests due at tick t (every
   // test is due less than life_ ticks ahead, and the wheel has at least life_ buckets).
@@ -379,10 +442,12 @@ class GridAoi {
   std::vector<std::vector<std::uint32_t>> expiring_;
   std::vector<std::uint32_t> dirty_;
   std::vector<std::uint32_t> joiners_;  // observers that may join a class after this tick
-  std::vector<std::uint32_t> hits_;
-  std::vector<std::uint32_t> new_view_;
   std::vector<VisibilityEvent> events_;
-  std::uint32_t epoch_ = 0;
+  // Threads: the runner, one scratch per worker (the calling thread uses the first), and the
+  // pieces of the current phase (kept to reuse their memory).
+  ParallelFor parallel_;
+  std::vector<Scratch> scratch_ = std::vector<Scratch>(1);
+  std::vector<Piece> pieces_;
 
   // The view radius of each mutual class (class k + 1 at index k); classes are never
   // reused for another radius, so a class id names one radius for good.

@@ -138,6 +138,11 @@ class World {
   // Brings the AOI up to date, then each entity's precision (which depends on who is
   // near); the events are valid until the next call.
   std::span<const aoi::VisibilityEvent> update_aoi();
+  // The AOI update's list rebuilds and pair tests run on these workers from the next
+  // update_aoi on (aoi::GridAoi::set_parallel); its events are the same for any number.
+  void set_aoi_parallel(aoi::GridAoi::ParallelFor run, std::uint32_t workers) {
+    aoi_.set_parallel(std::move(run), workers);
+  }
   // Precision tiers, as of the last update_aoi: NPCs engaged with a player, and entities
   // sent at the ambient precision.
   std::uint32_t engaged_npc_count() const { return engaged_npcs_; }

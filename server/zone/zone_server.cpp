@@ -91,6 +91,10 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
         o, [in](const net::NetEvent& ev) { in->on_event(ev); }, [in] { in->publish(); }));
   }
   batches_.resize(hosts_.size());
+  // The AOI update uses the replication workers too: they are idle until replicate().
+  world_.set_aoi_parallel(
+      [this](std::uint32_t pieces, const aoi::GridAoi::PieceFn& fn) { pool_.run(pieces, fn); },
+      pool_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
   if (world_setup.map) {

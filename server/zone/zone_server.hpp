@@ -12,7 +12,9 @@
 //   tick thread      run() and tick(), then shutdown(): every member not marked otherwise.
 //   network threads  one per host: its HostThread and Ingest queue; they read the
 //                    workers' arenas until the host reports the tick's batch sent.
-//   workers          pool_, inside replicate() only: disjoint clients, an arena each.
+//   workers          pool_, inside replicate(): disjoint clients, an arena each; and inside
+//                    the AOI update (World::update_aoi): disjoint candidate lists, each
+//                    piece of work with an output of its own, merged in order.
 //   admin threads    admin_: published copies only (the metrics board and map frame in
 //                    observability_, the truth_ ring), the atomics, what was set before
 //                    they started; they queue reloads in reloads_.
