@@ -737,9 +737,7 @@ class GridAoi::DirectSink {
       : aoi_(aoi), wheel_(aoi.wheel_.data()), mask_(aoi.wheel_mask_) {}
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind) { aoi_.emit(a, b, kind); }
   void file(std::uint32_t tick, const PairTest& test) {
-    Bucket& bucket = wheel_[tick & mask_];
-    if (bucket.next == bucket.end) aoi_.add_chunk(bucket);
-    *bucket.next++ = test;
+    aoi_.append_test(wheel_[tick & mask_], test);
   }
   void leave(const Leave& l) { aoi_.leaves_.push_back(l); }
   void enter(const Enter& e) { aoi_.enters_.push_back(e); }
@@ -749,7 +747,8 @@ class GridAoi::DirectSink {
 
  private:
   GridAoi& aoi_;
-  Bucket* const wheel_;  // (the wheel is not resized during a phase)
+  // The wheel, kept in registers across the loops' stores (it is not resized in a phase).
+  Bucket* const wheel_;
   const std::uint32_t mask_;
 };
 
@@ -1141,8 +1140,8 @@ void GridAoi::run_due_tests() {
       PieceSink sink(*this, piece);
       run_tests(bucket.chunks[c]->tests, count_of(c), sink);
     });
+    // (No test is due in this bucket again: the merge files none into it.)
     free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
-    bucket.chunks.clear();
     for (std::uint32_t c = 0; c < chunks; ++c) merge(pieces_[c]);
   }
   bucket.chunks.clear();

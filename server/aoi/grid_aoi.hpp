@@ -260,6 +260,8 @@ class GridAoi {
 
   // Contiguous ranges [begin, end) of the cell-ordered arrays that hold every entity
   // within `reach` of c (and others): one range per occupied grid row the disc touches.
+  // Always inlined: left out of line in the templated rebuild, its per-span call cost the
+  // rebuilds about 5% more instructions (cachegrind, mixed-20k).
   template <typename Fn>
   [[gnu::always_inline]] inline void for_each_span(Vec2 c, double reach, Fn&& fn) const;
   std::uint32_t cell_col(double x) const;
@@ -292,7 +294,9 @@ class GridAoi {
   void add_chunk(Bucket& bucket);
   // Files a test (its target field and view index already set) under `tick`.
   void file(std::uint32_t tick, const PairTest& test) {
-    Bucket& bucket = wheel_[tick & wheel_mask_];
+    append_test(wheel_[tick & wheel_mask_], test);
+  }
+  void append_test(Bucket& bucket, const PairTest& test) {
     if (bucket.next == bucket.end) add_chunk(bucket);
     *bucket.next++ = test;
   }
