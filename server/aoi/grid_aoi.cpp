@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -45,8 +46,9 @@ constexpr std::uint32_t kMaxLife = 128;
 // reach the bound times the ticks since further (GridAoi::merge_interval).
 constexpr std::uint32_t kMergeTicks = 8;
 
+// (NaN and infinities fail the comparison.)
 bool finite_coordinate(double v) {
-  return std::isfinite(v) && std::abs(v) <= GridAoi::kMaxCoordinate;
+  return std::abs(v) <= GridAoi::kMaxCoordinate;
 }
 bool valid_position(Vec2 p) {
   return finite_coordinate(p.x) && finite_coordinate(p.y);
@@ -549,7 +551,8 @@ void GridAoi::maintain_cells() {
   const double inv_cell = inv_cell_;
   const std::uint32_t cols = cols_;
   const std::uint32_t rows = rows_;
-  for (std::uint32_t i = 0; i < n; ++i) {
+  // One entry, whatever it needs (the vector kernel below takes the routine ones).
+  auto visit = [&](std::uint32_t i) {
     // The slots come in cell order, not memory order: fetch a few iterations ahead.
     if (i + 16 < n) __builtin_prefetch(&hot[slots[i + 16]]);
     const std::uint32_t s = slots[i];
@@ -560,7 +563,7 @@ void GridAoi::maintain_cells() {
       departures_.push_back({s, before});
       leaving_.push_back(i);
       merge = true;
-      continue;
+      return;
     }
     if (h.flags & kObserver) max_radius = std::max(max_radius, h.radius);
     const double dx = h.pos.x - before.x;
@@ -591,6 +594,31 @@ void GridAoi::maintain_cells() {
     ys[i] = h.pos.y;
     versions[i] = h.target_version;
     classes[i] = h.mutual_class;
+  };
+  // Entries that stayed in their listed cell within the bound, and are neither removed nor
+  // reclassed, only need their copies refreshed: the kernel does those four at a time and
+  // stops at a group with anything else, which visit() takes entry by entry.
+  static_assert(sizeof(Hot) == 32 && offsetof(Hot, pos) == 0 && offsetof(Hot, radius) == 16 &&
+                offsetof(Hot, flags) == 28 && offsetof(Hot, target_version) == 30 &&
+                offsetof(Hot, mutual_class) == 31);
+  const simd::CellPass pass{.records = hot,
+                            .slots = slots,
+                            .keys = keys,
+                            .xs = xs,
+                            .ys = ys,
+                            .versions = versions,
+                            .classes = classes,
+                            .step2 = step_check2,
+                            .min_x = min_x,
+                            .min_y = min_y,
+                            .inv_cell = inv_cell,
+                            .cols = cols,
+                            .rows = rows,
+                            .special_flags = static_cast<std::uint8_t>(kRemoved | kReclass),
+                            .observer_flag = kObserver};
+  for (std::uint32_t i = 0; i < n;) {
+    if (!regrid) i = simd::cell_pass(pass, i, n, max_radius);
+    for (const std::uint32_t stop = std::min(i + 4, n); i < stop; ++i) visit(i);
   }
   for (const std::uint32_t s : added_) {
     Hot& h = hot_[s];

@@ -1,5 +1,9 @@
 #include "aoi/simd.hpp"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ZONE_AOI_X86 1
@@ -28,6 +32,10 @@ std::uint32_t filter_scalar(const double* xs, const double* ys, std::uint32_t be
     k += dx * dx + dy * dy <= r2 ? 1u : 0u;
   }
   return k;
+}
+
+std::uint32_t cell_pass_none(const CellPass&, std::uint32_t begin, std::uint32_t, double&) {
+  return begin;
 }
 
 #if ZONE_AOI_X86
@@ -114,21 +122,95 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
   return k + filter_scalar(xs, ys, j, end, cx, cy, r2, out + k);
 }
 
+__attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, std::uint32_t begin,
+                                                             std::uint32_t end,
+                                                             double& max_radius) {
+  const auto* bytes = static_cast<const char*>(p.records);
+  const auto* base = static_cast<const double*>(p.records);
+  const auto* words = static_cast<const int*>(p.records);
+  const __m256d step2 = _mm256_set1_pd(p.step2);
+  const __m256d min_x = _mm256_set1_pd(p.min_x);
+  const __m256d min_y = _mm256_set1_pd(p.min_y);
+  const __m256d inv_cell = _mm256_set1_pd(p.inv_cell);
+  const __m256d zero = _mm256_setzero_pd();
+  const __m128i ones = _mm_set1_epi32(-1);
+  const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
+  const __m256d last_col = _mm256_set1_pd(static_cast<double>(p.cols - 1));
+  const __m256d last_row = _mm256_set1_pd(static_cast<double>(p.rows - 1));
+  const __m128i cols = _mm_set1_epi32(static_cast<int>(p.cols));
+  const __m128i special = _mm_set1_epi32(p.special_flags);
+  const __m128i observer = _mm_set1_epi32(p.observer_flag);
+  // Bytes 2 and 3 of each 32-bit lane (target version, class) to the low 8 bytes.
+  const __m128i pick = _mm_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+  __m256d top = _mm256_set1_pd(max_radius);
+  std::uint32_t i = begin;
+  for (; i + 4 <= end; i += 4) {
+    if (i + 20 <= end) {  // the slots come in cell order, not memory order
+      for (std::uint32_t k = 16; k < 20; ++k)
+        __builtin_prefetch(bytes + 32 * std::size_t{p.slots[i + k]});
+    }
+    const __m128i slot = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.slots + i));
+    const __m128i at = _mm_slli_epi32(slot, 2);  // the record in doubles
+    // (The masked gathers with every lane on: GCC 12 warns that the plain ones read an
+    // uninitialised source.)
+    const __m256d x = _mm256_mask_i32gather_pd(zero, base, at, all, 8);
+    const __m256d y = _mm256_mask_i32gather_pd(zero, base + 1, at, all, 8);
+    const __m256d radius = _mm256_mask_i32gather_pd(zero, base + 2, at, all, 8);
+    // Flags, versions and class: the record's last 32 bits.
+    const __m128i meta =
+        _mm_mask_i32gather_epi32(_mm_setzero_si128(), words + 7, _mm_slli_epi32(slot, 3), ones, 4);
+    // Separate multiplies and adds, as in the scalar pass.
+    const __m256d dx = _mm256_sub_pd(x, _mm256_loadu_pd(p.xs + i));
+    const __m256d dy = _mm256_sub_pd(y, _mm256_loadu_pd(p.ys + i));
+    const __m256d d2 = _mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy));
+    const auto jumped =
+        static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(d2, step2, _CMP_GT_OQ)));
+    // The cell: (v - min) * inv_cell clamped to [0, count - 1] (NaN: 0), then truncated.
+    const __m256d fx = _mm256_min_pd(
+        _mm256_max_pd(_mm256_mul_pd(_mm256_sub_pd(x, min_x), inv_cell), zero), last_col);
+    const __m256d fy = _mm256_min_pd(
+        _mm256_max_pd(_mm256_mul_pd(_mm256_sub_pd(y, min_y), inv_cell), zero), last_row);
+    const __m128i key =
+        _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(fy), cols), _mm256_cvttpd_epi32(fx));
+    const __m128i listed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.keys + i));
+    const __m128i odd = _mm_or_si128(
+        _mm_xor_si128(_mm_cmpeq_epi32(key, listed), ones),
+        _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(meta, special), _mm_setzero_si128()), ones));
+    if (jumped | static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(odd)))) break;
+    _mm256_storeu_pd(p.xs + i, x);
+    _mm256_storeu_pd(p.ys + i, y);
+    const __m128i picked = _mm_shuffle_epi8(meta, pick);
+    const int versions = _mm_cvtsi128_si32(picked);
+    const int classes = _mm_extract_epi32(picked, 1);
+    std::memcpy(p.versions + i, &versions, 4);
+    std::memcpy(p.classes + i, &classes, 4);
+    const __m128i is_observer = _mm_cmpeq_epi32(_mm_and_si128(meta, observer), observer);
+    const __m256d observed =
+        _mm256_and_pd(radius, _mm256_castsi256_pd(_mm256_cvtepi32_epi64(is_observer)));
+    top = _mm256_max_pd(top, observed);
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, top);
+  max_radius = std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
+  return i;
+}
+
 #endif  // ZONE_AOI_X86
 
 struct Kernels {
   decltype(&find_scalar) find;
   decltype(&filter_scalar) filter;
+  decltype(&cell_pass_none) cell_pass;
   const char* name;
 };
 
 Kernels pick() {
 #if ZONE_AOI_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {find_avx2, filter_avx2, "avx2"};
-  return {find_sse2, filter_scalar, "sse2"};
+  if (__builtin_cpu_supports("avx2")) return {find_avx2, filter_avx2, cell_pass_avx2, "avx2"};
+  return {find_sse2, filter_scalar, cell_pass_none, "sse2"};
 #else
-  return {find_scalar, filter_scalar, "scalar"};
+  return {find_scalar, filter_scalar, cell_pass_none, "scalar"};
 #endif
 }
 
@@ -143,6 +225,11 @@ std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v)
 std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begin,
                           std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out) {
   return kernels.filter(xs, ys, begin, end, cx, cy, r2, out);
+}
+
+std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t end,
+                        double& max_radius) {
+  return kernels.cell_pass(pass, begin, end, max_radius);
 }
 
 const char* kernel_name() {

@@ -4,7 +4,8 @@
 // baseline version (SSE2 intrinsics or plain C++), and an AVX2 version compiled for that
 // target alone and chosen once, at start-up, when the CPU has AVX2
 // (__builtin_cpu_supports). Other architectures get plain C++. All versions return
-// exactly the same results.
+// exactly the same results, except that the cell pass's baseline leaves every entry to its
+// caller (which then does the same work entry by entry).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,38 @@ std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v)
 // many. May write up to 8 entries past the last one it returns.
 std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begin,
                           std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out);
+
+// The common case of the AOI's cell pass (GridAoi::maintain_cells) over order positions
+// [begin, end). The entity at order position i has slot slots[i] and a 32-byte record at
+// records + 32 * slots[i]: x, y and radius (doubles) at bytes 0, 8 and 16, flags at byte
+// 28, target version at 30, class at 31. An entry is routine when its flags have none of
+// `special_flags`, its squared step from (xs[i], ys[i]) is <= step2 (separate multiplies
+// and adds), and its cell ((v - min) * inv_cell clamped to [0, count - 1], truncated;
+// row * cols + column) is keys[i]. For a routine entry the pass copies the position into
+// xs[i], ys[i], the target version into versions[i] and the class into classes[i], and
+// raises max_radius to the radius if the flags have `observer_flag`. It goes in groups of
+// 4 and stops at the first group (or tail of fewer than 4) that holds an entry that is
+// not routine, returning its first index (end when there is none): the caller handles
+// that group entry by entry and calls again. The baseline version processes nothing.
+struct CellPass {
+  const void* records;
+  const std::uint32_t* slots;
+  const std::uint32_t* keys;
+  double* xs;
+  double* ys;
+  std::uint8_t* versions;
+  std::uint8_t* classes;
+  double step2;
+  double min_x;
+  double min_y;
+  double inv_cell;
+  std::uint32_t cols;
+  std::uint32_t rows;
+  std::uint8_t special_flags;
+  std::uint8_t observer_flag;
+};
+std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t end,
+                        double& max_radius);
 
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();

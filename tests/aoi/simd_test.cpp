@@ -1,0 +1,230 @@
+// The AOI's vector kernels against the plain definitions in simd.hpp, on whichever
+// instruction set this machine runs (kernel_name()).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "aoi/simd.hpp"
+
+namespace {
+
+using zone::aoi::simd::CellPass;
+
+// The 32-byte record the cell pass reads (the layout simd.hpp documents).
+struct Record {
+  double x = 0.0;
+  double y = 0.0;
+  double radius = 0.0;
+  std::uint32_t base_tick = 0;
+  std::uint8_t flags = 0;
+  std::uint8_t observer_version = 0;
+  std::uint8_t target_version = 0;
+  std::uint8_t mutual_class = 0;
+};
+static_assert(sizeof(Record) == 32);
+
+constexpr std::uint8_t kSpecial = 4 | 64;
+constexpr std::uint8_t kObserverFlag = 2;
+
+// The cell pass's state: records by slot, and the order arrays.
+struct Pass {
+  std::vector<Record> records;
+  std::vector<std::uint32_t> slots;
+  std::vector<std::uint32_t> keys;
+  std::vector<double> xs;
+  std::vector<double> ys;
+  std::vector<std::uint8_t> versions;
+  std::vector<std::uint8_t> classes;
+  double step2 = 0.25 * 0.25;
+  double min_x = -100.0;
+  double min_y = -50.0;
+  double inv_cell = 1.0 / 16.0;
+  std::uint32_t cols = 12;
+  std::uint32_t rows = 9;
+
+  CellPass view() {
+    return {.records = records.data(),
+            .slots = slots.data(),
+            .keys = keys.data(),
+            .xs = xs.data(),
+            .ys = ys.data(),
+            .versions = versions.data(),
+            .classes = classes.data(),
+            .step2 = step2,
+            .min_x = min_x,
+            .min_y = min_y,
+            .inv_cell = inv_cell,
+            .cols = cols,
+            .rows = rows,
+            .special_flags = kSpecial,
+            .observer_flag = kObserverFlag};
+  }
+  static std::uint32_t index(double v, double min, double inv_cell, std::uint32_t count) {
+    const double f = (v - min) * inv_cell;
+    if (!(f > 0.0)) return 0;
+    if (f >= static_cast<double>(count)) return count - 1;
+    return static_cast<std::uint32_t>(f);
+  }
+  std::uint32_t key_of(const Record& r) const {
+    return index(r.y, min_y, inv_cell, rows) * cols + index(r.x, min_x, inv_cell, cols);
+  }
+  bool routine(std::uint32_t i) const {
+    const Record& r = records[slots[i]];
+    const double dx = r.x - xs[i];
+    const double dy = r.y - ys[i];
+    return (r.flags & kSpecial) == 0 && !(dx * dx + dy * dy > step2) && key_of(r) == keys[i];
+  }
+};
+
+// n entities in a 192 x 144 m grid (and up to 40 m beyond it), listed in a shuffled
+// order; each has moved since its listed position by up to `step`, with about one in
+// `odd` given something the kernel must leave alone (a special flag, a jump, another cell).
+Pass make_pass(std::uint32_t n, std::uint32_t odd, std::mt19937& rng) {
+  Pass p;
+  std::uniform_real_distribution<double> ux(p.min_x - 40.0, p.min_x + 192.0 + 40.0);
+  std::uniform_real_distribution<double> uy(p.min_y - 40.0, p.min_y + 144.0 + 40.0);
+  std::uniform_real_distribution<double> turn(0.0, 6.283185307179586);
+  std::uniform_real_distribution<double> length(0.0, 0.25);
+  p.records.resize(n);
+  for (std::uint32_t s = 0; s < n; ++s) p.slots.push_back(s);
+  std::shuffle(p.slots.begin(), p.slots.end(), rng);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Record& r = p.records[p.slots[i]];
+    const double x0 = ux(rng);
+    const double y0 = uy(rng);
+    const double a = turn(rng);
+    const double len = length(rng);
+    r.x = x0 + std::cos(a) * len;
+    r.y = y0 + std::sin(a) * len;
+    r.radius = static_cast<double>(rng() % 100) + 0.5;
+    r.base_tick = static_cast<std::uint32_t>(rng());
+    r.flags = static_cast<std::uint8_t>(1 | (rng() % 2 ? kObserverFlag : 0));
+    r.observer_version = static_cast<std::uint8_t>(rng());
+    r.target_version = static_cast<std::uint8_t>(rng());
+    r.mutual_class = static_cast<std::uint8_t>(rng());
+    p.xs.push_back(x0);
+    p.ys.push_back(y0);
+    p.keys.push_back(p.key_of(r));
+    if (odd != 0 && rng() % odd == 0) {
+      switch (rng() % 4) {
+        case 0:
+          r.flags |= 4;  // removed
+          break;
+        case 1:
+          r.flags |= 64;  // reclassed
+          break;
+        case 2:
+          r.x += 0.3;  // a jump
+          break;
+        default:
+          p.keys.back() += 1;  // listed under another cell
+          break;
+      }
+    }
+  }
+  p.versions.assign(n, 0xEE);
+  p.classes.assign(n, 0xEE);
+  return p;
+}
+
+// Runs the kernel from `begin` and checks it against the definition: the entries before
+// the returned index are all routine, taken in whole groups of 4, and refreshed; the group
+// at the returned index (if any) holds an entry that is not; nothing else was written.
+// Returns the index.
+std::uint32_t check_run(Pass& p, std::uint32_t begin, double& max_radius) {
+  const Pass before = p;
+  const double max_before = max_radius;
+  const CellPass view = p.view();
+  const auto n = static_cast<std::uint32_t>(p.slots.size());
+  const std::uint32_t stop = zone::aoi::simd::cell_pass(view, begin, n, max_radius);
+  REQUIRE(stop >= begin);
+  REQUIRE(stop <= n);
+  CHECK((stop - begin) % 4 == 0);
+  double expected_max = max_before;
+  for (std::uint32_t i = begin; i < n; ++i) {
+    const Record& r = p.records[p.slots[i]];
+    if (i < stop) {
+      CHECK(before.routine(i));
+      CHECK(p.xs[i] == r.x);
+      CHECK(p.ys[i] == r.y);
+      CHECK(p.versions[i] == r.target_version);
+      CHECK(p.classes[i] == r.mutual_class);
+      if (r.flags & kObserverFlag) expected_max = std::max(expected_max, r.radius);
+    } else {
+      CHECK(p.xs[i] == before.xs[i]);
+      CHECK(p.ys[i] == before.ys[i]);
+      CHECK(p.versions[i] == before.versions[i]);
+      CHECK(p.classes[i] == before.classes[i]);
+    }
+  }
+  CHECK(max_radius == expected_max);
+  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") {
+    // The vector version stops only where it must: at a group of 4 with an entry that is
+    // not routine, or at a tail shorter than a group.
+    if (stop + 4 <= n) {
+      bool any = false;
+      for (std::uint32_t i = stop; i < stop + 4; ++i) any = any || !before.routine(i);
+      CHECK(any);
+    }
+  } else {
+    CHECK(stop == begin);
+  }
+  return stop;
+}
+
+}  // namespace
+
+TEST_CASE("cell pass kernel: refreshes routine entries, stops at the first group with another") {
+  std::mt19937 rng(7);
+  for (const std::uint32_t odd : {0u, 40u, 7u, 2u}) {
+    CAPTURE(odd);
+    Pass p = make_pass(1003, odd, rng);
+    double max_radius = 3.0;
+    // As GridAoi::maintain_cells drives it: the group it stops at is handled entry by
+    // entry (here: refreshed by hand), then the kernel goes on.
+    std::uint32_t i = 0;
+    std::uint32_t calls = 0;
+    while (i < p.slots.size()) {
+      i = check_run(p, i, max_radius);
+      ++calls;
+      const auto stop = std::min<std::uint32_t>(i + 4, static_cast<std::uint32_t>(p.slots.size()));
+      for (; i < stop; ++i) {
+        const Record& r = p.records[p.slots[i]];
+        p.xs[i] = r.x;
+        p.ys[i] = r.y;
+      }
+    }
+    if (std::string(zone::aoi::simd::kernel_name()) == "avx2" && odd == 0) {
+      CHECK(calls == 1);  // every group routine: one call does them all but the tail
+    }
+  }
+}
+
+TEST_CASE("cell pass kernel: clamps positions outside the grid into its border cells") {
+  std::mt19937 rng(11);
+  Pass p = make_pass(64, 0, rng);
+  // Far outside on every side, and exactly on the grid's edges.
+  const double xs[] = {-1.0e7, 1.0e7, p.min_x, p.min_x + 192.0, p.min_x + 191.999};
+  const double ys[] = {-1.0e7, 1.0e7, p.min_y, p.min_y + 144.0, p.min_y + 143.999};
+  for (std::uint32_t i = 0; i < 25; ++i) {
+    Record& r = p.records[p.slots[i]];
+    r.x = xs[i % 5];
+    r.y = ys[i / 5];
+    p.xs[i] = r.x;
+    p.ys[i] = r.y;
+    p.keys[i] = p.key_of(r);
+  }
+  double max_radius = 0.0;
+  const std::uint32_t stop = check_run(p, 0, max_radius);
+  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") CHECK(stop == 64);
+  // And one entry listed under the wrong border cell stops the kernel at its group.
+  p.keys[13] = p.keys[13] == 0 ? 1 : 0;
+  max_radius = 0.0;
+  const std::uint32_t again = check_run(p, 0, max_radius);
+  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") CHECK(again == 12);
+}
