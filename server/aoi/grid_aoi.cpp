@@ -764,8 +764,9 @@ class GridAoi::DirectSink {
   explicit DirectSink(GridAoi& aoi)
       : aoi_(aoi), wheel_(aoi.wheel_.data()), mask_(aoi.wheel_mask_) {}
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind) { aoi_.emit(a, b, kind); }
-  void file(std::uint32_t tick, const PairTest& test) {
-    aoi_.append_test(wheel_[tick & mask_], test);
+  void file(std::uint32_t tick, const PairTest& test) { file_in(tick & mask_, test); }
+  void file_in(std::uint32_t bucket, const PairTest& test) {
+    aoi_.append_test(wheel_[bucket], test);
   }
   void leave(const Leave& l) { aoi_.leaves_.push_back(l); }
   void enter(const Enter& e) { aoi_.enters_.push_back(e); }
@@ -789,9 +790,8 @@ class GridAoi::PieceSink {
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
     piece_.events.push_back({aoi_.slots_.handle_at(a), aoi_.slots_.handle_at(b), kind});
   }
-  void file(std::uint32_t tick, const PairTest& test) {
-    piece_.filed[tick & mask_].push_back(test);
-  }
+  void file(std::uint32_t tick, const PairTest& test) { file_in(tick & mask_, test); }
+  void file_in(std::uint32_t bucket, const PairTest& test) { piece_.filed[bucket].push_back(test); }
   void leave(const Leave& l) { piece_.leaves.push_back(l); }
   void enter(const Enter& e) { piece_.enters.push_back(e); }
   void expire(std::uint32_t bucket, std::uint32_t a) { piece_.expiring.push_back({bucket, a}); }
@@ -1077,7 +1077,8 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
   const std::uint32_t life_ticks = life_;
   const Hot* const hot = hot_.data();
   const std::uint32_t first = now_ + 1;
-  for (std::uint32_t k = 0; k < count; ++k) {
+  // One test, whatever it finds (the vector kernel below takes the routine ones).
+  auto test_one = [&](std::uint32_t k) {
     if (k + kTestAhead < count) {
       const PairTest& ahead = tests[k + kTestAhead];
       __builtin_prefetch(&hot[ahead.observer]);
@@ -1089,19 +1090,19 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
     const Hot& ha = hot[a];
     const Hot& hb = hot[b];
     if (test.observer_version != ha.observer_version || test.target_version != hb.target_version) {
-      continue;
+      return;
     }
     const bool visible = (test.target & kVisibleBit) != 0;
     if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
       sink.emit(a, b, EventKind::kLeave);
       sink.leave({a, b, test.view_index});
-      continue;
+      return;
     }
     // A mutual pair is decided by the lower slot's list, for both directions. A test the
     // other way round was filed by a's list before a joined b's class (try_join), when
     // a still decided its own direction: b's list covers the pair now.
     const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
-    if (mutual && b < a) continue;
+    if (mutual && b < a) return;
     const double r = ha.radius;
     const double outer = r + h;
     const double dx = hb.pos.x - ha.pos.x;
@@ -1130,7 +1131,7 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
       const std::uint32_t wake = first + ticks_for_gap(outer - d - eps2, inv_two_step, life);
       sink.enter({a, b, test.observer_version, test.target_version, mutual,
                   static_cast<std::int32_t>(wake - expiry) < 0, wake});
-      continue;
+      return;
     } else {
       gap = d - r - eps3;
     }
@@ -1138,7 +1139,36 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
     if (static_cast<std::int32_t>(wake - expiry) < 0) {
       sink.file(wake, test);  // the same pair, versions and view index
     }
+  };
+  // Tests whose versions are current, that this list decides and that find no event only
+  // need their next test filed: the kernel decides those four at a time (the same
+  // arithmetic) and stops at a group with anything else, which test_one() takes.
+  static_assert(sizeof(PairTest) == 12 && offsetof(PairTest, target) == 4 &&
+                offsetof(PairTest, observer_version) == 8 &&
+                offsetof(PairTest, target_version) == 9);
+  static_assert(offsetof(Hot, base_tick) == 24 && offsetof(Hot, observer_version) == 29);
+  const simd::PairTests batch{.records = hot,
+                              .tests = tests,
+                              .h = h,
+                              .eps2 = eps2,
+                              .eps3 = eps3,
+                              .inv_two_step = inv_two_step,
+                              .life = life,
+                              .life_ticks = life_ticks,
+                              .first = first,
+                              .mask = wheel_mask_,
+                              .removed_flag = kRemoved};
+  std::uint32_t buckets[kChunkTests];  // a run never holds more than one chunk
+  const std::uint32_t done = simd::pair_tests(batch, 0, count, buckets);
+  for (std::uint32_t k = 0; k < done; ++k) {
+    const std::uint32_t bucket = buckets[k];
+    if (bucket < simd::kScalarTest) {
+      sink.file_in(bucket, tests[k]);
+    } else if (bucket == simd::kScalarTest) {
+      test_one(k);
+    }
   }
+  for (std::uint32_t k = done; k < count; ++k) test_one(k);
 }
 
 // Runs this tick's scheduled pair tests, in the order they were filed: chunk by chunk, each

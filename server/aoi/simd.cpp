@@ -38,6 +38,11 @@ std::uint32_t cell_pass_none(const CellPass&, std::uint32_t begin, std::uint32_t
   return begin;
 }
 
+std::uint32_t pair_tests_none(const PairTests&, std::uint32_t begin, std::uint32_t,
+                              std::uint32_t*) {
+  return begin;
+}
+
 #if ZONE_AOI_X86
 
 // ---- SSE2 (every x86-64 CPU) --------------------------------------------------------------
@@ -195,22 +200,120 @@ __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, 
   return i;
 }
 
+__attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p,
+                                                              std::uint32_t begin,
+                                                              std::uint32_t end,
+                                                              std::uint32_t* buckets) {
+  const auto* base = static_cast<const double*>(p.records);
+  const auto* words = static_cast<const int*>(p.records);
+  const auto* bytes = static_cast<const char*>(p.records);
+  const auto* tests = static_cast<const int*>(p.tests);  // 3 words per test
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
+  const __m128i ones = _mm_set1_epi32(-1);
+  const __m128i none = _mm_setzero_si128();
+  const __m256d h = _mm256_set1_pd(p.h);
+  const __m256d eps2 = _mm256_set1_pd(p.eps2);
+  const __m256d eps3 = _mm256_set1_pd(p.eps3);
+  const __m256d inv_two_step = _mm256_set1_pd(p.inv_two_step);
+  const __m256d life = _mm256_set1_pd(p.life);
+  const __m128i life_ticks = _mm_set1_epi32(static_cast<int>(p.life_ticks));
+  const __m128i first = _mm_set1_epi32(static_cast<int>(p.first));
+  const __m128i mask = _mm_set1_epi32(static_cast<int>(p.mask));
+  const __m128i removed = _mm_set1_epi32(p.removed_flag);
+  const __m128i slot_bits = _mm_set1_epi32(0x7FFFFFFF);
+  const __m128i byte = _mm_set1_epi32(0xFF);
+  const __m128i stride = _mm_setr_epi32(0, 3, 6, 9);
+  const __m128i scalar = _mm_set1_epi32(static_cast<int>(kScalarTest));
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  std::uint32_t k = begin;
+  for (; k + 4 <= end; k += 4) {
+    if (k + 12 <= end) {  // the records of the group two ahead
+      for (std::uint32_t j = k + 8; j < k + 12; ++j) {
+        __builtin_prefetch(bytes + 32 * std::size_t{static_cast<std::uint32_t>(tests[3 * j])});
+        __builtin_prefetch(
+            bytes + 32 * std::size_t{static_cast<std::uint32_t>(tests[3 * j + 1]) & 0x7FFFFFFFu});
+      }
+    }
+    const int* group = tests + 3 * k;
+    const __m128i a = _mm_mask_i32gather_epi32(none, group, stride, ones, 4);
+    const __m128i target = _mm_mask_i32gather_epi32(none, group + 1, stride, ones, 4);
+    const __m128i versions = _mm_mask_i32gather_epi32(none, group + 2, stride, ones, 4);
+    const __m128i b = _mm_and_si128(target, slot_bits);
+    const __m128i visible = _mm_srai_epi32(target, 31);  // all ones when visible
+    // Record words: 7 holds flags, versions and class; 6 the base tick.
+    const __m128i a_meta = _mm_mask_i32gather_epi32(none, words + 7, _mm_slli_epi32(a, 3), ones, 4);
+    const __m128i b_meta = _mm_mask_i32gather_epi32(none, words + 7, _mm_slli_epi32(b, 3), ones, 4);
+    const __m128i a_base = _mm_mask_i32gather_epi32(none, words + 6, _mm_slli_epi32(a, 3), ones, 4);
+    // Versions: the test's observer version against the observer's (byte 1 of its word),
+    // the test's target version against the target's (byte 2).
+    const __m128i stale =
+        _mm_or_si128(_mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(versions, byte),
+                                                   _mm_and_si128(_mm_srli_epi32(a_meta, 8), byte)),
+                                   ones),
+                     _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(_mm_srli_epi32(versions, 8), byte),
+                                                   _mm_and_si128(_mm_srli_epi32(b_meta, 16), byte)),
+                                   ones));
+    const __m128i gone = _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(b_meta, removed), none), ones);
+    const __m128i a_class = _mm_srli_epi32(a_meta, 24);
+    const __m128i b_class = _mm_srli_epi32(b_meta, 24);
+    const __m128i theirs =
+        _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(a_class, b_class),
+                                    _mm_xor_si128(_mm_cmpeq_epi32(a_class, none), ones)),
+                      _mm_cmpgt_epi32(a, b));  // slots are below 2^31
+    const __m128i odd = _mm_or_si128(_mm_or_si128(stale, gone), theirs);
+    const __m128i a_at = _mm_slli_epi32(a, 2);  // the records in doubles
+    const __m128i b_at = _mm_slli_epi32(b, 2);
+    const __m256d ax = _mm256_mask_i32gather_pd(zero, base, a_at, all, 8);
+    const __m256d ay = _mm256_mask_i32gather_pd(zero, base + 1, a_at, all, 8);
+    const __m256d r = _mm256_mask_i32gather_pd(zero, base + 2, a_at, all, 8);
+    const __m256d bx = _mm256_mask_i32gather_pd(zero, base, b_at, all, 8);
+    const __m256d by = _mm256_mask_i32gather_pd(zero, base + 1, b_at, all, 8);
+    const __m256d dx = _mm256_sub_pd(bx, ax);
+    const __m256d dy = _mm256_sub_pd(by, ay);
+    const __m256d d2 = _mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy));
+    const __m256d d = _mm256_sqrt_pd(d2);
+    const __m256d outer = _mm256_add_pd(r, h);
+    const __m256d seen = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(visible));
+    // An event: a visible pair beyond r + h, a hidden one within r.
+    const __m256d leaves = _mm256_cmp_pd(d2, _mm256_mul_pd(outer, outer), _CMP_GT_OQ);
+    const __m256d enters = _mm256_cmp_pd(d2, _mm256_mul_pd(r, r), _CMP_LE_OQ);
+    // (The low halves of the 64-bit lane masks: 32-bit lane masks.)
+    const __m128i event = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_castpd_si256(_mm256_blendv_pd(enters, leaves, seen)), low_halves));
+    const __m256d gap = _mm256_blendv_pd(_mm256_sub_pd(_mm256_sub_pd(d, r), eps3),
+                                         _mm256_sub_pd(_mm256_sub_pd(outer, d), eps2), seen);
+    const __m128i ticks = _mm256_cvttpd_epi32(
+        _mm256_min_pd(_mm256_mul_pd(_mm256_max_pd(gap, zero), inv_two_step), life));
+    const __m128i wake = _mm_add_epi32(first, ticks);
+    const __m128i expired = _mm_xor_si128(
+        _mm_cmpgt_epi32(none, _mm_sub_epi32(wake, _mm_add_epi32(a_base, life_ticks))), ones);
+    const __m128i bucket = _mm_or_si128(_mm_and_si128(wake, mask), expired);
+    const __m128i other = _mm_or_si128(odd, event);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(buckets + k),
+                     _mm_blendv_epi8(bucket, scalar, other));
+  }
+  return k;
+}
+
 #endif  // ZONE_AOI_X86
 
 struct Kernels {
   decltype(&find_scalar) find;
   decltype(&filter_scalar) filter;
   decltype(&cell_pass_none) cell_pass;
+  decltype(&pair_tests_none) pair_tests;
   const char* name;
 };
 
 Kernels pick() {
 #if ZONE_AOI_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {find_avx2, filter_avx2, cell_pass_avx2, "avx2"};
-  return {find_sse2, filter_scalar, cell_pass_none, "sse2"};
+  if (__builtin_cpu_supports("avx2"))
+    return {find_avx2, filter_avx2, cell_pass_avx2, pair_tests_avx2, "avx2"};
+  return {find_sse2, filter_scalar, cell_pass_none, pair_tests_none, "sse2"};
 #else
-  return {find_scalar, filter_scalar, cell_pass_none, "scalar"};
+  return {find_scalar, filter_scalar, cell_pass_none, pair_tests_none, "scalar"};
 #endif
 }
 
@@ -230,6 +333,11 @@ std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begi
 std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t end,
                         double& max_radius) {
   return kernels.cell_pass(pass, begin, end, max_radius);
+}
+
+std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
+                         std::uint32_t* buckets) {
+  return kernels.pair_tests(batch, begin, end, buckets);
 }
 
 const char* kernel_name() {

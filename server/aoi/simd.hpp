@@ -53,6 +53,40 @@ struct CellPass {
 std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t end,
                         double& max_radius);
 
+// The common case of the AOI's scheduled pair tests (GridAoi::run_tests) over tests
+// [begin, end) of `tests`, 12-byte records: observer slot and target slot (u32; bit 31 of
+// the target: the pair is visible), observer version and target version (u8), view index
+// (u16). Records are the entities' 32-byte records, as for the cell pass (base tick u32
+// at byte 24, observer version at 29). A test is routine when both versions match the
+// records', the target's flags have none of `removed_flag`, the pair is not one the
+// target's list decides (both in one mutual class, a class other than 0, and the target
+// the lower slot), and it makes no event (visible: d^2 <= (r + h)^2; hidden: d^2 > r^2,
+// r the observer's radius, d^2 with separate multiplies and adds). For a routine test the
+// kernel writes to buckets[k] the wheel bucket of its next test, (first + t) & mask with
+// t = trunc(min(max(gap, 0) * inv_two_step, life)) and gap = (r + h - d) - eps2 when
+// visible, (d - r) - eps3 when hidden; or kDropTest when first + t does not come before
+// the list's expiry (base tick + life_ticks, compared modulo 2^32). For any other test it
+// writes kScalarTest: the caller runs that one itself. It goes in groups of 4 and returns
+// where the tail of fewer than 4 begins, left to the caller too; the baseline version
+// processes nothing (returns begin).
+struct PairTests {
+  const void* records;
+  const void* tests;
+  double h;
+  double eps2;
+  double eps3;
+  double inv_two_step;
+  double life;
+  std::uint32_t life_ticks;
+  std::uint32_t first;
+  std::uint32_t mask;
+  std::uint8_t removed_flag;
+};
+constexpr std::uint32_t kDropTest = 0xFFFFFFFFu;
+constexpr std::uint32_t kScalarTest = 0xFFFFFFFEu;
+std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
+                         std::uint32_t* buckets);
+
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();
 

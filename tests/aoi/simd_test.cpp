@@ -228,3 +228,178 @@ TEST_CASE("cell pass kernel: clamps positions outside the grid into its border c
   const std::uint32_t again = check_run(p, 0, max_radius);
   if (std::string(zone::aoi::simd::kernel_name()) == "avx2") CHECK(again == 12);
 }
+
+namespace {
+
+using zone::aoi::simd::PairTests;
+
+// A scheduled pair test as the pair-test kernel reads it (the layout simd.hpp documents).
+struct Test {
+  std::uint32_t observer = 0;
+  std::uint32_t target = 0;  // bit 31: visible
+  std::uint8_t observer_version = 0;
+  std::uint8_t target_version = 0;
+  std::uint16_t view_index = 0;
+};
+static_assert(sizeof(Test) == 12);
+
+constexpr std::uint8_t kRemovedFlag = 4;
+
+struct TestBatch {
+  std::vector<Record> records;
+  std::vector<Test> tests;
+  double h = 2.0;
+  double eps2 = 2e-9;
+  double eps3 = 3e-9;
+  double inv_two_step = 2.0;  // a bound of 0.25 m
+  double life = 32.0;
+  std::uint32_t life_ticks = 32;
+  std::uint32_t first = 0;
+  std::uint32_t mask = 63;
+
+  PairTests view() const {
+    return {.records = records.data(),
+            .tests = tests.data(),
+            .h = h,
+            .eps2 = eps2,
+            .eps3 = eps3,
+            .inv_two_step = inv_two_step,
+            .life = life,
+            .life_ticks = life_ticks,
+            .first = first,
+            .mask = mask,
+            .removed_flag = kRemovedFlag};
+  }
+  // What the kernel must write for test k (simd.hpp's definition).
+  std::uint32_t expected(std::uint32_t k) const {
+    const Test& t = tests[k];
+    const std::uint32_t b = t.target & 0x7FFFFFFFu;
+    const Record& ra = records[t.observer];
+    const Record& rb = records[b];
+    const bool visible = (t.target & 0x80000000u) != 0;
+    if (t.observer_version != ra.observer_version || t.target_version != rb.target_version ||
+        (rb.flags & kRemovedFlag) ||
+        (ra.mutual_class != 0 && ra.mutual_class == rb.mutual_class && b < t.observer)) {
+      return zone::aoi::simd::kScalarTest;
+    }
+    const double r = ra.radius;
+    const double outer = r + h;
+    const double dx = rb.x - ra.x;
+    const double dy = rb.y - ra.y;
+    const double d2 = dx * dx + dy * dy;
+    if (visible ? d2 > outer * outer : d2 <= r * r) return zone::aoi::simd::kScalarTest;
+    const double d = std::sqrt(d2);
+    const double gap = visible ? outer - d - eps2 : d - r - eps3;
+    const auto ticks =
+        static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
+    const std::uint32_t wake = first + ticks;
+    if (static_cast<std::int32_t>(wake - (ra.base_tick + life_ticks)) >= 0) {
+      return zone::aoi::simd::kDropTest;
+    }
+    return wake & mask;
+  }
+};
+
+// n entities within 100 m of each other, of two radii and three classes, with lists of
+// various ages, and m tests between them: most routine (visible and hidden pairs at every
+// distance from their thresholds, some of them to be dropped), about one in `odd` stale,
+// naming a removed target, decided by the target's list or making an event.
+TestBatch make_batch(std::uint32_t n, std::uint32_t m, std::uint32_t odd, std::uint32_t first,
+                     std::mt19937& rng) {
+  TestBatch batch;
+  batch.first = first;
+  std::uniform_real_distribution<double> u(0.0, 100.0);
+  batch.records.resize(n);
+  for (Record& r : batch.records) {
+    r.x = u(rng);
+    r.y = u(rng);
+    r.radius = rng() % 2 ? 30.0 : 20.0;
+    r.base_tick = first - 1 - static_cast<std::uint32_t>(rng() % 32);
+    r.flags = 1 | 2;
+    r.observer_version = static_cast<std::uint8_t>(rng());
+    r.target_version = static_cast<std::uint8_t>(rng());
+    r.mutual_class = static_cast<std::uint8_t>(rng() % 3);
+  }
+  while (batch.tests.size() < m) {
+    const auto a = static_cast<std::uint32_t>(rng() % n);
+    const auto b = static_cast<std::uint32_t>(rng() % n);
+    if (a == b) continue;
+    Record& ra = batch.records[a];
+    const Record& rb = batch.records[b];
+    const double dx = rb.x - ra.x;
+    const double dy = rb.y - ra.y;
+    const double d2 = dx * dx + dy * dy;
+    const double outer = ra.radius + batch.h;
+    // The state the pair would be in: visible within r + h, hidden beyond r (either in
+    // between), so that the test is routine unless made otherwise below.
+    bool visible = d2 <= ra.radius * ra.radius ? true : d2 > outer * outer ? false : rng() % 2;
+    Test t{a, b, ra.observer_version, rb.target_version, static_cast<std::uint16_t>(rng())};
+    const bool theirs = ra.mutual_class != 0 && ra.mutual_class == rb.mutual_class && b < a;
+    if (theirs && odd == 0) continue;
+    if (odd != 0 && rng() % odd == 0) {
+      switch (rng() % 4) {
+        case 0:
+          t.observer_version = static_cast<std::uint8_t>(t.observer_version + 1);
+          break;
+        case 1:
+          t.target_version = static_cast<std::uint8_t>(t.target_version + 1);
+          break;
+        case 2:
+          visible = !visible;  // an event, unless the pair is in the hysteresis band
+          break;
+        default:
+          batch.records[b].flags |= kRemovedFlag;
+          break;
+      }
+    }
+    if (visible) t.target |= 0x80000000u;
+    batch.tests.push_back(t);
+  }
+  return batch;
+}
+
+// Runs the kernel over every test and checks each bucket it wrote against the definition.
+void check_batch(const TestBatch& batch) {
+  const auto m = static_cast<std::uint32_t>(batch.tests.size());
+  std::vector<std::uint32_t> buckets(m, 0xABCDABCDu);
+  const PairTests view = batch.view();
+  const std::uint32_t done = zone::aoi::simd::pair_tests(view, 0, m, buckets.data());
+  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") {
+    CHECK(done == m - m % 4);
+  } else {
+    CHECK(done == 0);
+  }
+  std::uint32_t routine = 0;
+  std::uint32_t dropped = 0;
+  for (std::uint32_t k = 0; k < done; ++k) {
+    CAPTURE(k);
+    const std::uint32_t want = batch.expected(k);
+    CHECK(buckets[k] == want);
+    routine += want != zone::aoi::simd::kScalarTest ? 1 : 0;
+    dropped += want == zone::aoi::simd::kDropTest ? 1 : 0;
+  }
+  for (std::uint32_t k = done; k < m; ++k) CHECK(buckets[k] == 0xABCDABCDu);
+  if (done > 0) {  // the cases were all there
+    CHECK(routine > done / 16);
+    CHECK(dropped > 0);
+    CHECK(routine - dropped > 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pair test kernel: the next test's bucket for routine tests, the others left over") {
+  std::mt19937 rng(3);
+  for (const std::uint32_t odd : {0u, 50u, 5u, 2u}) {
+    CAPTURE(odd);
+    check_batch(make_batch(200, 2047, odd, 1000, rng));
+  }
+}
+
+TEST_CASE("pair test kernel: ticks and expiries compared across the 32-bit wrap") {
+  std::mt19937 rng(5);
+  for (const std::uint32_t first : {0xFFFFFFF0u, 0u, 5u}) {
+    CAPTURE(first);
+    check_batch(make_batch(100, 1001, 20, first, rng));
+  }
+}
