@@ -1142,7 +1142,8 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
   };
   // Tests whose versions are current, that this list decides and that find no event only
   // need their next test filed: the kernel decides those four at a time (the same
-  // arithmetic) and stops at a group with anything else, which test_one() takes.
+  // arithmetic) and marks every other test, which test_one() runs in its place, in order,
+  // as it does the last tests of the chunk (fewer than four).
   static_assert(sizeof(PairTest) == 12 && offsetof(PairTest, target) == 4 &&
                 offsetof(PairTest, observer_version) == 8 &&
                 offsetof(PairTest, target_version) == 9);
