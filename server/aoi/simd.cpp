@@ -127,24 +127,35 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
   return k + filter_scalar(xs, ys, j, end, cx, cy, r2, out + k);
 }
 
+// Two 16-byte halves of records, as one vector: lo's in the low lane, hi's in the high.
+__attribute__((target("avx2"), always_inline)) inline __m256d load_halves(const char* lo,
+                                                                          const char* hi) {
+  return _mm256_insertf128_pd(
+      _mm256_castpd128_pd256(_mm_loadu_pd(reinterpret_cast<const double*>(lo))),
+      _mm_loadu_pd(reinterpret_cast<const double*>(hi)), 1);
+}
+inline int word_at(const char* p) {
+  int w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
 __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, std::uint32_t begin,
                                                              std::uint32_t end,
                                                              double& max_radius) {
   const auto* bytes = static_cast<const char*>(p.records);
-  const auto* base = static_cast<const double*>(p.records);
-  const auto* words = static_cast<const int*>(p.records);
   const __m256d step2 = _mm256_set1_pd(p.step2);
   const __m256d min_x = _mm256_set1_pd(p.min_x);
   const __m256d min_y = _mm256_set1_pd(p.min_y);
   const __m256d inv_cell = _mm256_set1_pd(p.inv_cell);
   const __m256d zero = _mm256_setzero_pd();
   const __m128i ones = _mm_set1_epi32(-1);
-  const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
   const __m256d last_col = _mm256_set1_pd(static_cast<double>(p.cols - 1));
   const __m256d last_row = _mm256_set1_pd(static_cast<double>(p.rows - 1));
   const __m128i cols = _mm_set1_epi32(static_cast<int>(p.cols));
   const __m128i special = _mm_set1_epi32(p.special_flags);
   const __m128i observer = _mm_set1_epi32(p.observer_flag);
+  const __m256i odd_words = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
   // Bytes 2 and 3 of each 32-bit lane (target version, class) to the low 8 bytes.
   const __m128i pick = _mm_setr_epi8(2, 6, 10, 14, 3, 7, 11, 15, -1, -1, -1, -1, -1, -1, -1, -1);
   __m256d top = _mm256_set1_pd(max_radius);
@@ -154,16 +165,19 @@ __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, 
       for (std::uint32_t k = 16; k < 20; ++k)
         __builtin_prefetch(bytes + 32 * std::size_t{p.slots[i + k]});
     }
-    const __m128i slot = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.slots + i));
-    const __m128i at = _mm_slli_epi32(slot, 2);  // the record in doubles
-    // (The masked gathers with every lane on: GCC 12 warns that the plain ones read an
-    // uninitialised source.)
-    const __m256d x = _mm256_mask_i32gather_pd(zero, base, at, all, 8);
-    const __m256d y = _mm256_mask_i32gather_pd(zero, base + 1, at, all, 8);
-    const __m256d radius = _mm256_mask_i32gather_pd(zero, base + 2, at, all, 8);
-    // Flags, versions and class: the record's last 32 bits.
-    const __m128i meta =
-        _mm_mask_i32gather_epi32(_mm_setzero_si128(), words + 7, _mm_slli_epi32(slot, 3), ones, 4);
+    // The four records in 16-byte halves (x, y; radius, base tick and the last word: flags,
+    // versions and class), put together lane by lane.
+    const char* rec[4];
+    for (int j = 0; j < 4; ++j) rec[j] = bytes + 32 * std::size_t{p.slots[i + j]};
+    const __m256d front02 = load_halves(rec[0], rec[2]);
+    const __m256d front13 = load_halves(rec[1], rec[3]);
+    const __m256d back02 = load_halves(rec[0] + 16, rec[2] + 16);
+    const __m256d back13 = load_halves(rec[1] + 16, rec[3] + 16);
+    const __m256d x = _mm256_unpacklo_pd(front02, front13);
+    const __m256d y = _mm256_unpackhi_pd(front02, front13);
+    const __m256d radius = _mm256_unpacklo_pd(back02, back13);
+    const __m128i meta = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_castpd_si256(_mm256_unpackhi_pd(back02, back13)), odd_words));
     // Separate multiplies and adds, as in the scalar pass.
     const __m256d dx = _mm256_sub_pd(x, _mm256_loadu_pd(p.xs + i));
     const __m256d dy = _mm256_sub_pd(y, _mm256_loadu_pd(p.ys + i));
@@ -200,16 +214,23 @@ __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, 
   return i;
 }
 
+// Four words of a group of tests: lanes picked from lo by lo_pick, and the lanes in the
+// 4-bit mask kFromHi from hi by hi_pick.
+template <int kFromHi>
+__attribute__((target("avx2"), always_inline)) inline __m128i field(__m256i lo, __m256i hi,
+                                                                    __m256i lo_pick,
+                                                                    __m256i hi_pick) {
+  return _mm_blend_epi32(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(lo, lo_pick)),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(hi, hi_pick)), kFromHi);
+}
+
 __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p,
                                                               std::uint32_t begin,
                                                               std::uint32_t end,
                                                               std::uint32_t* buckets) {
-  const auto* base = static_cast<const double*>(p.records);
-  const auto* words = static_cast<const int*>(p.records);
   const auto* bytes = static_cast<const char*>(p.records);
   const auto* tests = static_cast<const int*>(p.tests);  // 3 words per test
   const __m256d zero = _mm256_setzero_pd();
-  const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi32(-1));
   const __m128i ones = _mm_set1_epi32(-1);
   const __m128i none = _mm_setzero_si128();
   const __m256d h = _mm256_set1_pd(p.h);
@@ -223,9 +244,18 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
   const __m128i removed = _mm_set1_epi32(p.removed_flag);
   const __m128i slot_bits = _mm_set1_epi32(0x7FFFFFFF);
   const __m128i byte = _mm_set1_epi32(0xFF);
-  const __m128i stride = _mm_setr_epi32(0, 3, 6, 9);
+  // Word k of the group's test t is word 3t + k: lanes taken from words 0-7 (lo) or, for
+  // the last lanes, from words 4-11 (hi).
+  const __m256i pick_observer = _mm256_setr_epi32(0, 3, 6, 0, 0, 0, 0, 0);
+  const __m256i pick_observer_hi = _mm256_setr_epi32(0, 0, 0, 5, 0, 0, 0, 0);
+  const __m256i pick_target = _mm256_setr_epi32(1, 4, 7, 0, 0, 0, 0, 0);
+  const __m256i pick_target_hi = _mm256_setr_epi32(0, 0, 0, 6, 0, 0, 0, 0);
+  const __m256i pick_versions = _mm256_setr_epi32(2, 5, 0, 0, 0, 0, 0, 0);
+  const __m256i pick_versions_hi = _mm256_setr_epi32(0, 0, 4, 7, 0, 0, 0, 0);
   const __m128i scalar = _mm_set1_epi32(static_cast<int>(kScalarTest));
   const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m256i even_words = low_halves;
+  const __m256i odd_words = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
   std::uint32_t k = begin;
   for (; k + 4 <= end; k += 4) {
     if (k + 12 <= end) {  // the records of the group two ahead
@@ -235,16 +265,43 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
             bytes + 32 * std::size_t{static_cast<std::uint32_t>(tests[3 * j + 1]) & 0x7FFFFFFFu});
       }
     }
+    // The group's 12 words in two overlapping loads (words 0-7 and 4-11), each field's
+    // four words picked out of them: cheaper than three gathers.
     const int* group = tests + 3 * k;
-    const __m128i a = _mm_mask_i32gather_epi32(none, group, stride, ones, 4);
-    const __m128i target = _mm_mask_i32gather_epi32(none, group + 1, stride, ones, 4);
-    const __m128i versions = _mm_mask_i32gather_epi32(none, group + 2, stride, ones, 4);
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 4));
+    const __m128i a = field<0x8>(lo, hi, pick_observer, pick_observer_hi);
+    const __m128i target = field<0x8>(lo, hi, pick_target, pick_target_hi);
+    const __m128i versions = field<0xC>(lo, hi, pick_versions, pick_versions_hi);
     const __m128i b = _mm_and_si128(target, slot_bits);
     const __m128i visible = _mm_srai_epi32(target, 31);  // all ones when visible
-    // Record words: 7 holds flags, versions and class; 6 the base tick.
-    const __m128i a_meta = _mm_mask_i32gather_epi32(none, words + 7, _mm_slli_epi32(a, 3), ones, 4);
-    const __m128i b_meta = _mm_mask_i32gather_epi32(none, words + 7, _mm_slli_epi32(b, 3), ones, 4);
-    const __m128i a_base = _mm_mask_i32gather_epi32(none, words + 6, _mm_slli_epi32(a, 3), ones, 4);
+    // The records: each observer's in two 16-byte halves (x, y; radius, base tick and
+    // word 7), each target's first half and word 7, put together lane by lane. Loads in
+    // place of gathers: the slots come from the test words, already in cache.
+    const char* ra[4];
+    const char* rb[4];
+    for (int j = 0; j < 4; ++j) {
+      ra[j] = bytes + 32 * std::size_t{static_cast<std::uint32_t>(group[3 * j])};
+      rb[j] = bytes + 32 * std::size_t{static_cast<std::uint32_t>(group[3 * j + 1]) & 0x7FFFFFFFu};
+    }
+    const __m256d a_front02 = load_halves(ra[0], ra[2]);
+    const __m256d a_front13 = load_halves(ra[1], ra[3]);
+    const __m256d a_back02 = load_halves(ra[0] + 16, ra[2] + 16);
+    const __m256d a_back13 = load_halves(ra[1] + 16, ra[3] + 16);
+    const __m256d b_front02 = load_halves(rb[0], rb[2]);
+    const __m256d b_front13 = load_halves(rb[1], rb[3]);
+    const __m256d ax = _mm256_unpacklo_pd(a_front02, a_front13);
+    const __m256d ay = _mm256_unpackhi_pd(a_front02, a_front13);
+    const __m256d r = _mm256_unpacklo_pd(a_back02, a_back13);
+    const __m256d bx = _mm256_unpacklo_pd(b_front02, b_front13);
+    const __m256d by = _mm256_unpackhi_pd(b_front02, b_front13);
+    // Words 6 (base tick) and 7 (flags, versions, class) of the observers, and word 7 of the
+    // targets.
+    const __m256i a_words = _mm256_castpd_si256(_mm256_unpackhi_pd(a_back02, a_back13));
+    const __m128i a_base = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a_words, even_words));
+    const __m128i a_meta = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(a_words, odd_words));
+    const __m128i b_meta = _mm_setr_epi32(word_at(rb[0] + 28), word_at(rb[1] + 28),
+                                          word_at(rb[2] + 28), word_at(rb[3] + 28));
     // Versions: the test's observer version against the observer's (byte 1 of its word),
     // the test's target version against the target's (byte 2).
     const __m128i stale =
@@ -262,13 +319,6 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
                                     _mm_xor_si128(_mm_cmpeq_epi32(a_class, none), ones)),
                       _mm_cmpgt_epi32(a, b));  // slots are below 2^31
     const __m128i odd = _mm_or_si128(_mm_or_si128(stale, gone), theirs);
-    const __m128i a_at = _mm_slli_epi32(a, 2);  // the records in doubles
-    const __m128i b_at = _mm_slli_epi32(b, 2);
-    const __m256d ax = _mm256_mask_i32gather_pd(zero, base, a_at, all, 8);
-    const __m256d ay = _mm256_mask_i32gather_pd(zero, base + 1, a_at, all, 8);
-    const __m256d r = _mm256_mask_i32gather_pd(zero, base + 2, a_at, all, 8);
-    const __m256d bx = _mm256_mask_i32gather_pd(zero, base, b_at, all, 8);
-    const __m256d by = _mm256_mask_i32gather_pd(zero, base + 1, b_at, all, 8);
     const __m256d dx = _mm256_sub_pd(bx, ax);
     const __m256d dy = _mm256_sub_pd(by, ay);
     const __m256d d2 = _mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy));
