@@ -1163,10 +1163,10 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
   const std::uint32_t done = simd::pair_tests(batch, 0, count, buckets);
   for (std::uint32_t k = 0; k < done; ++k) {
     const std::uint32_t bucket = buckets[k];
-    if (bucket < simd::kScalarTest) {
-      sink.file_in(bucket, tests[k]);
-    } else if (bucket == simd::kScalarTest) {
+    if (bucket == simd::kScalarTest) {
       test_one(k);
+    } else if (bucket != simd::kDropTest) {
+      sink.file_in(bucket, tests[k]);
     }
   }
   for (std::uint32_t k = done; k < count; ++k) test_one(k);

@@ -127,6 +127,14 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
   return k + filter_scalar(xs, ys, j, end, cx, cy, r2, out + k);
 }
 
+// Lanes of a and b that differ (all ones), and lanes of v with any bit of `bits` set.
+__attribute__((target("avx2"), always_inline)) inline __m128i not_equal(__m128i a, __m128i b) {
+  return _mm_xor_si128(_mm_cmpeq_epi32(a, b), _mm_set1_epi32(-1));
+}
+__attribute__((target("avx2"), always_inline)) inline __m128i any_of(__m128i v, __m128i bits) {
+  return not_equal(_mm_and_si128(v, bits), _mm_setzero_si128());
+}
+
 // Two 16-byte halves of records, as one vector: lo's in the low lane, hi's in the high.
 __attribute__((target("avx2"), always_inline)) inline __m256d load_halves(const char* lo,
                                                                           const char* hi) {
@@ -149,7 +157,6 @@ __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, 
   const __m256d min_y = _mm256_set1_pd(p.min_y);
   const __m256d inv_cell = _mm256_set1_pd(p.inv_cell);
   const __m256d zero = _mm256_setzero_pd();
-  const __m128i ones = _mm_set1_epi32(-1);
   const __m256d last_col = _mm256_set1_pd(static_cast<double>(p.cols - 1));
   const __m256d last_row = _mm256_set1_pd(static_cast<double>(p.rows - 1));
   const __m128i cols = _mm_set1_epi32(static_cast<int>(p.cols));
@@ -192,9 +199,7 @@ __attribute__((target("avx2"))) std::uint32_t cell_pass_avx2(const CellPass& p, 
     const __m128i key =
         _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(fy), cols), _mm256_cvttpd_epi32(fx));
     const __m128i listed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.keys + i));
-    const __m128i odd = _mm_or_si128(
-        _mm_xor_si128(_mm_cmpeq_epi32(key, listed), ones),
-        _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(meta, special), _mm_setzero_si128()), ones));
+    const __m128i odd = _mm_or_si128(not_equal(key, listed), any_of(meta, special));
     if (jumped | static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(odd)))) break;
     _mm256_storeu_pd(p.xs + i, x);
     _mm256_storeu_pd(p.ys + i, y);
@@ -304,19 +309,15 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
                                           word_at(rb[2] + 28), word_at(rb[3] + 28));
     // Versions: the test's observer version against the observer's (byte 1 of its word),
     // the test's target version against the target's (byte 2).
-    const __m128i stale =
-        _mm_or_si128(_mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(versions, byte),
-                                                   _mm_and_si128(_mm_srli_epi32(a_meta, 8), byte)),
-                                   ones),
-                     _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(_mm_srli_epi32(versions, 8), byte),
-                                                   _mm_and_si128(_mm_srli_epi32(b_meta, 16), byte)),
-                                   ones));
-    const __m128i gone = _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(b_meta, removed), none), ones);
+    const __m128i stale = _mm_or_si128(
+        not_equal(_mm_and_si128(versions, byte), _mm_and_si128(_mm_srli_epi32(a_meta, 8), byte)),
+        not_equal(_mm_and_si128(_mm_srli_epi32(versions, 8), byte),
+                  _mm_and_si128(_mm_srli_epi32(b_meta, 16), byte)));
+    const __m128i gone = any_of(b_meta, removed);
     const __m128i a_class = _mm_srli_epi32(a_meta, 24);
     const __m128i b_class = _mm_srli_epi32(b_meta, 24);
     const __m128i theirs =
-        _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(a_class, b_class),
-                                    _mm_xor_si128(_mm_cmpeq_epi32(a_class, none), ones)),
+        _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(a_class, b_class), not_equal(a_class, none)),
                       _mm_cmpgt_epi32(a, b));  // slots are below 2^31
     const __m128i odd = _mm_or_si128(_mm_or_si128(stale, gone), theirs);
     const __m256d dx = _mm256_sub_pd(bx, ax);
