@@ -1140,10 +1140,10 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
       sink.file(wake, test);  // the same pair, versions and view index
     }
   };
-  // Tests whose versions are current, that this list decides and that find no event only
-  // need their next test filed: the kernel decides those four at a time (the same
-  // arithmetic) and marks every other test, which test_one() runs in its place, in order,
-  // as it does the last tests of the chunk (fewer than four).
+  // Tests whose versions are current, whose target is not removed and that this list
+  // decides: the kernel decides those four at a time (the same arithmetic), the event if any
+  // and the bucket of the pair's next test, and marks every other test, which test_one() runs
+  // in its place, in order, as it does the last tests of the chunk (fewer than four).
   static_assert(sizeof(PairTest) == 12 && offsetof(PairTest, target) == 4 &&
                 offsetof(PairTest, observer_version) == 8 &&
                 offsetof(PairTest, target_version) == 9);
@@ -1159,14 +1159,42 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
                               .first = first,
                               .mask = wheel_mask_,
                               .removed_flag = kRemoved};
-  std::uint32_t buckets[kChunkTests];  // a run never holds more than one chunk
-  const std::uint32_t done = simd::pair_tests(batch, 0, count, buckets);
+  // An enter or a leave the kernel found: what test_one() does with it, the pair's next test
+  // (the bucket, or none) already decided.
+  auto apply_event = [&](std::uint32_t k, std::uint32_t code) {
+    PairTest test = tests[k];
+    const std::uint32_t a = test.observer;
+    const std::uint32_t b = test.target & ~kVisibleBit;
+    const bool mutual = classmates(hot[a].mutual_class, hot[b].mutual_class);
+    const bool next = (code & simd::kDropBit) == 0;
+    const std::uint32_t bucket = code & simd::kBucketBits;
+    if (code & simd::kLeaveBit) {
+      sink.emit(a, b, EventKind::kLeave);
+      sink.leave({a, b, test.view_index});
+      if (mutual) {
+        sink.emit(b, a, EventKind::kLeave);
+        sink.visible(-1);
+      }
+      test.target = b;  // now hidden
+      if (next) sink.file_in(bucket, test);
+    } else {
+      sink.emit(a, b, EventKind::kEnter);
+      if (mutual) sink.emit(b, a, EventKind::kEnter);
+      // A scheduled wake is less than a wheel's turn after `first`: its bucket names it.
+      const std::uint32_t wake = first + ((bucket - first) & wheel_mask_);
+      sink.enter({a, b, test.observer_version, test.target_version, mutual, next, wake});
+    }
+  };
+  std::uint32_t codes[kChunkTests];  // a run never holds more than one chunk
+  const std::uint32_t done = simd::pair_tests(batch, 0, count, codes);
   for (std::uint32_t k = 0; k < done; ++k) {
-    const std::uint32_t bucket = buckets[k];
-    if (bucket == simd::kScalarTest) {
+    const std::uint32_t code = codes[k];
+    if (code == simd::kScalarTest) {
       test_one(k);
-    } else if (bucket != simd::kDropTest) {
-      sink.file_in(bucket, tests[k]);
+    } else if (code & (simd::kLeaveBit | simd::kEnterBit)) {
+      apply_event(k, code);
+    } else if (!(code & simd::kDropBit)) {
+      sink.file_in(code, tests[k]);
     }
   }
   for (std::uint32_t k = done; k < count; ++k) test_one(k);

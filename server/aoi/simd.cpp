@@ -258,6 +258,9 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
   const __m256i pick_versions = _mm256_setr_epi32(2, 5, 0, 0, 0, 0, 0, 0);
   const __m256i pick_versions_hi = _mm256_setr_epi32(0, 0, 4, 7, 0, 0, 0, 0);
   const __m128i scalar = _mm_set1_epi32(static_cast<int>(kScalarTest));
+  const __m128i drop_bit = _mm_set1_epi32(static_cast<int>(kDropBit));
+  const __m128i leave_bit = _mm_set1_epi32(static_cast<int>(kLeaveBit));
+  const __m128i enter_bit = _mm_set1_epi32(static_cast<int>(kEnterBit));
   const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   const __m256i even_words = low_halves;
   const __m256i odd_words = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
@@ -329,20 +332,24 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
     // An event: a visible pair beyond r + h, a hidden one within r.
     const __m256d leaves = _mm256_cmp_pd(d2, _mm256_mul_pd(outer, outer), _CMP_GT_OQ);
     const __m256d enters = _mm256_cmp_pd(d2, _mm256_mul_pd(r, r), _CMP_LE_OQ);
+    const __m256d event64 = _mm256_blendv_pd(enters, leaves, seen);
     // (The low halves of the 64-bit lane masks: 32-bit lane masks.)
-    const __m128i event = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-        _mm256_castpd_si256(_mm256_blendv_pd(enters, leaves, seen)), low_halves));
+    const __m128i event = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(event64), low_halves));
+    // The next test is of the pair as the test leaves it: visible or hidden.
+    const __m256d after = _mm256_xor_pd(seen, event64);
     const __m256d gap = _mm256_blendv_pd(_mm256_sub_pd(_mm256_sub_pd(d, r), eps3),
-                                         _mm256_sub_pd(_mm256_sub_pd(outer, d), eps2), seen);
+                                         _mm256_sub_pd(_mm256_sub_pd(outer, d), eps2), after);
     const __m128i ticks = _mm256_cvttpd_epi32(
         _mm256_min_pd(_mm256_mul_pd(_mm256_max_pd(gap, zero), inv_two_step), life));
     const __m128i wake = _mm_add_epi32(first, ticks);
     const __m128i expired = _mm_xor_si128(
         _mm_cmpgt_epi32(none, _mm_sub_epi32(wake, _mm_add_epi32(a_base, life_ticks))), ones);
-    const __m128i bucket = _mm_or_si128(_mm_and_si128(wake, mask), expired);
-    const __m128i other = _mm_or_si128(odd, event);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buckets + k),
-                     _mm_blendv_epi8(bucket, scalar, other));
+    const __m128i code =
+        _mm_or_si128(_mm_or_si128(_mm_and_si128(wake, mask), _mm_and_si128(expired, drop_bit)),
+                     _mm_or_si128(_mm_and_si128(_mm_and_si128(event, visible), leave_bit),
+                                  _mm_and_si128(_mm_andnot_si128(visible, event), enter_bit)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(buckets + k), _mm_blendv_epi8(code, scalar, odd));
   }
   return k;
 }

@@ -58,17 +58,18 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 // the target: the pair is visible), observer version and target version (u8), view index
 // (u16). Records are the entities' 32-byte records, as for the cell pass (base tick u32
 // at byte 24, observer version at 29). A test is routine when both versions match the
-// records', the target's flags have none of `removed_flag`, the pair is not one the
+// records', the target's flags have none of `removed_flag`, and the pair is not one the
 // target's list decides (both in one mutual class, a class other than 0, and the target
-// the lower slot), and it makes no event (visible: d^2 <= (r + h)^2; hidden: d^2 > r^2,
-// r the observer's radius, d^2 with separate multiplies and adds). For a routine test the
-// kernel writes to buckets[k] the wheel bucket of its next test, (first + t) & mask with
-// t = trunc(min(max(gap, 0) * inv_two_step, life)) and gap = (r + h - d) - eps2 when
-// visible, (d - r) - eps3 when hidden; or kDropTest when first + t does not come before
-// the list's expiry (base tick + life_ticks, compared modulo 2^32). For any other test it
-// writes kScalarTest: the caller runs that one itself. It goes in groups of 4 and returns
-// where the tail of fewer than 4 begins, left to the caller too; the baseline version
-// processes nothing (returns begin).
+// the lower slot). For a routine test the kernel writes to buckets[k] a code: the wheel
+// bucket of the pair's next test, (first + t) & mask with t = trunc(min(max(gap, 0) *
+// inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair is visible after the test,
+// (d - r) - eps3 when hidden (r the observer's radius, d^2 with separate multiplies and adds);
+// plus kDropBit when first + t does not come before the list's expiry (base tick +
+// life_ticks, compared modulo 2^32); plus kLeaveBit when the pair was visible and
+// d^2 > (r + h)^2 (it is hidden after the test), or kEnterBit when it was hidden and
+// d^2 <= r^2 (visible after). For any other test it writes kScalarTest: the caller runs that
+// one itself. It goes in groups of 4 and returns where the tail of fewer than 4 begins, left
+// to the caller too; the baseline version processes nothing (returns begin).
 struct PairTests {
   const void* records;
   const void* tests;
@@ -82,8 +83,11 @@ struct PairTests {
   std::uint32_t mask;
   std::uint8_t removed_flag;
 };
-constexpr std::uint32_t kDropTest = 0xFFFFFFFFu;
-constexpr std::uint32_t kScalarTest = 0xFFFFFFFEu;
+constexpr std::uint32_t kBucketBits = 0x1FFFFFFFu;
+constexpr std::uint32_t kEnterBit = 1u << 29;
+constexpr std::uint32_t kLeaveBit = 1u << 30;
+constexpr std::uint32_t kDropBit = 1u << 31;
+constexpr std::uint32_t kScalarTest = 0xFFFFFFFFu;  // (an enter and a leave at once: no code)
 std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
                          std::uint32_t* buckets);
 
