@@ -1077,6 +1077,16 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
   const std::uint32_t life_ticks = life_;
   const Hot* const hot = hot_.data();
   const std::uint32_t first = now_ + 1;
+  // A visible pair found beyond r + h: its leave (both ways for a mutual pair), the view
+  // removal to apply after the tests.
+  auto leave_pair = [&](std::uint32_t a, std::uint32_t b, std::uint16_t view_index, bool mutual) {
+    sink.emit(a, b, EventKind::kLeave);
+    sink.leave({a, b, view_index});
+    if (mutual) {
+      sink.emit(b, a, EventKind::kLeave);
+      sink.visible(-1);
+    }
+  };
   // One test, whatever it finds (the vector kernel below takes the routine ones).
   auto test_one = [&](std::uint32_t k) {
     if (k + kTestAhead < count) {
@@ -1113,12 +1123,7 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
     double gap;
     if (visible) {
       if (d2 > outer * outer) {
-        sink.emit(a, b, EventKind::kLeave);
-        sink.leave({a, b, test.view_index});
-        if (mutual) {
-          sink.emit(b, a, EventKind::kLeave);
-          sink.visible(-1);
-        }
+        leave_pair(a, b, test.view_index, mutual);
         test.target = b;  // now hidden
         gap = d - r - eps3;
       } else {
@@ -1169,12 +1174,7 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
     const bool next = (code & simd::kDropBit) == 0;
     const std::uint32_t bucket = code & simd::kBucketBits;
     if (code & simd::kLeaveBit) {
-      sink.emit(a, b, EventKind::kLeave);
-      sink.leave({a, b, test.view_index});
-      if (mutual) {
-        sink.emit(b, a, EventKind::kLeave);
-        sink.visible(-1);
-      }
+      leave_pair(a, b, test.view_index, mutual);
       test.target = b;  // now hidden
       if (next) sink.file_in(bucket, test);
     } else {
