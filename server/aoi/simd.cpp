@@ -232,7 +232,7 @@ __attribute__((target("avx2"), always_inline)) inline __m128i field(__m256i lo, 
 __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p,
                                                               std::uint32_t begin,
                                                               std::uint32_t end,
-                                                              std::uint32_t* buckets) {
+                                                              std::uint32_t* codes) {
   const auto* bytes = static_cast<const char*>(p.records);
   const auto* tests = static_cast<const int*>(p.tests);  // 3 words per test
   const __m256d zero = _mm256_setzero_pd();
@@ -349,7 +349,7 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
         _mm_or_si128(_mm_or_si128(_mm_and_si128(wake, mask), _mm_and_si128(expired, drop_bit)),
                      _mm_or_si128(_mm_and_si128(_mm_and_si128(event, visible), leave_bit),
                                   _mm_and_si128(_mm_andnot_si128(visible, event), enter_bit)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buckets + k), _mm_blendv_epi8(code, scalar, odd));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + k), _mm_blendv_epi8(code, scalar, odd));
   }
   return k;
 }
@@ -394,8 +394,8 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 }
 
 std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
-                         std::uint32_t* buckets) {
-  return kernels.pair_tests(batch, begin, end, buckets);
+                         std::uint32_t* codes) {
+  return kernels.pair_tests(batch, begin, end, codes);
 }
 
 const char* kernel_name() {

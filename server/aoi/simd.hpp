@@ -60,7 +60,7 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 // at byte 24, observer version at 29). A test is routine when both versions match the
 // records', the target's flags have none of `removed_flag`, and the pair is not one the
 // target's list decides (both in one mutual class, a class other than 0, and the target
-// the lower slot). For a routine test the kernel writes to buckets[k] a code: the wheel
+// the lower slot). For a routine test the kernel writes to codes[k]: the wheel
 // bucket of the pair's next test, (first + t) & mask with t = trunc(min(max(gap, 0) *
 // inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair is visible after the test,
 // (d - r) - eps3 when hidden (r the observer's radius, d^2 with separate multiplies and adds);
@@ -89,7 +89,7 @@ constexpr std::uint32_t kLeaveBit = 1u << 30;
 constexpr std::uint32_t kDropBit = 1u << 31;
 constexpr std::uint32_t kScalarTest = 0xFFFFFFFFu;  // (an enter and a leave at once: no code)
 std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
-                         std::uint32_t* buckets);
+                         std::uint32_t* codes);
 
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();

@@ -15,6 +15,12 @@ namespace {
 
 using zone::aoi::simd::CellPass;
 
+// Whether the kernels in use are the vector ones (the baselines leave every entry and every
+// test to their callers).
+bool vector_kernels() {
+  return std::string(zone::aoi::simd::kernel_name()) == "avx2";
+}
+
 // The 32-byte record the cell pass reads (the layout simd.hpp documents).
 struct Record {
   double x = 0.0;
@@ -163,7 +169,7 @@ std::uint32_t check_run(Pass& p, std::uint32_t begin, double& max_radius) {
     }
   }
   CHECK(max_radius == expected_max);
-  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") {
+  if (vector_kernels()) {
     // The vector version stops only where it must: at a group of 4 with an entry that is
     // not routine, or at a tail shorter than a group.
     if (stop + 4 <= n) {
@@ -199,7 +205,7 @@ TEST_CASE("cell pass kernel: refreshes routine entries, stops at the first group
         p.ys[i] = r.y;
       }
     }
-    if (std::string(zone::aoi::simd::kernel_name()) == "avx2" && odd == 0) {
+    if (vector_kernels() && odd == 0) {
       CHECK(calls == 1);  // every group routine: one call does them all but the tail
     }
   }
@@ -221,12 +227,12 @@ TEST_CASE("cell pass kernel: clamps positions outside the grid into its border c
   }
   double max_radius = 0.0;
   const std::uint32_t stop = check_run(p, 0, max_radius);
-  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") CHECK(stop == 64);
+  if (vector_kernels()) CHECK(stop == 64);
   // And one entry listed under the wrong border cell stops the kernel at its group.
   p.keys[13] = p.keys[13] == 0 ? 1 : 0;
   max_radius = 0.0;
   const std::uint32_t again = check_run(p, 0, max_radius);
-  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") CHECK(again == 12);
+  if (vector_kernels()) CHECK(again == 12);
 }
 
 namespace {
@@ -373,10 +379,10 @@ struct Outcomes {
 // Runs the kernel over every test and checks each code it wrote against the definition.
 Outcomes check_batch(const TestBatch& batch) {
   const auto m = static_cast<std::uint32_t>(batch.tests.size());
-  std::vector<std::uint32_t> buckets(m, 0xABCDABCDu);
+  std::vector<std::uint32_t> codes(m, 0xABCDABCDu);
   const PairTests view = batch.view();
-  const std::uint32_t done = zone::aoi::simd::pair_tests(view, 0, m, buckets.data());
-  if (std::string(zone::aoi::simd::kernel_name()) == "avx2") {
+  const std::uint32_t done = zone::aoi::simd::pair_tests(view, 0, m, codes.data());
+  if (vector_kernels()) {
     CHECK(done == m - m % 4);
   } else {
     CHECK(done == 0);
@@ -391,23 +397,18 @@ Outcomes check_batch(const TestBatch& batch) {
   for (std::uint32_t k = 0; k < done; ++k) {
     CAPTURE(k);
     const std::uint32_t want = batch.expected(k);
-    CHECK(buckets[k] == want);
+    CHECK(codes[k] == want);
     if (want == zone::aoi::simd::kScalarTest) continue;
     ++routine;
     dropped += (want & kDropBit) != 0 ? 1 : 0;
     enters += (want & kEnterBit) != 0 ? 1 : 0;
     leaves += (want & kLeaveBit) != 0 ? 1 : 0;
   }
-  for (std::uint32_t k = done; k < m; ++k) CHECK(buckets[k] == 0xABCDABCDu);
+  for (std::uint32_t k = done; k < m; ++k) CHECK(codes[k] == 0xABCDABCDu);
   return {routine, dropped, enters, leaves};
 }
 
 }  // namespace
-
-// Whether the kernel in use decides tests (the baseline leaves them all to its caller).
-bool vector_pair_tests() {
-  return std::string(zone::aoi::simd::kernel_name()) == "avx2";
-}
 
 TEST_CASE(
     "pair test kernel: the event and the next test's bucket for routine tests, the others "
@@ -416,7 +417,7 @@ TEST_CASE(
   for (const std::uint32_t odd : {0u, 50u, 5u, 2u}) {
     CAPTURE(odd);
     const Outcomes o = check_batch(make_batch(200, 2047, odd, 1000, rng));
-    if (!vector_pair_tests()) continue;
+    if (!vector_kernels()) continue;
     // The cases were all there.
     CHECK(o.routine > 2047 / 16);
     CHECK(o.dropped > 0);
@@ -435,7 +436,7 @@ TEST_CASE("pair test kernel: ticks and expiries compared across the 32-bit wrap"
   for (const std::uint32_t first : {0xFFFFFFF0u, 0u, 5u}) {
     CAPTURE(first);
     const Outcomes o = check_batch(make_batch(100, 1001, 20, first, rng));
-    if (!vector_pair_tests()) continue;
+    if (!vector_kernels()) continue;
     CHECK(o.routine > 1001 / 16);
     CHECK(o.dropped > 0);
     CHECK(o.routine > o.dropped);
