@@ -78,7 +78,10 @@ bool classmates(std::uint8_t a, std::uint8_t b) {
 
 // Ticks (beyond the next) in which two entities, each moving at most the bound, cannot
 // close a gap of `gap` metres (their distance changes by at most 1 / inv_two_step per
-// tick), capped at `life`. (A free function: the pair-test loop passes its own copies.)
+// tick), capped at `life`. The gap of a visible pair at distance d is r + h - d - 2 eps (to
+// a leave), of a hidden one d - r - 3 eps (to an enter), eps bounding the rounding of d and
+// of the thresholds (sched_eps). (A free function: the hot loops pass their own copies of
+// the members.)
 std::uint32_t ticks_for_gap(double gap, double inv_two_step, double life) {
   return static_cast<std::uint32_t>(std::min(std::max(gap, 0.0) * inv_two_step, life));
 }
@@ -840,17 +843,6 @@ void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
   events_.push_back({slots_.handle_at(a), slots_.handle_at(b), kind});
 }
 
-// Ticks (beyond the next) during which a visible pair at distance d cannot have moved
-// beyond `outer`, capped at life_.
-std::uint32_t GridAoi::ticks_visible(double d, double outer, double eps) const {
-  return ticks_for_gap(outer - d - 2.0 * eps, inv_two_step_, static_cast<double>(life_));
-}
-
-// Same for a hidden pair coming within r.
-std::uint32_t GridAoi::ticks_hidden(double d, double r, double eps) const {
-  return ticks_for_gap(d - r - 3.0 * eps, inv_two_step_, static_cast<double>(life_));
-}
-
 bool GridAoi::list_is_current(std::uint32_t a) const {
   const std::uint8_t f = hot_[a].flags;
   return (f & (kAlive | kObserver | kRemoved | kRebuild)) == (kAlive | kObserver) &&
@@ -1008,15 +1000,26 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   const double far_r = r + 3.0 * eps + span;
   const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
   const std::uint8_t cls = hot_[a].mutual_class;
+  // Locals for everything the loop reads: its stores (stamps, the view, the wheel) could
+  // otherwise alias the members, which the compiler would then reload at every candidate.
+  const std::uint32_t* const slots = ord_slot_.data();
+  const std::uint8_t* const classes = ord_class_.data();
+  const std::uint8_t* const versions = ord_version_.data();
+  const double* const xs = ord_x_.data();
+  const double* const ys = ord_y_.data();
+  const double inv_two_step = inv_two_step_;
+  const auto life = static_cast<double>(life_);
+  const double eps2 = 2.0 * eps;  // the gaps' rounding allowances (see ticks_for_gap)
+  const double eps3 = 3.0 * eps;
   for (std::uint32_t k = 0; k < n; ++k) {
     const std::uint32_t j = hits[k];
-    const std::uint32_t t = ord_slot_[j];
+    const std::uint32_t t = slots[j];
     if (t == a) continue;
     // A mutual pair is t's (the lower slot's) to decide, and t's view holds it.
-    const bool mutual = classmates(cls, ord_class_[j]);
+    const bool mutual = classmates(cls, classes[j]);
     if (mutual && t < a) continue;
-    const double dx = ord_x_[j] - c.x;
-    const double dy = ord_y_[j] - c.y;
+    const double dx = xs[j] - c.x;
+    const double dy = ys[j] - c.y;
     const double d2 = dx * dx + dy * dy;
     bool visible = false;
     if (stamp[t] == old_mark) {
@@ -1041,10 +1044,10 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
       continue;
     }
     const double d = std::sqrt(d2);
-    const std::uint32_t wake =
-        first + (visible ? ticks_visible(d, outer, eps) : ticks_hidden(d, r, eps));
+    const double gap = visible ? outer - d - eps2 : d - r - eps3;
+    const std::uint32_t wake = first + ticks_for_gap(gap, inv_two_step, life);
     if (static_cast<std::int32_t>(wake - expiry) < 0) {
-      sink.file(wake, encode({a, t, version, ord_version_[j], 0}, index));
+      sink.file(wake, encode({a, t, version, versions[j], 0}, index));
     }
   }
   // Old members still carrying the old mark are beyond r + h, or gone: they leave (both
@@ -1070,7 +1073,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
 template <typename Sink>
 void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) {
   const double h = config_.hysteresis;
-  const double eps2 = 2.0 * eps_;  // the allowances of ticks_visible and ticks_hidden
+  const double eps2 = 2.0 * eps_;  // the gaps' rounding allowances (see ticks_for_gap)
   const double eps3 = 3.0 * eps_;
   const double inv_two_step = inv_two_step_;
   const auto life = static_cast<double>(life_);

@@ -348,8 +348,6 @@ class GridAoi {
   void apply_leaves();
   void release_bucket(Bucket& bucket);
   void remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint);
-  std::uint32_t ticks_visible(double d, double outer, double eps) const;
-  std::uint32_t ticks_hidden(double d, double r, double eps) const;
   void release_removed();
   bool usable(EntityHandle h) const;
   std::uint8_t class_for(double radius);
