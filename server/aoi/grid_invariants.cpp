@@ -1,0 +1,171 @@
+// GridAoi::check_invariants(): the consistency check the tests use (O(N^2)).
+
+#include "aoi/grid_aoi.hpp"
+
+#include "aoi/grid_aoi_internal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace zone::aoi {
+
+std::string GridAoi::check_invariants() const {
+  std::ostringstream out;
+  const std::uint32_t capacity = slots_.capacity();
+  auto present = [&](std::uint32_t s) {
+    return (hot_[s].flags & kAlive) && !(hot_[s].flags & kAdded);
+  };
+  // Positions at the last update are those in the cell order.
+  std::vector<Vec2> last_pos(capacity);
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i)
+    last_pos[ord_slot_[i]] = {ord_x_[i], ord_y_[i]};
+  // The grid holds every entity present at the last update, sorted, at its position.
+  std::uint32_t count = 0;
+  for (std::uint32_t s = 0; s < capacity; ++s) count += present(s) ? 1 : 0;
+  if (ord_slot_.size() != count) {
+    out << "grid holds " << ord_slot_.size() << " entities, " << count << " present\n";
+  }
+  for (std::size_t i = 0; i < ord_slot_.size(); ++i) {
+    const std::uint32_t s = ord_slot_[i];
+    if (i > 0 && !(CellEntry{ord_key_[i - 1], ord_slot_[i - 1]} < CellEntry{ord_key_[i], s})) {
+      out << "grid order broken at " << i << "\n";
+    }
+    // Listed under a cell within slack_ of its position (its own when slack_ is 0).
+    const Vec2 p = last_pos[s];
+    const std::uint32_t row = ord_key_[i] / cols_;
+    const std::uint32_t col = ord_key_[i] % cols_;
+    if (row < cell_row(p.y - slack_) || row > cell_row(p.y + slack_) ||
+        col < cell_col(p.x - slack_) || col > cell_col(p.x + slack_)) {
+      out << "grid cell of slot " << s << " is stale\n";
+    }
+    if (ord_version_[i] != hot_[s].target_version) {
+      out << "grid version of slot " << s << " is stale\n";
+    }
+  }
+  // Live scheduled tests, per observer: (target, tick, visible).
+  struct Test {
+    std::uint32_t target;
+    std::uint32_t tick;
+    bool visible;
+  };
+  std::vector<std::vector<Test>> tests(capacity);
+  for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
+    const Bucket& bucket = wheel_[k];
+    for (std::size_t c = 0; c < bucket.chunks.size(); ++c) {
+      const auto fill = c + 1 == bucket.chunks.size()
+                            ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
+                            : kChunkTests;
+      for (std::uint32_t i = 0; i < fill; ++i) {
+        const PairTest& t = bucket.chunks[c]->tests[i];
+        const std::uint32_t b = t.target & ~kVisibleBit;
+        if (t.observer_version != hot_[t.observer].observer_version ||
+            t.target_version != hot_[b].target_version) {
+          continue;
+        }
+        // The tick this bucket stands for: the first after now_ with these low bits.
+        const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
+        tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
+      }
+    }
+  }
+  const double two_step = inv_two_step_ > 0.0 ? 1.0 / inv_two_step_ : INFINITY;
+  std::uint64_t pairs = 0;
+  std::uint32_t in_classes = 0;
+  // Per observer: its sorted view and the sorted targets of its live tests.
+  std::vector<std::vector<std::uint32_t>> seen(capacity);
+  std::vector<std::vector<std::uint32_t>> tested(capacity);
+  auto observing = [&](std::uint32_t s) { return present(s) && (hot_[s].flags & kObserver); };
+  auto mutual = [&](std::uint32_t a, std::uint32_t t) {
+    return observing(a) && observing(t) && classmates(hot_[a].mutual_class, hot_[t].mutual_class);
+  };
+  // Every observer's targets: its view, and the mutual pairs held by lower classmates'.
+  std::vector<std::vector<std::uint32_t>> sees_of(capacity);
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!present(a)) continue;
+    for (const std::uint32_t t : view_[a]) {
+      sees_of[a].push_back(t);
+      if (t < capacity && mutual(a, t)) {
+        if (t < a) out << "view of " << a << " holds its lower classmate " << t << "\n";
+        sees_of[t].push_back(a);
+      }
+    }
+  }
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!present(a)) continue;
+    const std::vector<std::uint32_t>& view = sees_of[a];
+    pairs += view.size();
+    if (!(hot_[a].flags & kObserver)) {
+      if (!view.empty()) out << "non-observer " << a << " has a view\n";
+      if (!tests[a].empty()) out << "non-observer " << a << " has tests\n";
+      continue;
+    }
+    if (hot_[a].mutual_class != 0) {
+      ++in_classes;
+      if (class_radius_[hot_[a].mutual_class - 1u] != hot_[a].radius) {
+        out << "observer " << a << " is in the class of another radius\n";
+      }
+    }
+    const std::uint32_t expiry = hot_[a].base_tick + life_;
+    if (static_cast<std::int32_t>(now_ - expiry) >= 0) out << "list of " << a << " expired\n";
+    seen[a].assign(view.begin(), view.end());
+    std::sort(seen[a].begin(), seen[a].end());
+    if (std::adjacent_find(seen[a].begin(), seen[a].end()) != seen[a].end()) {
+      out << "duplicate targets in the view of " << a << "\n";
+    }
+    for (const Test& t : tests[a]) {
+      tested[a].push_back(t.target);
+      if (static_cast<std::int32_t>(t.tick - expiry) >= 0) {
+        out << "test " << a << "->" << t.target << " after the list expires\n";
+      }
+      if (t.visible != std::binary_search(seen[a].begin(), seen[a].end(), t.target)) {
+        out << "test " << a << "->" << t.target << " has the wrong side\n";
+      }
+    }
+    std::sort(tested[a].begin(), tested[a].end());
+    if (std::adjacent_find(tested[a].begin(), tested[a].end()) != tested[a].end()) {
+      out << "two live tests of one pair for observer " << a << "\n";
+    }
+  }
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (!observing(a)) continue;
+    const double r = hot_[a].radius;
+    const double outer = r + config_.hysteresis;
+    for (std::uint32_t t = 0; t < capacity; ++t) {
+      if (t == a || !present(t)) continue;
+      const double dx = last_pos[t].x - last_pos[a].x;
+      const double dy = last_pos[t].y - last_pos[a].y;
+      const double d2 = dx * dx + dy * dy;
+      const double d = std::sqrt(d2);
+      const bool visible = std::binary_search(seen[a].begin(), seen[a].end(), t);
+      if (visible && d2 > outer * outer) out << a << " sees " << t << " beyond r + h\n";
+      if (!visible && d2 <= r * r) out << a << " misses " << t << " within r\n";
+      // A mutual pair is seen both ways or neither, and its test is in the lower slot's list.
+      std::uint32_t owner = a;
+      std::uint32_t target = t;
+      if (mutual(a, t)) {
+        if (visible != std::binary_search(seen[t].begin(), seen[t].end(), a)) {
+          out << "mutual pair " << a << "-" << t << " seen one way only\n";
+        }
+        owner = std::min(a, t);
+        target = std::max(a, t);
+      }
+      // A pair that could change before the list expires must have a test scheduled.
+      // Ticks after now_ during which the pairs are only re-tested through the schedule:
+      const double left = static_cast<double>(hot_[owner].base_tick + life_ - now_ - 1);
+      const bool has_test = std::binary_search(tested[owner].begin(), tested[owner].end(), target);
+      const double reach = two_step * left;
+      const bool could_change = visible ? d + reach > outer - 1e-6 : d - reach < r + 1e-6;
+      if (left > 0.0 && could_change && !has_test) {
+        out << "pair " << a << "->" << t << " at " << d << " has no test\n";
+      }
+    }
+  }
+  if (in_classes != mutual_count_) {
+    out << "mutual observer count " << mutual_count_ << " != " << in_classes << "\n";
+  }
+  if (pairs != visible_pairs_) out << "visible pair count " << visible_pairs_ << " != " << pairs;
+  return out.str();
+}
+
+}  // namespace zone::aoi
