@@ -1,5 +1,6 @@
-// GridAoi: configuration, mutations, the order of a tick's phases and the queries. The
-// other parts of its implementation are listed in grid_aoi_internal.hpp.
+// GridAoi: configuration, mutations, the order of a tick's phases, threads (set_parallel,
+// merging the pieces' outputs) and the queries. The other parts of its implementation are
+// listed in grid_aoi_internal.hpp.
 
 #include "aoi/grid_aoi.hpp"
 
@@ -92,12 +93,8 @@ void GridAoi::resize_grid() {
 // r + h in any case, so the skin is at least h.
 void GridAoi::apply_settings() {
   compute_schedule();
-  std::uint32_t buckets = 1;
-  while (buckets < life_) buckets <<= 1;
-  for (Bucket& bucket : wheel_) release_bucket(bucket);
-  wheel_.resize(buckets);
-  wheel_mask_ = buckets - 1;
-  expiring_.resize(buckets);
+  wheel_.reset(life_);
+  expiring_.resize(wheel_.size());
 }
 
 void GridAoi::compute_schedule() {
@@ -227,6 +224,8 @@ ConfigError GridAoi::set_max_step(double max_step) {
   return ConfigError::kNone;
 }
 
+// --- Threads: each piece of a parallel phase writes its own output, merged in order. ----
+
 void GridAoi::Piece::clear() {
   events.clear();
   for (std::vector<PairTest>& tests : filed) tests.clear();
@@ -241,7 +240,7 @@ void GridAoi::Piece::clear() {
 void GridAoi::merge(Piece& piece) {
   events_.insert(events_.end(), piece.events.begin(), piece.events.end());
   for (std::size_t b = 0; b < piece.filed.size(); ++b) {
-    append_tests(wheel_[b], piece.filed[b].data(), piece.filed[b].size());
+    wheel_.append(wheel_.bucket(static_cast<std::uint32_t>(b)), piece.filed[b]);
   }
   leaves_.insert(leaves_.end(), piece.leaves.begin(), piece.leaves.end());
   enters_.insert(enters_.end(), piece.enters.begin(), piece.enters.end());
@@ -282,7 +281,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   const std::size_t movers = departures_.size() + arrivals_.size();
   const bool rebuild_all = stale || life_ == 1 || movers * 8 > entity_count_ + 64;
   if (rebuild_all) {
-    for (Bucket& bucket : wheel_) release_bucket(bucket);
+    wheel_.clear();
   } else {
     for (const Departure& d : departures_) notify_departure(d);
     for (const Departure& b : arrivals_) notify_arrival(b);
@@ -293,7 +292,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   // teleport (every observer after a settings change); they are collected first so that
   // each one's view can be fetched from memory while the one before is rebuilt.
   list_work_.clear();
-  std::vector<std::uint32_t>& expiring = expiring_[now_ & wheel_mask_];
+  std::vector<std::uint32_t>& expiring = expiring_[now_ & wheel_.mask()];
   if (rebuild_all) {
     for (std::vector<std::uint32_t>& e : expiring_) e.clear();
     const std::uint32_t capacity = slots_.capacity();

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "aoi/slot_map.hpp"
+#include "aoi/test_wheel.hpp"
 
 namespace zone::aoi {
 
@@ -210,17 +211,6 @@ class GridAoi {
   std::string check_invariants() const;
 
  private:
-  // A scheduled re-test of one (observer, target) pair, filed in the timing wheel under the
-  // tick at which the pair could first change. It is stale (and skipped) when either
-  // version no longer matches: the observer's list was rebuilt or cleared since, or the
-  // target teleported or was removed.
-  struct PairTest {
-    std::uint32_t observer;
-    std::uint32_t target;  // kVisibleBit set: the target is in the observer's view
-    std::uint8_t observer_version;
-    std::uint8_t target_version;
-    std::uint16_t view_index;  // where the target probably is in the view (visible only)
-  };
   struct Leave {  // a view removal, applied after the tick's tests
     std::uint32_t observer;
     std::uint32_t target;
@@ -234,15 +224,6 @@ class GridAoi {
     bool mutual;    // and the target sees the observer
     bool schedule;  // wake is before the list expires
     std::uint32_t wake;
-  };
-  static constexpr std::uint32_t kChunkTests = 2048;
-  struct TestChunk {
-    PairTest tests[kChunkTests];
-  };
-  struct Bucket {
-    std::vector<TestChunk*> chunks;
-    PairTest* next = nullptr;  // where the next test goes, in the last chunk
-    PairTest* end = nullptr;   // the end of the last chunk
   };
   struct CellEntry {  // an entity waiting to be merged into the cell order
     std::uint32_t key;
@@ -261,12 +242,13 @@ class GridAoi {
   // Contiguous ranges [begin, end) of the cell-ordered arrays that hold every entity
   // within `reach` of c (and others): one range per occupied grid row the disc touches.
   // Always inlined: left out of line in the templated rebuild, its per-span call cost the
-  // rebuilds about 5% more instructions (cachegrind, mixed-20k).
+  // rebuilds about 5% more instructions (cachegrind, mixed-20k). This and the other inline
+  // members declared without a body are defined in grid_aoi_internal.hpp.
   template <typename Fn>
   [[gnu::always_inline]] inline void for_each_span(Vec2 c, double reach, Fn&& fn) const;
-  std::uint32_t cell_col(double x) const;
-  std::uint32_t cell_row(double y) const;
-  std::uint32_t cell_key(Vec2 p) const { return cell_row(p.y) * cols_ + cell_col(p.x); }
+  inline std::uint32_t cell_col(double x) const;
+  inline std::uint32_t cell_row(double y) const;
+  inline std::uint32_t cell_key(Vec2 p) const;
   void resize_grid();
   void apply_settings();
   void compute_schedule();
@@ -287,19 +269,12 @@ class GridAoi {
   }
   // The test with its visible bit and view index set.
   static PairTest encode(PairTest test, std::uint32_t view_index) {
-    test.target |= view_index != 0xFFFFFFFFu ? 0x80000000u : 0u;
+    test.target |= view_index != 0xFFFFFFFFu ? PairTest::kVisibleBit : 0u;
     test.view_index = static_cast<std::uint16_t>(view_index);
     return test;
   }
-  void add_chunk(Bucket& bucket);
   // Files a test (its target field and view index already set) under `tick`.
-  void file(std::uint32_t tick, const PairTest& test) {
-    append_test(wheel_[tick & wheel_mask_], test);
-  }
-  void append_test(Bucket& bucket, const PairTest& test) {
-    if (bucket.next == bucket.end) add_chunk(bucket);
-    *bucket.next++ = test;
-  }
+  void file(std::uint32_t tick, const PairTest& test) { wheel_.append(wheel_.due(tick), test); }
 
   // What a worker uses while it rebuilds lists: marks for the view diff (per target slot)
   // and room for the candidates and the new view (as many as there are entities).
@@ -329,6 +304,7 @@ class GridAoi {
     std::int64_t visible = 0;
     void clear();
   };
+  // (Both defined in grid_aoi_internal.hpp.)
   class DirectSink;  // writes into the AOI's own buffers (one thread)
   class PieceSink;   // writes into a Piece
   template <typename Sink>
@@ -343,10 +319,8 @@ class GridAoi {
   void rebuild_lists(bool stale);
   void run_due_tests();
   void merge(Piece& piece);
-  void append_tests(Bucket& bucket, const PairTest* tests, std::size_t n);
   void apply_enters();
   void apply_leaves();
-  void release_bucket(Bucket& bucket);
   void remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint);
   void release_removed();
   bool usable(EntityHandle h) const;
@@ -357,7 +331,7 @@ class GridAoi {
   template <typename Fn>
   void for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const;
   void split_pairs(std::uint32_t s, std::uint8_t cls);
-  void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
+  inline void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
   std::uint32_t cols_ = 0;
@@ -393,23 +367,18 @@ class GridAoi {
   // it are in their views, not in its own.
   std::vector<std::vector<std::uint32_t>> view_;
 
-  // The timing wheel: wheel_[t & wheel_mask_] holds the pair tests due at tick t (every
-  // test is due less than life_ ticks ahead, and the wheel has at least life_ buckets).
-  // A bucket is a list of fixed-size chunks taken from a shared free list, so buckets grow
-  // without copying and the memory follows the number of tests in flight.
-  std::vector<Bucket> wheel_;
-  std::vector<std::unique_ptr<TestChunk>> chunk_store_;
-  std::vector<TestChunk*> free_chunks_;
+  // The pair tests due at each tick (every test is due less than life_ ticks ahead, and
+  // the wheel has at least life_ buckets), and this tick's view changes from them.
+  TestWheel wheel_;
   std::vector<Leave> leaves_;
   std::vector<Enter> enters_;
-  std::uint32_t wheel_mask_ = 0;
 
   // Broad phase: live entities sorted by (cell, slot), kept sorted from tick to tick by
   // re-inserting only those that changed cells (an entity that walked into another cell
-  // may stay listed under its old one for a few ticks: see maintain_cells and slack_).
-  // Cells are row-major, so the cells of one
-  // grid row that a disc reaches are one contiguous range of these arrays. The occupied
-  // cells are listed (sorted) with their first entity, so nothing costs per empty cell.
+  // may stay listed under its old one for a few ticks: see maintain_cells, grid_cells.cpp, and
+  // slack_). Cells are row-major, so the cells of one grid row that a disc reaches are one
+  // contiguous range of these arrays. The occupied cells are listed (sorted) with their first
+  // entity, so nothing costs per empty cell.
   std::vector<std::uint32_t> ord_key_;
   std::vector<std::uint32_t> ord_slot_;
   std::vector<double> ord_x_;

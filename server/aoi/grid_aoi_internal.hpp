@@ -1,10 +1,12 @@
 // Internal to the grid AOI (server/aoi/grid_*.cpp): what the parts of GridAoi's
 // implementation share. GridAoi's implementation is split by job:
-//   grid_aoi.cpp         configuration, mutations, the tick's order of phases, queries
+//   grid_aoi.cpp         configuration, mutations, the tick's order of phases, threads
+//                        (set_parallel, merging the pieces' outputs), queries
 //   grid_cells.cpp       the broad phase: entities kept in cell order
 //   grid_classes.cpp     mutual classes: observers of one radius that share their pairs
 //   grid_lists.cpp       candidate lists: rebuilds, teleports' notifications
-//   grid_wheel.cpp       the timing wheel of scheduled pair tests, and running them
+//   grid_pair_tests.cpp  running the pair tests due this tick (filed in a TestWheel,
+//                        test_wheel.hpp), and applying the views' changes they find
 //   grid_invariants.cpp  the consistency check for tests
 // Nothing here is part of the AOI's interface.
 #pragma once
@@ -19,6 +21,10 @@
 
 namespace zone::aoi {
 
+// What the parts share, kept out of zone::aoi itself so that nothing else there can
+// collide with these names.
+namespace grid_detail {
+
 // The bits of GridAoi::Hot::flags.
 constexpr std::uint8_t kAlive = 1;
 constexpr std::uint8_t kObserver = 2;
@@ -29,14 +35,13 @@ constexpr std::uint8_t kListed = 32;   // has a view or scheduled re-tests (an o
 constexpr std::uint8_t kReclass = 64;  // left its mutual class since the last update
 constexpr std::uint8_t kJoin = 128;    // may join the mutual class of its radius (try_join)
 
-constexpr std::uint32_t kVisibleBit = 0x80000000u;  // in PairTest::target
+constexpr std::uint32_t kVisibleBit = PairTest::kVisibleBit;
 constexpr std::uint32_t kNotVisible = 0xFFFFFFFFu;  // view index of a hidden pair
 
-// With workers, a tick's list rebuilds are cut into pieces of this many lists, and a phase
-// runs on the workers only when it has at least kMinPieces pieces (a chunk of pair tests
-// is a piece): below that, waking the workers and merging their output costs more than
-// it saves (measured on the standard workloads, docs/benchmarks.md).
-constexpr std::uint32_t kListsPerPiece = 64;
+// With workers, a phase runs on them only when it has at least this many pieces (a chunk of
+// pair tests is a piece; for the list rebuilds, see kListsPerPiece): below that, waking the
+// workers and merging their output costs more than it saves (measured on the standard
+// workloads, docs/benchmarks.md).
 constexpr std::uint32_t kMinPieces = 8;
 
 // Bound on the rounding error of a distance or threshold of magnitude up to `scale`
@@ -76,6 +81,9 @@ inline std::uint32_t cell_index(double v, double min, double inv_cell, std::uint
   return static_cast<std::uint32_t>(f);
 }
 
+}  // namespace grid_detail
+using namespace grid_detail;  // the grid_*.cpp files name these unqualified
+
 // Clamping keeps the mapping monotone, which is all the broad phase needs: if
 // |x_a - x_b| <= R then col(x_b) lies in [col(x_a - R), col(x_a + R)] even for positions
 // outside the world bounds.
@@ -85,6 +93,10 @@ inline std::uint32_t GridAoi::cell_col(double x) const {
 
 inline std::uint32_t GridAoi::cell_row(double y) const {
   return cell_index(y, config_.bounds.min.y, inv_cell_, rows_);
+}
+
+inline std::uint32_t GridAoi::cell_key(Vec2 p) const {
+  return cell_row(p.y) * cols_ + cell_col(p.x);
 }
 
 inline void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
@@ -186,11 +198,11 @@ void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const 
 class GridAoi::DirectSink {
  public:
   explicit DirectSink(GridAoi& aoi)
-      : aoi_(aoi), wheel_(aoi.wheel_.data()), mask_(aoi.wheel_mask_) {}
+      : aoi_(aoi), buckets_(aoi.wheel_.buckets()), mask_(aoi.wheel_.mask()) {}
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind) { aoi_.emit(a, b, kind); }
   void file(std::uint32_t tick, const PairTest& test) { file_in(tick & mask_, test); }
   void file_in(std::uint32_t bucket, const PairTest& test) {
-    aoi_.append_test(wheel_[bucket], test);
+    aoi_.wheel_.append(buckets_[bucket], test);
   }
   void leave(const Leave& l) { aoi_.leaves_.push_back(l); }
   void enter(const Enter& e) { aoi_.enters_.push_back(e); }
@@ -201,14 +213,15 @@ class GridAoi::DirectSink {
  private:
   GridAoi& aoi_;
   // The wheel, kept in registers across the loops' stores (it is not resized in a phase).
-  Bucket* const wheel_;
+  TestWheel::Bucket* const buckets_;
   const std::uint32_t mask_;
 };
 
-// The same, for one piece of a parallel phase: into the piece, merged later (merge()).
+// The same, for one piece of a parallel phase: into the piece, merged later (merge(),
+// grid_aoi.cpp).
 class GridAoi::PieceSink {
  public:
-  PieceSink(const GridAoi& aoi, Piece& piece) : aoi_(aoi), piece_(piece), mask_(aoi.wheel_mask_) {
+  PieceSink(const GridAoi& aoi, Piece& piece) : aoi_(aoi), piece_(piece), mask_(aoi.wheel_.mask()) {
     piece.filed.resize(aoi.wheel_.size());
   }
   void emit(std::uint32_t a, std::uint32_t b, EventKind kind) {

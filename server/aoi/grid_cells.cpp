@@ -3,9 +3,11 @@
 #include "aoi/grid_aoi.hpp"
 
 #include "aoi/grid_aoi_internal.hpp"
+#include "aoi/simd.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 namespace zone::aoi {
 namespace {
@@ -255,6 +257,25 @@ void GridAoi::index_cells() {
   }
   if (n > 0) max_cell_population_ = std::max(max_cell_population_, n - cell_begin_.back());
   cell_begin_.push_back(n);
+}
+
+// Where s is in the cell order (its position of the last update), or kNotVisible when it
+// is not listed (added since). Usually within the bound of its latest position.
+std::uint32_t GridAoi::order_index(std::uint32_t s) const {
+  std::uint32_t found = kNotVisible;
+  if (std::isfinite(step_check_)) {
+    for_each_span(hot_[s].pos, step_check_ + sched_eps(step_check_),
+                  [&](std::uint32_t begin, std::uint32_t end) {
+                    if (found != kNotVisible) return;
+                    const std::uint32_t i =
+                        simd::find_u32(ord_slot_.data() + begin, end - begin, s);
+                    if (i < end - begin) found = begin + i;
+                  });
+  }
+  if (found != kNotVisible) return found;
+  const auto n = static_cast<std::uint32_t>(ord_slot_.size());
+  const std::uint32_t i = simd::find_u32(ord_slot_.data(), n, s);
+  return i < n ? i : kNotVisible;
 }
 
 }  // namespace zone::aoi

@@ -5,6 +5,7 @@
 
 #include "aoi/grid_aoi_internal.hpp"
 
+#include <cmath>
 #include <vector>
 
 namespace zone::aoi {
@@ -85,25 +86,6 @@ void GridAoi::try_join(std::uint32_t e) {
     }
     ++k;
   }
-}
-
-// Where s is in the cell order (its position of the last update), or kNotVisible when it
-// is not listed (added since). Usually within the bound of its latest position.
-std::uint32_t GridAoi::order_index(std::uint32_t s) const {
-  std::uint32_t found = kNotVisible;
-  if (std::isfinite(step_check_)) {
-    for_each_span(hot_[s].pos, step_check_ + sched_eps(step_check_),
-                  [&](std::uint32_t begin, std::uint32_t end) {
-                    if (found != kNotVisible) return;
-                    const std::uint32_t i =
-                        simd::find_u32(ord_slot_.data() + begin, end - begin, s);
-                    if (i < end - begin) found = begin + i;
-                  });
-  }
-  if (found != kNotVisible) return found;
-  const auto n = static_cast<std::uint32_t>(ord_slot_.size());
-  const std::uint32_t i = simd::find_u32(ord_slot_.data(), n, s);
-  return i < n ? i : kNotVisible;
 }
 
 // s leaves its class cls: each of its mutual pairs, held by the lower slot's view alone,

@@ -1,4 +1,5 @@
-// GridAoi::check_invariants(): the consistency check the tests use (O(N^2)).
+// GridAoi::check_invariants(): the consistency check the tests use (O(N^2 + scheduled
+// tests)).
 
 #include "aoi/grid_aoi.hpp"
 
@@ -51,20 +52,16 @@ std::string GridAoi::check_invariants() const {
   };
   std::vector<std::vector<Test>> tests(capacity);
   for (std::uint32_t k = 0; k < wheel_.size(); ++k) {
-    const Bucket& bucket = wheel_[k];
+    const TestWheel::Bucket& bucket = wheel_.bucket(k);
     for (std::size_t c = 0; c < bucket.chunks.size(); ++c) {
-      const auto fill = c + 1 == bucket.chunks.size()
-                            ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
-                            : kChunkTests;
-      for (std::uint32_t i = 0; i < fill; ++i) {
-        const PairTest& t = bucket.chunks[c]->tests[i];
+      for (const PairTest& t : bucket.chunk(c)) {
         const std::uint32_t b = t.target & ~kVisibleBit;
         if (t.observer_version != hot_[t.observer].observer_version ||
             t.target_version != hot_[b].target_version) {
           continue;
         }
         // The tick this bucket stands for: the first after now_ with these low bits.
-        const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_mask_);
+        const std::uint32_t tick = now_ + 1 + ((k - (now_ + 1)) & wheel_.mask());
         tests[t.observer].push_back({b, tick, (t.target & kVisibleBit) != 0});
       }
     }

@@ -4,12 +4,17 @@
 #include "aoi/grid_aoi.hpp"
 
 #include "aoi/grid_aoi_internal.hpp"
+#include "aoi/simd.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace zone::aoi {
 namespace {
+
+// With workers, a tick's list rebuilds are cut into pieces of this many lists (a phase of
+// fewer than kMinPieces pieces runs on the calling thread).
+constexpr std::uint32_t kListsPerPiece = 64;
 
 // Spreads the expiry ticks of lists built together (at start-up, after a settings change).
 std::uint32_t stagger(std::uint32_t slot, std::uint32_t life) {
@@ -64,13 +69,6 @@ void GridAoi::notify_departure(const Departure& d) {
   });
 }
 
-// Marks the members of b's view with a fresh stamp, returned.
-std::uint32_t GridAoi::mark_view(std::uint32_t b, Scratch& scratch) const {
-  const std::uint32_t mark = scratch.next_epoch();
-  for (const std::uint32_t t : view_[b]) scratch.stamp[t] = mark;
-  return mark;
-}
-
 // Entity b is new or arrived from afar. Every current list that could need it before it
 // expires (the observer is within r + skin) gets a test of the pair this tick.
 void GridAoi::notify_arrival(const Departure& arrival) {
@@ -108,6 +106,13 @@ void GridAoi::notify_arrival(const Departure& arrival) {
   });
 }
 
+// Marks the members of b's view with a fresh stamp, returned.
+std::uint32_t GridAoi::mark_view(std::uint32_t b, Scratch& scratch) const {
+  const std::uint32_t mark = scratch.next_epoch();
+  for (const std::uint32_t t : view_[b]) scratch.stamp[t] = mark;
+  return mark;
+}
+
 // Rebuilds a's view and schedule from the grid: the view diff (enters, then leaves) and,
 // for every pair that could change before the list expires, a test at the first tick it
 // could. The list's life starts at base_tick (now, or earlier to stagger expiries).
@@ -116,7 +121,7 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   std::vector<std::uint32_t>& view = view_[a];
   hot_[a].base_tick = base_tick;
   // (At most life_ ticks ahead, so possibly this tick's slot, which has been emptied.)
-  sink.expire((base_tick + life_) & wheel_mask_, a);
+  sink.expire((base_tick + life_) & wheel_.mask(), a);
   ++hot_[a].observer_version;  // every test scheduled by the old list is stale
   const std::uint32_t expiry = base_tick + life_;
   const std::uint32_t old_mark = mark_view(a, scratch);

@@ -1,8 +1,10 @@
-// GridAoi's timing wheel: the pair tests scheduled for each tick, and running them.
+// GridAoi's pair tests: running the ones due this tick (filed in wheel_, a TestWheel), and
+// applying the view changes they find.
 
 #include "aoi/grid_aoi.hpp"
 
 #include "aoi/grid_aoi_internal.hpp"
+#include "aoi/simd.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,47 +17,6 @@ namespace {
 constexpr std::uint32_t kTestAhead = 8;
 
 }  // namespace
-
-// Appends n tests to a bucket, a chunk's room at a time.
-void GridAoi::append_tests(Bucket& bucket, const PairTest* tests, std::size_t n) {
-  while (n > 0) {
-    if (bucket.next == bucket.end) add_chunk(bucket);
-    const auto k = std::min(n, static_cast<std::size_t>(bucket.end - bucket.next));
-    std::copy_n(tests, k, bucket.next);
-    bucket.next += k;
-    tests += k;
-    n -= k;
-  }
-}
-
-void GridAoi::add_chunk(Bucket& bucket) {
-  if (free_chunks_.empty()) {
-    chunk_store_.push_back(std::make_unique<TestChunk>());
-    free_chunks_.push_back(chunk_store_.back().get());
-  }
-  TestChunk* chunk = free_chunks_.back();
-  free_chunks_.pop_back();
-  bucket.chunks.push_back(chunk);
-  bucket.next = chunk->tests;
-  bucket.end = chunk->tests + kChunkTests;
-}
-
-void GridAoi::release_bucket(Bucket& bucket) {
-  free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
-  bucket.chunks.clear();
-  bucket.next = nullptr;
-  bucket.end = nullptr;
-}
-
-// Removes b from a's view; `hint` is where it was last seen (kept exact unless another
-// member was moved into its place since).
-void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint) {
-  std::vector<std::uint32_t>& v = view_[a];
-  const std::uint32_t i = hint < v.size() && v[hint] == b ? hint : find_slot(v, b);
-  if (i == kNotVisible) return;  // not there (cannot happen while the views are consistent)
-  v[i] = v.back();
-  v.pop_back();
-}
 
 // Runs pair tests in the order given. Enters and leaves are put into and taken out of
 // the views afterwards (apply_enters, apply_leaves), where their cache misses can overlap;
@@ -96,14 +57,14 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
       return;
     }
     const bool visible = (test.target & kVisibleBit) != 0;
-    if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure)
+    if (hb.flags & kRemoved) {  // only for visible pairs (see notify_departure, grid_lists.cpp)
       sink.emit(a, b, EventKind::kLeave);
       sink.leave({a, b, test.view_index});
       return;
     }
     // A mutual pair is decided by the lower slot's list, for both directions. A test the
-    // other way round was filed by a's list before a joined b's class (try_join), when
-    // a still decided its own direction: b's list covers the pair now.
+    // other way round was filed by a's list before a joined b's class (try_join, grid_classes.cpp),
+    // when a still decided its own direction: b's list covers the pair now.
     const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
     if (mutual && b < a) return;
     const double r = ha.radius;
@@ -145,6 +106,7 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
   static_assert(sizeof(PairTest) == 12 && offsetof(PairTest, target) == 4 &&
                 offsetof(PairTest, observer_version) == 8 &&
                 offsetof(PairTest, target_version) == 9);
+  // (The rest of the records' layout the kernel reads is asserted in grid_cells.cpp.)
   static_assert(offsetof(Hot, base_tick) == 24 && offsetof(Hot, observer_version) == 29);
   const simd::PairTests batch{.records = hot,
                               .tests = tests,
@@ -155,7 +117,7 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
                               .life = life,
                               .life_ticks = life_ticks,
                               .first = first,
-                              .mask = wheel_mask_,
+                              .mask = wheel_.mask(),
                               .removed_flag = kRemoved};
   // An enter or a leave the kernel found: what test_one() does with it, the pair's next test
   // (the bucket, or none) already decided.
@@ -174,11 +136,11 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
       sink.emit(a, b, EventKind::kEnter);
       if (mutual) sink.emit(b, a, EventKind::kEnter);
       // A scheduled wake is less than a wheel's turn after `first`: its bucket names it.
-      const std::uint32_t wake = first + ((bucket - first) & wheel_mask_);
+      const std::uint32_t wake = first + ((bucket - first) & wheel_.mask());
       sink.enter({a, b, test.observer_version, test.target_version, mutual, next, wake});
     }
   };
-  std::uint32_t codes[kChunkTests];  // a run never holds more than one chunk
+  std::uint32_t codes[TestWheel::kChunkTests];  // a run never holds more than one chunk
   const std::uint32_t done = simd::pair_tests(batch, 0, count, codes);
   for (std::uint32_t k = 0; k < done; ++k) {
     const std::uint32_t code = codes[k];
@@ -196,37 +158,35 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
 // Runs this tick's scheduled pair tests, in the order they were filed: chunk by chunk, each
 // chunk a piece of its own when there are workers. Then applies the views' changes.
 void GridAoi::run_due_tests() {
-  Bucket& bucket = wheel_[now_ & wheel_mask_];
+  TestWheel::Bucket& bucket = wheel_.due(now_);
   leaves_.clear();
   enters_.clear();
   // The bucket does not grow while it runs: every new test is due later.
   const auto chunks = static_cast<std::uint32_t>(bucket.chunks.size());
-  auto count_of = [&](std::uint32_t c) {
-    return c + 1 == chunks ? static_cast<std::uint32_t>(bucket.next - bucket.chunks[c]->tests)
-                           : kChunkTests;
+  auto run_chunk = [&](std::uint32_t c, auto& sink) {
+    const std::span<const PairTest> tests = bucket.chunk(c);
+    run_tests(tests.data(), static_cast<std::uint32_t>(tests.size()), sink);
   };
   if (!parallel_ || chunks < kMinPieces) {
     DirectSink sink(*this);
     for (std::uint32_t c = 0; c < chunks; ++c) {
-      run_tests(bucket.chunks[c]->tests, count_of(c), sink);
+      run_chunk(c, sink);
       // Done with this chunk: the tests filed from here on may reuse it.
-      free_chunks_.push_back(bucket.chunks[c]);
+      wheel_.recycle(bucket.chunks[c]);
     }
+    wheel_.forget(bucket);
   } else {
     if (pieces_.size() < chunks) pieces_.resize(chunks);
     parallel_(chunks, [&](std::uint32_t c, std::uint32_t) {
       Piece& piece = pieces_[c];
       piece.clear();
       PieceSink sink(*this, piece);
-      run_tests(bucket.chunks[c]->tests, count_of(c), sink);
+      run_chunk(c, sink);
     });
     // (No test is due in this bucket again: the merge files none into it.)
-    free_chunks_.insert(free_chunks_.end(), bucket.chunks.begin(), bucket.chunks.end());
+    wheel_.release(bucket);
     for (std::uint32_t c = 0; c < chunks; ++c) merge(pieces_[c]);
   }
-  bucket.chunks.clear();
-  bucket.next = nullptr;
-  bucket.end = nullptr;
   // Leaves first: their hints name places before this tick's appends, and the appends'
   // places (the hints of the entered pairs' next tests) then stay exact.
   apply_leaves();
@@ -279,6 +239,17 @@ void GridAoi::apply_leaves() {
     remove_from_view(leaves_[k].observer, leaves_[k].target, leaves_[k].hint);
   }
   visible_pairs_ -= n;
+}
+
+// Removes b from a's view (for apply_leaves, and for try_join in grid_classes.cpp); `hint`
+// is where it was last seen (kept exact unless another member was moved into its place
+// since).
+void GridAoi::remove_from_view(std::uint32_t a, std::uint32_t b, std::uint32_t hint) {
+  std::vector<std::uint32_t>& v = view_[a];
+  const std::uint32_t i = hint < v.size() && v[hint] == b ? hint : find_slot(v, b);
+  if (i == kNotVisible) return;  // not there (cannot happen while the views are consistent)
+  v[i] = v.back();
+  v.pop_back();
 }
 
 }  // namespace zone::aoi
