@@ -1,7 +1,8 @@
 // aoi-bench: the grid AOI core on the standard workloads (/work/shared/bench/aoi-workloads.md).
 //
 //   aoi-bench [--workload NAME|all] [--ticks N] [--cell-size X] [--repeat K]
-//             [--baseline brute|naive-grid] [--threads N] [--verify] [--list]
+//             [--baseline brute|naive-grid] [--threads N] [--engine grid|crowd-tier]
+//             [--verify] [--list]
 //
 // Prints one JSON object per line: per workload and implementation ("impl": "grid",
 // "brute" or "naive-grid") the event counts and the per-tick latency distribution; with
@@ -32,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "aoi/crowd_tier.hpp"
 #include "aoi/grid_aoi.hpp"
 #include "aoi/simd.hpp"
 #include "brute_aoi.hpp"
@@ -163,6 +165,53 @@ class GridEngine {
   zone::util::WorkerPool pool_;
   GridAoi aoi_;
   std::vector<GridAoi::Move> moves_;
+};
+
+// CrowdTier alone (--engine crowd-tier): every entity a member, for the workloads with one
+// view radius. Each of its pair events is both directions' event.
+class CrowdEngine {
+ public:
+  static constexpr const char* kName = "crowd-tier";
+
+  CrowdEngine(const Workload& w, double cell_size, const Trajectories& t)
+      : tier_(cell_size, w.radius, w.hysteresis),
+        x_(t.x().begin(), t.x().end()),
+        y_(t.y().begin(), t.y().end()) {
+    for (std::uint32_t i = 0; i < w.entities; ++i) tier_.insert(i, {x_[i], y_[i]});
+  }
+
+  void stage(const Trajectories& t) {
+    std::copy(t.x().begin(), t.x().end(), x_.begin());
+    std::copy(t.y().begin(), t.y().end(), y_.begin());
+  }
+  template <typename Sink>
+  void tick(Sink& sink, bool apply_moves) {
+    if (apply_moves) {
+      for (std::uint32_t i = 0; i < x_.size(); ++i) tier_.move(i, {x_[i], y_[i]});
+    }
+    for (const auto& e : tier_.update()) {
+      const bool leave = e.kind == EventKind::kLeave;
+      sink(e.a, e.b, leave);
+      sink(e.b, e.a, leave);
+    }
+  }
+  std::uint64_t visible_pairs() const { return 2 * tier_.visible_pairs(); }
+  std::vector<std::uint32_t> sorted_view(std::uint32_t a) const {
+    std::vector<std::uint32_t> out;
+    tier_.partners(a, out);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  void describe(Json& j) const {
+    j["crowd_cells"] = tier_.cells();
+    j["crowd_cell_offsets"] = tier_.offsets();
+    j["kernels"] = zone::aoi::simd::kernel_name();
+  }
+
+ private:
+  zone::aoi::CrowdTier tier_;
+  std::vector<double> x_;
+  std::vector<double> y_;
 };
 
 // The two references share one shape: set_positions(x, y), update(sink), view(a).
@@ -344,11 +393,13 @@ void emit(const Json& j) {
 
 // --- Lockstep verification ------------------------------------------------------------------
 
-// Runs grid and brute side by side on one trajectory and compares every tick's event set
-// and, at the end, every view set. Returns true when they agree.
+// Runs the engine (the grid, or the crowd tier) and brute side by side on one trajectory and
+// compares every tick's event set and, at the end, every view set. Returns true when they
+// agree.
+template <typename Engine>
 bool verify(const Workload& w, std::uint32_t ticks, double cell_size) {
   Trajectories traj(w);
-  GridEngine grid(w, cell_size, traj);
+  Engine grid(w, cell_size, traj);
   BruteEngine brute(w, cell_size, traj);
   std::vector<std::uint64_t> ge;
   std::vector<std::uint64_t> be;
@@ -358,6 +409,7 @@ bool verify(const Workload& w, std::uint32_t ticks, double cell_size) {
   Json j;
   j["workload"] = w.name;
   j["verify"] = "ok";
+  j["impl"] = Engine::kName;
   j["entities"] = w.entities;
   j["ticks"] = ticks;
   j["cell_size"] = cell_size;
@@ -431,6 +483,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Grid AOI benchmark on the standard AOI workloads"};
   std::vector<std::string> names;
   for (const Workload& w : zone::bench::workloads()) names.emplace_back(w.name);
+  for (const Workload& w : zone::bench::extra_workloads()) names.emplace_back(w.name);
   std::vector<std::string> choices = names;
   choices.emplace_back("all");
 
@@ -441,7 +494,10 @@ int main(int argc, char** argv) {
   std::string baseline;
   bool verify_mode = false;
   bool list = false;
-  app.add_option("--workload", workload, "Workload name, or all")
+  std::string engine = "grid";
+  app.add_option(
+         "--workload", workload,
+         "Workload name, or all (the five standard ones; crowd-10k is hotspot-20k's crowd alone)")
       ->check(CLI::IsMember(choices))
       ->capture_default_str();
   app.add_option("--ticks", ticks, "Override the workload's tick count T")
@@ -456,6 +512,11 @@ int main(int argc, char** argv) {
                  "speedup: brute (all pairs, O(N^2)) or naive-grid (a plain double-precision "
                  "grid that rebuilds and sorts each tick)")
       ->check(CLI::IsMember({"brute", "naive-grid"}));
+  app.add_option("--engine", engine,
+                 "The AOI timed (and verified): grid (GridAoi) or crowd-tier (CrowdTier alone, "
+                 "workloads with one view radius)")
+      ->check(CLI::IsMember({"grid", "crowd-tier"}))
+      ->capture_default_str();
   app.add_flag("--verify", verify_mode,
                "Compare grid and brute event by event (default 5 ticks); exit 1 on mismatch");
   bool unbounded = false;
@@ -523,6 +584,11 @@ int main(int argc, char** argv) {
   for (const Workload& w : zone::bench::workloads()) {
     if (workload == "all" || w.name == workload) selected.push_back(&w);
   }
+  if (workload != "all") {
+    for (const Workload& w : zone::bench::extra_workloads()) {
+      if (w.name == workload) selected.push_back(&w);
+    }
+  }
 
   bool ok = true;
   try {
@@ -533,15 +599,27 @@ int main(int argc, char** argv) {
         std::cerr << "aoi-bench: " << w->name << ": " << zone::aoi::to_string(e) << "\n";
         return 2;
       }
+      const bool crowd = engine == "crowd-tier";
+      if (crowd && w->mixed()) {
+        std::cerr << "aoi-bench: --engine crowd-tier needs one view radius; " << w->name
+                  << " has two\n";
+        return 2;
+      }
       if (verify_mode) {
-        ok = verify(*w, ticks.value_or(5), cs) && ok;
+        ok = (crowd ? verify<CrowdEngine>(*w, ticks.value_or(5), cs)
+                    : verify<GridEngine>(*w, ticks.value_or(5), cs)) &&
+             ok;
         continue;
       }
       const std::uint32_t t = ticks.value_or(w->ticks);
       RunResult g;
       RunResult b;
       for (std::uint32_t rep = 0; rep < repeat; ++rep) {
-        run_once<GridEngine>(*w, t, cs, g);
+        if (crowd) {
+          run_once<CrowdEngine>(*w, t, cs, g);
+        } else {
+          run_once<GridEngine>(*w, t, cs, g);
+        }
         if (baseline == "brute") run_once<BruteEngine>(*w, t, cs, b);
         if (baseline == "naive-grid") run_once<NaiveGridEngine>(*w, t, cs, b);
       }
@@ -558,7 +636,8 @@ int main(int argc, char** argv) {
         j["ticks"] = t;
         j["repeat"] = repeat;
         j["cell_size"] = cs;
-        j["grid_ns_per_tick_median"] = std::llround(gs.median);
+        j[crowd ? "crowd_tier_ns_per_tick_median" : "grid_ns_per_tick_median"] =
+            std::llround(gs.median);
         j[tag + "_ns_per_tick_median"] = std::llround(bs.median);
         j["speedup_vs_" + tag] = gs.median > 0 ? bs.median / gs.median : 0.0;
         j["speedup_vs_" + tag + "_mean"] = gs.mean > 0 ? bs.mean / gs.mean : 0.0;

@@ -50,7 +50,9 @@ struct Workload {
 
 // All five standard workloads, in the order of the page.
 std::span<const Workload> workloads();
-// nullptr when the name is unknown.
+// Workloads of this project's own, built with the same generator (not part of `all`).
+std::span<const Workload> extra_workloads();
+// A standard or extra workload by name; nullptr when the name is unknown.
 const Workload* find_workload(std::string_view name);
 
 // The trajectories of one workload. The constructor performs the Placement (tick 0);

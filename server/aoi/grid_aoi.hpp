@@ -44,26 +44,9 @@
 
 #include "aoi/slot_map.hpp"
 #include "aoi/test_wheel.hpp"
+#include "aoi/types.hpp"
 
 namespace zone::aoi {
-
-// World position in metres. Double precision so that the enter/leave decisions are exact
-// far from the origin.
-struct Vec2 {
-  double x = 0.0;
-  double y = 0.0;
-};
-
-// Axis-aligned world rectangle [min, max]. Positions outside it are legal: the grid
-// clamps them into its border cells for the broad phase, distances stay exact.
-struct Bounds {
-  Vec2 min;
-  Vec2 max;
-};
-// Whether p lies in b, edges included.
-inline bool contains(const Bounds& b, Vec2 p) {
-  return p.x >= b.min.x && p.x <= b.max.x && p.y >= b.min.y && p.y <= b.max.y;
-}
 
 struct GridConfig {
   Bounds bounds{{0.0, 0.0}, {1000.0, 1000.0}};
@@ -75,8 +58,6 @@ struct GridConfig {
   // tick. 0 is allowed (a static world where every move is a teleport).
   double max_step = std::numeric_limits<double>::infinity();
 };
-
-enum class EventKind : std::uint8_t { kEnter = 0, kLeave = 1 };
 
 struct VisibilityEvent {
   EntityHandle observer;

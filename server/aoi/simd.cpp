@@ -356,11 +356,125 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
 
 #endif  // ZONE_AOI_X86
 
+// The lanes of one row and word of a crowd pass that may hold members: valid bits.
+inline std::uint64_t crowd_valid(const CrowdPass& p, std::uint32_t j, std::uint32_t w) {
+  std::uint32_t end = p.self && j < p.count ? j : p.count;
+  if (end <= 64 * w) return 0;
+  end -= 64 * w;
+  return end >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << end) - 1;
+}
+
+// The crowd pass, lane by lane (the definition in simd.hpp).
+std::uint32_t crowd_pass_scalar(const CrowdPass& p, CrowdChange* out) {
+  std::uint32_t n = 0;
+  for (std::uint32_t j = 0; j < p.rows; ++j) {
+    for (std::uint32_t w = 0; w < p.words; ++w) {
+      const std::uint64_t valid = crowd_valid(p, j, w);
+      if (valid == 0) continue;
+      std::uint64_t e = 0;
+      std::uint64_t s = 0;
+      for (std::uint32_t i = 64 * w; i < std::min(p.lanes, 64 * w + 64); ++i) {
+        const float dx = p.ax[i] - (p.bx[j] + p.sx);
+        const float dy = p.ay[i] - (p.by[j] + p.sy);
+        const float dx2 = dx * dx;  // (no contraction into a multiply-add)
+        const float dy2 = dy * dy;
+        const float d2 = dx2 + dy2;
+        e |= static_cast<std::uint64_t>(d2 <= p.enter2) << (i % 64);
+        s |= static_cast<std::uint64_t>(d2 <= p.stay2) << (i % 64);
+      }
+      const std::size_t at = static_cast<std::size_t>(j) * p.words + w;
+      const std::uint64_t change = ((e & ~p.old[at]) | (p.old[at] & ~s)) & valid;
+      if (change != 0) out[n++] = {static_cast<std::uint32_t>(at), change};
+    }
+  }
+  return n;
+}
+
+#if ZONE_AOI_X86
+
+// The lanes of d2 that are <= limit, as bits.
+__attribute__((target("avx2"), always_inline)) inline std::uint64_t lanes_within(__m256 d2,
+                                                                                 __m256 limit) {
+  return static_cast<std::uint64_t>(
+      static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(d2, limit, _CMP_LE_OQ))));
+}
+
+// Two rows at a time (independent work for the out-of-order core) when rows have one word,
+// eight lanes at a time; the first cell's lanes come from L1.
+__attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p,
+                                                              CrowdChange* out) {
+  const __m256 enter2 = _mm256_set1_ps(p.enter2);
+  const __m256 stay2 = _mm256_set1_ps(p.stay2);
+  std::uint32_t n = 0;
+  auto emit = [&](std::uint32_t j, std::uint32_t w, std::uint64_t e, std::uint64_t s,
+                  std::uint64_t valid) {
+    const std::size_t at = static_cast<std::size_t>(j) * p.words + w;
+    const std::uint64_t old = p.old[at];
+    const std::uint64_t change = ((e & ~old) | (old & ~s)) & valid;
+    out[n] = {static_cast<std::uint32_t>(at), change};
+    n += change != 0;
+  };
+  std::uint32_t j = 0;
+  // (Two rows at a time only with one word per row, so that the changes stay in order.)
+  for (; p.words == 1 && j + 1 < p.rows; j += 2) {
+    const __m256 bx0 = _mm256_set1_ps(p.bx[j] + p.sx);
+    const __m256 by0 = _mm256_set1_ps(p.by[j] + p.sy);
+    const __m256 bx1 = _mm256_set1_ps(p.bx[j + 1] + p.sx);
+    const __m256 by1 = _mm256_set1_ps(p.by[j + 1] + p.sy);
+    for (std::uint32_t w = 0; w < p.words; ++w) {
+      const std::uint64_t valid1 = crowd_valid(p, j + 1, w);
+      if (valid1 == 0) break;  // (row j's are fewer still; later words are empty too)
+      std::uint64_t e0 = 0, s0 = 0, e1 = 0, s1 = 0;
+      const std::uint32_t end = std::min(p.lanes, 64 * w + 64);
+      for (std::uint32_t i = 64 * w; i < end; i += 8) {
+        const __m256 ax = _mm256_loadu_ps(p.ax + i);
+        const __m256 ay = _mm256_loadu_ps(p.ay + i);
+        const __m256 dx0 = _mm256_sub_ps(ax, bx0);
+        const __m256 dy0 = _mm256_sub_ps(ay, by0);
+        const __m256 dx1 = _mm256_sub_ps(ax, bx1);
+        const __m256 dy1 = _mm256_sub_ps(ay, by1);
+        const __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
+        const __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
+        const std::uint32_t shift = i - 64 * w;
+        e0 |= lanes_within(d0, enter2) << shift;
+        s0 |= lanes_within(d0, stay2) << shift;
+        e1 |= lanes_within(d1, enter2) << shift;
+        s1 |= lanes_within(d1, stay2) << shift;
+      }
+      emit(j, w, e0, s0, crowd_valid(p, j, w));
+      emit(j + 1, w, e1, s1, valid1);
+    }
+  }
+  for (; j < p.rows; ++j) {
+    const __m256 bx = _mm256_set1_ps(p.bx[j] + p.sx);
+    const __m256 by = _mm256_set1_ps(p.by[j] + p.sy);
+    for (std::uint32_t w = 0; w < p.words; ++w) {
+      const std::uint64_t valid = crowd_valid(p, j, w);
+      if (valid == 0) break;
+      std::uint64_t e = 0, s = 0;
+      const std::uint32_t end = std::min(p.lanes, 64 * w + 64);
+      for (std::uint32_t i = 64 * w; i < end; i += 8) {
+        const __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(p.ax + i), bx);
+        const __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(p.ay + i), by);
+        const __m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+        const std::uint32_t shift = i - 64 * w;
+        e |= lanes_within(d2, enter2) << shift;
+        s |= lanes_within(d2, stay2) << shift;
+      }
+      emit(j, w, e, s, valid);
+    }
+  }
+  return n;
+}
+
+#endif  // ZONE_AOI_X86
+
 struct Kernels {
   decltype(&find_scalar) find;
   decltype(&filter_scalar) filter;
   decltype(&cell_pass_none) cell_pass;
   decltype(&pair_tests_none) pair_tests;
+  decltype(&crowd_pass_scalar) crowd_pass;
   const char* name;
 };
 
@@ -368,10 +482,10 @@ Kernels pick() {
 #if ZONE_AOI_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2"))
-    return {find_avx2, filter_avx2, cell_pass_avx2, pair_tests_avx2, "avx2"};
-  return {find_sse2, filter_scalar, cell_pass_none, pair_tests_none, "sse2"};
+    return {find_avx2, filter_avx2, cell_pass_avx2, pair_tests_avx2, crowd_pass_avx2, "avx2"};
+  return {find_sse2, filter_scalar, cell_pass_none, pair_tests_none, crowd_pass_scalar, "sse2"};
 #else
-  return {find_scalar, filter_scalar, cell_pass_none, pair_tests_none, "scalar"};
+  return {find_scalar, filter_scalar, cell_pass_none, pair_tests_none, crowd_pass_scalar, "scalar"};
 #endif
 }
 
@@ -396,6 +510,18 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
                          std::uint32_t* codes) {
   return kernels.pair_tests(batch, begin, end, codes);
+}
+
+std::uint32_t crowd_pass(const CrowdPass& pass, CrowdChange* out) {
+  return kernels.crowd_pass(pass, out);
+}
+
+std::vector<CrowdPassVersion> crowd_pass_versions() {
+  std::vector<CrowdPassVersion> out{{"scalar", crowd_pass_scalar}};
+#if ZONE_AOI_X86
+  if (__builtin_cpu_supports("avx2")) out.push_back({"avx2", crowd_pass_avx2});
+#endif
+  return out;
 }
 
 const char* kernel_name() {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace zone::aoi::simd {
 
@@ -90,6 +91,44 @@ constexpr std::uint32_t kDropBit = 1u << 31;
 constexpr std::uint32_t kScalarTest = 0xFFFFFFFFu;  // (an enter and a leave at once: no code)
 std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint32_t end,
                          std::uint32_t* codes);
+
+// The crowd tier's member-pair test (CrowdTier, crowd_tier.hpp) for one pair of cells: the
+// first cell's members are lanes i < count of ax, ay (padded with far lanes to `lanes`, a
+// multiple of 8), the second's rows j < rows of bx, by. With dx = ax[i] - (bx[j] + sx),
+// dy = ay[i] - (by[j] + sy) and d2 = dx * dx + dy * dy in float (separate multiplies and
+// adds), E and S are the lanes with d2 <= enter2 and with d2 <= stay2; the pair's current
+// bit is bit i % 64 of old[j * words + i / 64]. For every row and word the kernel forms
+// change = ((E & ~old) | (old & ~S)) & valid, valid being the lanes below count (and, with
+// `self`, below j), and for each non-zero change appends {j * words + i / 64, change} to
+// out, rows ascending, words ascending; returns how many. Every version gives the same.
+struct CrowdPass {
+  const float* ax;
+  const float* ay;
+  std::uint32_t count;
+  std::uint32_t lanes;
+  const float* bx;
+  const float* by;
+  std::uint32_t rows;
+  std::uint32_t words;  // at least ceil(count / 64)
+  const std::uint64_t* old;
+  float sx;
+  float sy;
+  float enter2;
+  float stay2;
+  bool self;
+};
+struct CrowdChange {
+  std::uint32_t word;  // j * words + i / 64
+  std::uint64_t bits;
+};
+std::uint32_t crowd_pass(const CrowdPass& pass, CrowdChange* out);
+// Every version of the crowd pass this CPU runs (scalar, avx2), for tests; the one
+// crowd_pass() uses is the last.
+struct CrowdPassVersion {
+  const char* name;
+  std::uint32_t (*run)(const CrowdPass& pass, CrowdChange* out);
+};
+std::vector<CrowdPassVersion> crowd_pass_versions();
 
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();
