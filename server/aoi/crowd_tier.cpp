@@ -24,6 +24,14 @@ std::uint32_t words_for(std::size_t members) {
   return std::max<std::uint32_t>(1, static_cast<std::uint32_t>((members + 63) / 64));
 }
 
+// The bits of word w that stand for the first `count` members, and only those below
+// `below` (the row's own index within one cell, or count).
+std::uint64_t valid_lanes(std::uint32_t count, std::uint32_t below, std::uint32_t w) {
+  const std::uint32_t end = std::min(count, below);
+  if (end <= 64 * w) return 0;
+  return end - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (end - 64 * w)) - 1;
+}
+
 void check_position(Vec2 p) {
   if (!(std::abs(p.x) <= kMaxCoordinate && std::abs(p.y) <= kMaxCoordinate)) {
     throw std::invalid_argument("CrowdTier: position not finite or beyond 1e7");
@@ -82,6 +90,12 @@ CrowdTier::CrowdTier(double cell_size, double radius, double hysteresis) {
   for (const Offset& o : offsets_) {
     shift_x_.push_back(static_cast<float>(o.dx * cell_size));
     shift_y_.push_back(static_cast<float>(o.dy * cell_size));
+    // Cells whose farthest points are within r of each other (less the rounding allowance):
+    // every pair between them is in view after the update, so their pass needs no kernel.
+    const double far_x = (std::abs(o.dx) + 1) * cell_size;
+    const double far_y = (std::abs(o.dy) + 1) * cell_size;
+    const double inner = radius - 1e-6 * (1.0 + cell_size) - radius * 1e-9;
+    deep_.push_back(inner > 0.0 && far_x * far_x + far_y * far_y <= inner * inner);
   }
 }
 
@@ -273,7 +287,17 @@ void CrowdTier::remove_at(std::uint32_t c, std::uint32_t i) {
     const std::uint32_t b = up(c, o);
     if (b == kNone) continue;
     std::uint64_t* m = matrix(c, o);
-    for (std::uint32_t r = 0; r < info_[b].count; ++r) {
+    const std::uint32_t rows = info_[b].count;
+    if (words == 1) {  // the common case, without branches
+      const std::uint64_t keep = ~(std::uint64_t{1} << last) & ~(std::uint64_t{1} << i);
+      const std::uint32_t to = i != last ? i : 64;  // 64: the bit is dropped
+      for (std::uint32_t r = 0; r < rows; ++r) {
+        const std::uint64_t x = m[r];
+        m[r] = (x & keep) | (to < 64 ? (x >> last & 1u) << to : 0);
+      }
+      continue;
+    }
+    for (std::uint32_t r = 0; r < rows; ++r) {
       std::uint64_t* row = m + std::size_t{r} * words;
       const std::uint64_t moving = row[last / 64] >> (last % 64) & 1u;
       row[last / 64] &= ~(std::uint64_t{1} << (last % 64));
@@ -393,6 +417,12 @@ void CrowdTier::read_bits(std::uint32_t c, std::uint32_t i, std::uint32_t z, std
   std::fill_n(out, zw, 0);
   const std::uint32_t words = info_[c].words;
   const std::uint64_t* m = matrix(c, static_cast<std::uint32_t>(code - 1));
+  if (words == 1 && zw == 1) {  // the common case: one word in, one word out
+    std::uint64_t bits = 0;
+    for (std::uint32_t r = 0; r < info_[z].count; ++r) bits |= (m[r] >> i & 1u) << r;
+    out[0] = bits;
+    return;
+  }
   for (std::uint32_t r = 0; r < info_[z].count; ++r) {
     out[r / 64] |= (m[std::size_t{r} * words + i / 64] >> (i % 64) & 1u) << (r % 64);
   }
@@ -552,6 +582,16 @@ void CrowdTier::evaluate() {
       const std::size_t words = std::size_t{b.count} * a.words;
       for (std::size_t k = 8; k < words; k += 8) __builtin_prefetch(m + k);
       if (changes_.size() < words) changes_.resize(words);
+      if (deep_[o]) {  // every pair within r: the pairs out of view enter
+        for (std::uint32_t j = 0; j < b.count; ++j) {
+          for (std::uint32_t w = 0; w < a.words; ++w) {
+            const std::size_t at = std::size_t{j} * a.words + w;
+            const std::uint64_t enter = valid_lanes(a.count, o == 0 ? j : a.count, w) & ~m[at];
+            if (enter != 0) decide(c, o, {static_cast<std::uint32_t>(at), enter});
+          }
+        }
+        continue;
+      }
       const std::uint32_t found = simd::crowd_pass({.ax = lane_x_.data() + a.lane,
                                                     .ay = lane_y_.data() + a.lane,
                                                     .count = a.count,

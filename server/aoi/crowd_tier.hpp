@@ -174,6 +174,7 @@ class CrowdTier {
   std::vector<Offset> offsets_;  // offsets_[0] = (0, 0)
   std::vector<float> shift_x_;   // per offset: dx * cell_size, dy * cell_size
   std::vector<float> shift_y_;
+  std::vector<bool> deep_;                 // per offset: every pair of the two cells is within r
   std::vector<std::int32_t> offset_code_;  // (dx, dy) -> +(o + 1), -(o + 1) or 0
 
   // Cells (indices reused through free_cells_). Per cell: its hot fields, and
