@@ -24,14 +24,6 @@ std::uint32_t words_for(std::size_t members) {
   return std::max<std::uint32_t>(1, static_cast<std::uint32_t>((members + 63) / 64));
 }
 
-// The bits of word w that stand for the first `count` members, and only those below
-// `below` (the row's own index within one cell, or count).
-std::uint64_t valid_lanes(std::uint32_t count, std::uint32_t below, std::uint32_t w) {
-  const std::uint32_t end = std::min(count, below);
-  if (end <= 64 * w) return 0;
-  return end - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (end - 64 * w)) - 1;
-}
-
 void check_position(Vec2 p) {
   if (!(std::abs(p.x) <= kMaxCoordinate && std::abs(p.y) <= kMaxCoordinate)) {
     throw std::invalid_argument("CrowdTier: position not finite or beyond 1e7");
@@ -401,35 +393,27 @@ void CrowdTier::partners(std::uint32_t id, std::vector<std::uint32_t>& out) cons
   if (contains(id)) collect_partners(id, out);
 }
 
-// The pairs of member i of cell c with the members of cell z (code: of the cell pair (c, z),
-// not 0), as bits over z's members: words_for(count of z) words.
-void CrowdTier::read_bits(std::uint32_t c, std::uint32_t i, std::uint32_t z, std::int32_t code,
-                          std::uint64_t* out) const {
-  const std::uint32_t zw = words_for(info_[z].count);
-  if (code < 0 || z == c) {  // i's row in z's matrix (c is z + offset; or z is c)
+// Word w of the pairs of member i of cell c with the members of cell z, as bits over z's
+// members (code: of the cell pair (c, z), not 0): i's row in z's matrix when c is above z
+// (or z is c), else one bit of each row of c's matrix with z, i's column there.
+std::uint64_t CrowdTier::pair_word(std::uint32_t c, std::uint32_t i, std::uint32_t z,
+                                   std::int32_t code, std::uint32_t w) const {
+  if (code < 0 || z == c) {
     const auto o = static_cast<std::uint32_t>(code < 0 ? -code - 1 : 0);
-    const std::uint32_t stride = info_[z].words;
-    const std::uint64_t* row = matrix(z, o) + std::size_t{i} * stride;
-    std::copy_n(row, zw, out);
-    return;
+    return matrix(z, o)[std::size_t{i} * info_[z].words + w];
   }
-  // i's column in c's matrix with z (z is c + offset).
-  std::fill_n(out, zw, 0);
   const std::uint32_t words = info_[c].words;
   const std::uint64_t* m = matrix(c, static_cast<std::uint32_t>(code - 1));
-  if (words == 1 && zw == 1) {  // the common case: one word in, one word out
-    std::uint64_t bits = 0;
-    for (std::uint32_t r = 0; r < info_[z].count; ++r) bits |= (m[r] >> i & 1u) << r;
-    out[0] = bits;
-    return;
+  const std::uint32_t end = std::min(info_[z].count, 64 * w + 64);
+  std::uint64_t bits = 0;
+  for (std::uint32_t r = 64 * w; r < end; ++r) {
+    bits |= (m[std::size_t{r} * words + i / 64] >> (i % 64) & 1u) << (r % 64);
   }
-  for (std::uint32_t r = 0; r < info_[z].count; ++r) {
-    out[r / 64] |= (m[std::size_t{r} * words + i / 64] >> (i % 64) & 1u) << (r % 64);
-  }
+  return bits;
 }
 
-// Sets the pairs of member j of cell c with the members of cell z given as bits (as read by
-// read_bits); every pair of j was out of view.
+// Sets the pairs of member j of cell c with the members of cell z given as bits (words as
+// pair_word gives them); every pair of j was out of view.
 void CrowdTier::write_bits(std::uint32_t c, std::uint32_t j, std::uint32_t z, std::int32_t code,
                            const std::uint64_t* in) {
   const std::uint32_t zw = words_for(info_[z].count);
@@ -461,68 +445,37 @@ void CrowdTier::relocate(std::uint32_t id, int col, int row) {
   const std::uint32_t i = where_[id].index;
   const std::uint32_t to = cell_at(col, row);
   const std::uint32_t j = add_member(to, id);
-  auto carry = [&](std::uint32_t z) {
+  for_each_neighbour(to, [&](std::uint32_t z) {
     const std::int32_t old_code = code(from, z);
     if (old_code == 0) return;
     word_scratch_.resize(words_for(info_[z].count));
-    read_bits(from, i, z, old_code, word_scratch_.data());
-    write_bits(to, j, z, code(to, z), word_scratch_.data());
-  };
-  for (std::uint32_t o = 0; o < offsets_.size(); ++o) {
-    if (up(to, o) != kNone) carry(up(to, o));
-    if (o != 0 && down(to, o) != kNone) carry(down(to, o));
-  }
-  auto drop = [&](std::uint32_t z) {
-    if (code(to, z) != 0) return;  // carried
-    word_scratch_.resize(words_for(info_[z].count));
-    read_bits(from, i, z, code(from, z), word_scratch_.data());
     for (std::uint32_t w = 0; w < word_scratch_.size(); ++w) {
-      for (std::uint64_t bits = word_scratch_[w]; bits != 0; bits &= bits - 1) {
-        const std::uint32_t p =
-            lane_id_[info_[z].lane + 64 * w + static_cast<std::uint32_t>(__builtin_ctzll(bits))];
-        if (p == id) continue;
-        if (moved_[p] == 1) {
-          restore_.push_back(id);
-          restore_.push_back(p);
-        } else {
-          events_.push_back({id, p, EventKind::kLeave});
-        }
-        --visible_pairs_;
-      }
+      word_scratch_[w] = pair_word(from, i, z, old_code, w);
     }
-  };
-  for (std::uint32_t o = 0; o < offsets_.size(); ++o) {
-    if (up(from, o) != kNone) drop(up(from, o));
-    if (o != 0 && down(from, o) != kNone) drop(down(from, o));
-  }
+    write_bits(to, j, z, code(to, z), word_scratch_.data());
+  });
+  for_each_neighbour(from, [&](std::uint32_t z) {
+    if (code(to, z) != 0) return;  // carried
+    for_each_partner(from, i, z, [&](std::uint32_t p) {
+      if (p == id) return;
+      if (moved_[p] == 1) {
+        restore_.push_back(id);
+        restore_.push_back(p);
+      } else {
+        events_.push_back({id, p, EventKind::kLeave});
+      }
+      --visible_pairs_;
+    });
+  });
   remove_at(from, i);
 }
 
-// Appends the partners of id in view: its column in its cell's matrices, its row in the
-// matrices of the cells below it.
+// Appends the partners of id in view, cell by cell.
 void CrowdTier::collect_partners(std::uint32_t id, std::vector<std::uint32_t>& out) const {
-  const auto [c, i, col, row] = where_[id];
-  for (std::uint32_t o = 0; o < offsets_.size(); ++o) {
-    const std::uint32_t b = up(c, o);
-    if (b == kNone) continue;
-    const std::uint32_t words = info_[c].words;
-    const std::uint64_t* m = matrix(c, o);
-    for (std::uint32_t r = 0; r < info_[b].count; ++r) {
-      if (m[std::size_t{r} * words + i / 64] >> (i % 64) & 1u)
-        out.push_back(lane_id_[info_[b].lane + r]);
-    }
-  }
-  for (std::uint32_t o = 1; o < offsets_.size(); ++o) {
-    const std::uint32_t a = down(c, o);
-    if (a == kNone) continue;
-    const std::uint64_t* bits = matrix(a, o) + std::size_t{i} * info_[a].words;
-    for (std::uint32_t w = 0; w < info_[a].words; ++w) {
-      for (std::uint64_t v = bits[w]; v != 0; v &= v - 1) {
-        out.push_back(
-            lane_id_[info_[a].lane + 64 * w + static_cast<std::uint32_t>(__builtin_ctzll(v))]);
-      }
-    }
-  }
+  const Where w = where_[id];
+  for_each_neighbour(w.cell, [&](std::uint32_t z) {
+    for_each_partner(w.cell, w.index, z, [&](std::uint32_t p) { out.push_back(p); });
+  });
 }
 
 std::span<const CrowdTier::Event> CrowdTier::update() {
@@ -586,7 +539,8 @@ void CrowdTier::evaluate() {
         for (std::uint32_t j = 0; j < b.count; ++j) {
           for (std::uint32_t w = 0; w < a.words; ++w) {
             const std::size_t at = std::size_t{j} * a.words + w;
-            const std::uint64_t enter = valid_lanes(a.count, o == 0 ? j : a.count, w) & ~m[at];
+            const std::uint64_t enter =
+                simd::crowd_valid_lanes(a.count, o == 0 ? j : a.count, w) & ~m[at];
             if (enter != 0) decide(c, o, {static_cast<std::uint32_t>(at), enter});
           }
         }

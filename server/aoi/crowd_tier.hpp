@@ -47,9 +47,10 @@ class CrowdTier {
     EventKind kind;
   };
 
-  // cell_size > 0, radius >= 0, hysteresis >= 0, all finite (checked; throws
-  // std::invalid_argument). cell_size should be at least (radius + hysteresis) / 8: each
-  // cell has a matrix per cell within reach, so smaller cells multiply them.
+  // cell_size >= 0.01 and at least (radius + hysteresis) / 16, radius >= 0, hysteresis >= 0,
+  // all finite (checked; throws std::invalid_argument). Each cell has a matrix per cell
+  // within reach, so cells much smaller than r + h multiply them (12 m for r + h = 32 m
+  // measured best, docs/benchmarks.md).
   CrowdTier(double cell_size, double radius, double hysteresis);
 
   // Positions must be finite, within +-1e7 (GridAoi::kMaxCoordinate; checked, throws).
@@ -63,8 +64,9 @@ class CrowdTier {
   // Decides every pair on the current positions. The events are valid until the next call:
   // first the leaves of erased members (in the order they were erased, each one's partners
   // in the order of its cells), then the leaves of pairs whose cells drifted out of reach of
-  // each other (members that changed cells, in the order they first moved), then the
-  // pairs that changed, cell pair by cell pair (cells in the order they were created).
+  // each other (members that changed cells, in the order they first moved; a pair whose
+  // other end moved later, once both are placed), then the pairs that changed, cell pair by
+  // cell pair (cells by index: a new cell takes the index of the last one dropped).
   std::span<const Event> update();
 
   bool contains(std::uint32_t id) const { return id < where_.size() && where_[id].cell != kNone; }
@@ -131,8 +133,30 @@ class CrowdTier {
   void grow(std::uint32_t c);
   void set_lane(std::uint32_t id);
   void relocate(std::uint32_t id, int col, int row);
-  void read_bits(std::uint32_t c, std::uint32_t i, std::uint32_t z, std::int32_t code,
-                 std::uint64_t* out) const;
+  std::uint64_t pair_word(std::uint32_t c, std::uint32_t i, std::uint32_t z, std::int32_t code,
+                          std::uint32_t w) const;
+  // Calls fn(z) for every occupied cell within reach of cell c: c itself, then the cells
+  // above it, then those below it.
+  template <typename Fn>
+  void for_each_neighbour(std::uint32_t c, Fn&& fn) const {
+    for (std::uint32_t o = 0; o < offsets_.size(); ++o) {
+      if (up(c, o) != kNone) fn(up(c, o));
+    }
+    for (std::uint32_t o = 1; o < offsets_.size(); ++o) {
+      if (down(c, o) != kNone) fn(down(c, o));
+    }
+  }
+  // Calls fn(id) for every member of cell z in view of member i of cell c.
+  template <typename Fn>
+  void for_each_partner(std::uint32_t c, std::uint32_t i, std::uint32_t z, Fn&& fn) const {
+    const std::int32_t pair_code = code(c, z);
+    const std::uint32_t words = (info_[z].count + 63) / 64;
+    for (std::uint32_t w = 0; w < words; ++w) {
+      for (std::uint64_t bits = pair_word(c, i, z, pair_code, w); bits != 0; bits &= bits - 1) {
+        fn(lane_id_[info_[z].lane + 64 * w + static_cast<std::uint32_t>(__builtin_ctzll(bits))]);
+      }
+    }
+  }
   void write_bits(std::uint32_t c, std::uint32_t j, std::uint32_t z, std::int32_t code,
                   const std::uint64_t* in);
   BitRef locate(std::uint32_t a, std::uint32_t b) const;

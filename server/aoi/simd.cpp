@@ -356,12 +356,9 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
 
 #endif  // ZONE_AOI_X86
 
-// The lanes of one row and word of a crowd pass that may hold members: valid bits.
+// The lanes of row j, word w of a crowd pass that stand for members.
 inline std::uint64_t crowd_valid(const CrowdPass& p, std::uint32_t j, std::uint32_t w) {
-  std::uint32_t end = p.self && j < p.count ? j : p.count;
-  if (end <= 64 * w) return 0;
-  end -= 64 * w;
-  return end >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << end) - 1;
+  return crowd_valid_lanes(p.count, p.self ? j : p.count, w);
 }
 
 // The crowd pass, lane by lane (the definition in simd.hpp).

@@ -122,6 +122,13 @@ struct CrowdChange {
   std::uint64_t bits;
 };
 std::uint32_t crowd_pass(const CrowdPass& pass, CrowdChange* out);
+// The lanes of word w that stand for members: bits of the first `count` lanes, and of those
+// only the ones below `below` (a row's own index within one cell; count otherwise).
+inline std::uint64_t crowd_valid_lanes(std::uint32_t count, std::uint32_t below, std::uint32_t w) {
+  const std::uint32_t end = below < count ? below : count;
+  if (end <= 64 * w) return 0;
+  return end - 64 * w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (end - 64 * w)) - 1;
+}
 // Every version of the crowd pass this CPU runs (scalar, avx2), for tests; the one
 // crowd_pass() uses is the last.
 struct CrowdPassVersion {
