@@ -105,10 +105,12 @@ struct RecordingSink {
 // which exceed it, are detected by the AOI). Set once by main() from --unbounded.
 bool g_bounded = true;
 std::uint32_t g_threads = 1;  // --threads: workers of the grid's update (1: the calling thread)
+std::uint32_t g_crowd = 0;    // --crowd: GridConfig::crowd_min_in_view
 
 GridConfig grid_config(const Workload& w, double cell_size) {
   GridConfig c{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis};
   if (g_bounded) c.max_step = w.speed * w.dt;
+  c.crowd_min_in_view = g_crowd;
   return c;
 }
 
@@ -370,7 +372,10 @@ Json to_json(const Workload& w, std::uint32_t ticks, double cell_size, std::uint
   j["ticks"] = ticks;
   j["repeat"] = repeat;
   j["cell_size"] = cell_size;
-  if (r.impl == "grid") j["max_step"] = g_bounded ? w.speed * w.dt : -1.0;
+  if (r.impl == "grid") {
+    j["max_step"] = g_bounded ? w.speed * w.dt : -1.0;
+    j["crowd_min_in_view"] = g_crowd;
+  }
   j["initial_pairs"] = r.initial_pairs;
   j["enters"] = r.enters;
   j["leaves"] = r.leaves;
@@ -531,6 +536,10 @@ int main(int argc, char** argv) {
                  "Threads of the grid's update (the calling thread included); the events are "
                  "the same for any number")
       ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  app.add_option("--crowd", g_crowd,
+                 "The grid's crowd threshold (GridConfig::crowd_min_in_view: entities expected "
+                 "in view from which an observer's classmate pairs go to a crowd tier; 0: none)")
       ->capture_default_str();
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
   CLI11_PARSE(app, argc, argv);

@@ -347,6 +347,28 @@ void CrowdTier::erase(std::uint32_t id) {
   --members_;
 }
 
+void CrowdTier::release(std::uint32_t id, std::vector<std::uint32_t>& out) {
+  if (!contains(id)) throw std::logic_error("CrowdTier::release: not a member");
+  const std::size_t before = out.size();
+  collect_partners(id, out);
+  visible_pairs_ -= out.size() - before;
+  remove_at(where_[id].cell, where_[id].index);
+  where_[id].cell = kNone;
+  moved_[id] = 0;
+  --members_;
+}
+
+void CrowdTier::set_in_view(std::uint32_t a, std::uint32_t b) {
+  if (a == b || !contains(a) || !contains(b)) {
+    throw std::logic_error("CrowdTier::set_in_view: not a pair of members");
+  }
+  const BitRef r = locate(a, b);
+  if (r.owner == kNone) throw std::logic_error("CrowdTier::set_in_view: cells out of reach");
+  if (bit(r)) throw std::logic_error("CrowdTier::set_in_view: already in view");
+  flip(r);
+  ++visible_pairs_;
+}
+
 void CrowdTier::move(std::uint32_t id, Vec2 p) {
   check_position(p);
   if (!contains(id)) throw std::logic_error("CrowdTier::move: not a member");

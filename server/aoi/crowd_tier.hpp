@@ -21,8 +21,8 @@
 // reach of each other is beyond r + h, so it leaves there and then. Cost per tick: the
 // member pairs of the cells within reach (about 0.35 ns each with AVX2), plus the members
 // that changed cells. It is meant for crowds: on sparse worlds most cell pairs and lanes
-// are empty (docs/benchmarks.md, "The crowd tier"). It is not yet part of GridAoi; aoi-bench
-// --engine crowd-tier runs it alone.
+// are empty (docs/benchmarks.md, "The crowd tier"). GridAoi hands it the observers of crowded
+// cells (GridConfig::crowd_min_in_view); aoi-bench --engine crowd-tier runs it alone.
 //
 // Pure and single-threaded; members are named by the caller's ids (dense small integers).
 #pragma once
@@ -60,6 +60,13 @@ class CrowdTier {
   void erase(std::uint32_t id);
   // Moves a member, any distance; the pairs are decided at the next update().
   void move(std::uint32_t id, Vec2 p);
+  // Marks the pair of members a and b in view without an event: a pair decided elsewhere
+  // (GridAoi hands its crowd's pairs over). It must be out of view here and within r + h
+  // (their cells within reach; std::logic_error otherwise).
+  void set_in_view(std::uint32_t a, std::uint32_t b);
+  // Takes a member out without events (the caller takes its pairs over): appends the
+  // partners it has in view, as of the last update(), to out.
+  void release(std::uint32_t id, std::vector<std::uint32_t>& out);
 
   // Decides every pair on the current positions. The events are valid until the next call:
   // first the leaves of erased members (in the order they were erased, each one's partners

@@ -134,6 +134,7 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
     const std::size_t n = h.index + 1;
     hot_.resize(n);
     view_.resize(n);
+    crowd_.resize(n, 0);
   }
   hot_[h.index].pos = position;
   hot_[h.index].radius = view_radius;
@@ -153,7 +154,9 @@ bool GridAoi::remove(EntityHandle h) {
   if (hot_[h.index].flags & kObserver) --observer_count_;
   --entity_count_;
   hot_[h.index].flags |= kRemoved;
-  leave_class(h.index);  // its pairs are ended one direction at a time
+  // Its pairs are ended one direction at a time, except those its crowd ends at the next
+  // update (update_crowds).
+  leave_class(h.index);
   removed_.push_back(h.index);
   dirty_.push_back(h.index);
   return true;
@@ -162,6 +165,8 @@ bool GridAoi::remove(EntityHandle h) {
 bool GridAoi::move(EntityHandle h, Vec2 position) {
   if (!usable(h) || !valid_position(position)) return false;
   hot_[h.index].pos = position;
+  if (const std::uint8_t cls = crowd_[h.index]; cls != 0)
+    crowds_[cls - 1u]->move(h.index, position);
   return true;
 }
 
@@ -273,6 +278,9 @@ std::span<const VisibilityEvent> GridAoi::update() {
   ++now_;
   const bool stale = lists_stale_;
   if (stale) apply_settings();
+  // The crowd tiers decide with the hysteresis they were made with: on a change, their
+  // pairs go back to the views, whose lists are all rebuilt this tick.
+  if (stale && crowd_hysteresis_ != config_.hysteresis) dissolve_crowds();
   maintain_cells();
 
   // Every list is rebuilt when the settings changed, when lists live a single tick
@@ -326,10 +334,12 @@ std::span<const VisibilityEvent> GridAoi::update() {
   list_work_.resize(kept);
   rebuild_lists(stale);
   run_due_tests();
+  update_crowds();
   for (const std::uint32_t e : joiners_) try_join(e);
   joiners_.clear();
   lists_stale_ = false;
   view_hysteresis_ = config_.hysteresis;
+  crowd_membership();
   release_removed();
   return events_;
 }
@@ -354,12 +364,19 @@ void GridAoi::view_set(EntityHandle observer, std::vector<EntityHandle>& out) co
   if (const std::uint8_t cls = hot_[a].mutual_class; cls != 0) {
     for_each_holder(a, cls, [&](std::uint32_t u) { out.push_back(slots_.handle_at(u)); });
   }
+  // The pairs its crowd decides.
+  if (const std::uint8_t cls = crowd_[a]; cls != 0) {
+    std::vector<std::uint32_t> partners;
+    crowds_[cls - 1u]->partners(a, partners);
+    for (const std::uint32_t t : partners) out.push_back(slots_.handle_at(t));
+  }
 }
 
 bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
   if (!slots_.contains(observer) || !slots_.contains(target)) return false;
   const std::uint32_t a = observer.index;
   const std::uint32_t b = target.index;
+  if (crowd_pair(a, b)) return crowds_[crowd_[a] - 1u]->sees(a, b);
   if (find_slot(view_[a], b) != kNotVisible) return true;
   // A mutual pair is held by the lower slot's view.
   return b < a && classmates(hot_[a].mutual_class, hot_[b].mutual_class) &&
@@ -387,6 +404,10 @@ GridStats GridAoi::stats() const {
   s.occupied_cells = static_cast<std::uint32_t>(cell_key_.size());
   s.max_cell_population = max_cell_population_;
   s.visible_pairs = visible_pairs_;
+  for (const std::unique_ptr<CrowdTier>& tier : crowds_) {
+    if (tier) s.visible_pairs += 2 * tier->visible_pairs();  // (both directions of each)
+  }
+  s.crowd_members = crowd_count_;
   return s;
 }
 

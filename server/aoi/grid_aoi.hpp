@@ -28,6 +28,14 @@
 // radius once none of its pairs with that class is seen one way only. docs/architecture.md
 // describes the scheme.
 //
+// In crowded cells (GridConfig::crowd_min_in_view) the members of a class hand their
+// pairs with each other to a CrowdTier, one per class, which tests them all each tick from
+// contiguous arrays. Such a pair is in no view and no list; every other pair of a member
+// (with another class, a non-observer, a classmate outside the crowd) stays with the lists.
+// Membership is decided at the end of each update; joining or leaving hands the pairs over
+// without events and is then handled like a teleport in place (the member's list rebuilt,
+// its neighbours' pairs with it re-tested) at the next update.
+//
 // The tick's two heavy phases, the list rebuilds and the due pair tests, can run on worker
 // threads (set_parallel): cut into pieces that each write an output of their own, merged in
 // piece order, so that nothing the AOI returns depends on the number of threads.
@@ -42,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "aoi/crowd_tier.hpp"
 #include "aoi/slot_map.hpp"
 #include "aoi/test_wheel.hpp"
 #include "aoi/types.hpp"
@@ -57,6 +66,14 @@ struct GridConfig {
   // higher cost). Infinity (the default) means "no bound": every list is rebuilt every
   // tick. 0 is allowed (a static world where every move is a teleport).
   double max_step = std::numeric_limits<double>::infinity();
+  // Crowds: an observer of a mutual class (a view radius r several observers share) whose
+  // broad-phase cell is so dense that about this many entities are within r of it (the
+  // cell's population times pi r^2 / cell_size^2) has its pairs with the other such
+  // observers of its class decided by a crowd tier (crowd_tier.hpp: every pair of nearby
+  // cells tested each tick from contiguous arrays, cheaper than per-pair wake-ups once
+  // hundreds are in view); it goes back to the lists below half that density. Only a
+  // performance choice: the events are the same. 0 turns crowds off.
+  std::uint32_t crowd_min_in_view = 0;
 };
 
 struct VisibilityEvent {
@@ -75,6 +92,7 @@ struct GridStats {
   std::uint32_t max_cell_population = 0;  // the same: as listed
   std::uint64_t visible_pairs = 0;        // sum of all view-set sizes
   std::uint32_t mutual_observers = 0;     // observers in a mutual class (see GridAoi)
+  std::uint32_t crowd_members = 0;        // observers whose classmate pairs a crowd decides
 };
 
 // Why a GridConfig or an entity parameter was refused.
@@ -148,7 +166,9 @@ class GridAoi {
   // a mutual pair decided by its owner (the lower slot's list) come together, the owner's
   // first, inside the owner's part; so a higher slot's events may appear in a lower
   // slot's part too. An observer switched off or removed has left its class, so its
-  // view's leaves and the other ways round come separately. Without a bound
+  // view's leaves and the other ways round come separately. Last come the crowds' pairs,
+  // class by class, each pair's two events together (CrowdTier::update gives their order).
+  // Without a bound
   // every list is rebuilt every tick. Despawned entities' handles appear in the events of
   // the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
@@ -310,8 +330,18 @@ class GridAoi {
   void try_join(std::uint32_t e);
   std::uint32_t order_index(std::uint32_t s) const;
   template <typename Fn>
-  void for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const;
+  void for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn, bool members_only = false) const;
   void split_pairs(std::uint32_t s, std::uint8_t cls);
+  // Crowds (grid_crowds.cpp).
+  CrowdTier* crowd_of(std::uint8_t cls);
+  bool crowd_pair(std::uint32_t a, std::uint32_t b) const {
+    return crowd_[a] != 0 && crowd_[a] == crowd_[b];
+  }
+  void update_crowds();
+  void crowd_membership();
+  void join_crowds();
+  void leave_crowd(std::uint32_t s);
+  void dissolve_crowds();
   inline void emit(std::uint32_t a, std::uint32_t b, EventKind kind);
 
   GridConfig config_;
@@ -404,6 +434,23 @@ class GridAoi {
   // The view radius of each mutual class (class k + 1 at index k); classes are never
   // reused for another radius, so a class id names one radius for good.
   std::vector<double> class_radius_;
+
+  // Crowds: per slot, the class whose crowd tier holds the observer (0: none); per class,
+  // its crowd tier (made when first needed; none for radii too small to have one); the
+  // hysteresis they were made with; this tick's observers joining them and the pairs being
+  // handed over (scratch).
+  std::vector<std::uint8_t> crowd_;
+  std::vector<std::unique_ptr<CrowdTier>> crowds_;
+  double crowd_hysteresis_ = 0.0;
+  std::uint32_t crowd_count_ = 0;
+  std::vector<std::uint32_t> crowd_joiners_;
+  std::vector<std::uint32_t> crowd_leavers_;
+  std::vector<std::uint32_t> crowd_scratch_;
+  struct HeldPair {
+    std::uint32_t holder;
+    std::uint32_t target;
+  };
+  std::vector<HeldPair> handed_;
 
   // Incremental statistics.
   std::uint32_t entity_count_ = 0;

@@ -172,9 +172,10 @@ void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
 
 // Calls fn(u) for every lower classmate u (class cls) whose view holds s: the mutual pairs
 // in which s is the higher slot, as of the last update. They were within r + h of each
-// other then, at the positions the cell order holds.
+// other then, at the positions the cell order holds. members_only: only the classmates in
+// the class's crowd.
 template <typename Fn>
-void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const {
+void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn, bool members_only) const {
   const std::uint32_t i = order_index(s);
   if (i == kNotVisible) return;
   const Vec2 c{ord_x_[i], ord_y_[i]};
@@ -184,7 +185,7 @@ void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn) const 
   for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const std::uint32_t u = ord_slot_[j];
-      if (u >= s || hot_[u].mutual_class != cls) continue;
+      if (u >= s || hot_[u].mutual_class != cls || (members_only && crowd_[u] != cls)) continue;
       const double dx = ord_x_[j] - c.x;
       const double dy = ord_y_[j] - c.y;
       if (dx * dx + dy * dy > reach2) continue;

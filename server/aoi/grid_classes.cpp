@@ -31,6 +31,9 @@ std::uint8_t GridAoi::class_for(double radius) {
 void GridAoi::leave_class(std::uint32_t s) {
   Hot& h = hot_[s];
   if (h.mutual_class == 0) return;
+  // Its crowd's pairs go back to the views first (a removed member's stay in its crowd,
+  // which ends them at the next update).
+  if (crowd_[s] != 0 && !(h.flags & kRemoved)) leave_crowd(s);
   split_pairs(s, h.mutual_class);
   h.mutual_class = 0;
   h.flags |= kReclass;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 namespace zone::aoi {
@@ -76,11 +77,42 @@ std::string GridAoi::check_invariants() const {
   auto mutual = [&](std::uint32_t a, std::uint32_t t) {
     return observing(a) && observing(t) && classmates(hot_[a].mutual_class, hot_[t].mutual_class);
   };
-  // Every observer's targets: its view, and the mutual pairs held by lower classmates'.
+  // Every observer's targets: its view, the mutual pairs held by lower classmates', and
+  // the pairs its crowd decides.
   std::vector<std::vector<std::uint32_t>> sees_of(capacity);
+  std::uint32_t members = 0;
+  std::vector<std::uint32_t> partners;
+  for (std::uint32_t a = 0; a < capacity; ++a) {
+    if (crowd_[a] == 0) continue;
+    ++members;
+    if (!observing(a) || crowd_[a] != hot_[a].mutual_class) {
+      out << "crowd member " << a << " is no observer of its crowd's class\n";
+      continue;
+    }
+    const CrowdTier* tier = crowd_[a] <= crowds_.size() ? crowds_[crowd_[a] - 1u].get() : nullptr;
+    if (tier == nullptr || !tier->contains(a)) {
+      out << "crowd member " << a << " is not in its crowd tier\n";
+      continue;
+    }
+    partners.clear();
+    tier->partners(a, partners);
+    for (const std::uint32_t t : partners) {
+      if (!crowd_pair(a, t)) out << "crowd pair " << a << "-" << t << " with a non-member\n";
+      sees_of[a].push_back(t);
+    }
+  }
+  if (members != crowd_count_) out << "crowd member count " << crowd_count_ << " != " << members;
+  std::uint64_t crowd_pairs = 0;
+  for (const std::unique_ptr<CrowdTier>& tier : crowds_) {
+    if (!tier) continue;
+    crowd_pairs += 2 * tier->visible_pairs();
+    if (const std::string e = tier->check_invariants(); !e.empty()) out << "crowd tier: " << e;
+  }
   for (std::uint32_t a = 0; a < capacity; ++a) {
     if (!present(a)) continue;
     for (const std::uint32_t t : view_[a]) {
+      if (t < capacity && crowd_pair(a, t))
+        out << "view of " << a << " holds crowd pair " << t << "\n";
       sees_of[a].push_back(t);
       if (t < capacity && mutual(a, t)) {
         if (t < a) out << "view of " << a << " holds its lower classmate " << t << "\n";
@@ -147,7 +179,10 @@ std::string GridAoi::check_invariants() const {
         owner = std::min(a, t);
         target = std::max(a, t);
       }
-      // A pair that could change before the list expires must have a test scheduled.
+      // A pair that could change before the list expires must have a test scheduled; but
+      // not a crowd's pair, nor one of an observer that joined or left a crowd at this
+      // update (re-tested at the next, as a teleport in place).
+      if (crowd_pair(a, t) || ((hot_[a].flags | hot_[t].flags) & kReclass)) continue;
       // Ticks after now_ during which the pairs are only re-tested through the schedule:
       const double left = static_cast<double>(hot_[owner].base_tick + life_ - now_ - 1);
       const bool has_test = std::binary_search(tested[owner].begin(), tested[owner].end(), target);
@@ -161,7 +196,9 @@ std::string GridAoi::check_invariants() const {
   if (in_classes != mutual_count_) {
     out << "mutual observer count " << mutual_count_ << " != " << in_classes << "\n";
   }
-  if (pairs != visible_pairs_) out << "visible pair count " << visible_pairs_ << " != " << pairs;
+  if (pairs != visible_pairs_ + crowd_pairs) {
+    out << "visible pair count " << visible_pairs_ << " + " << crowd_pairs << " != " << pairs;
+  }
   return out.str();
 }
 

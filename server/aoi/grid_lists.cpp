@@ -61,7 +61,9 @@ void GridAoi::notify_departure(const Departure& d) {
       const double dy = ord_y_[j] - d.from.y;
       if (dx * dx + dy * dy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
-      if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a)) continue;
+      if (a == d.slot || !list_is_current(a) || decided_by(d.slot, a) || crowd_pair(a, d.slot)) {
+        continue;
+      }
       // (A mutual pair that a decides is held by a's view.)
       const std::uint32_t i = find_slot(view_[a], d.slot);
       if (i != kNotVisible) schedule(now_, a, d.slot, i);
@@ -87,7 +89,7 @@ void GridAoi::notify_arrival(const Departure& arrival) {
       const double fy = ord_y_[j] - p.y;
       if (fx * fx + fy * fy > r2) continue;
       const std::uint32_t a = ord_slot_[j];
-      if (a == b || !list_is_current(a) || decided_by(b, a)) continue;
+      if (a == b || !list_is_current(a) || decided_by(b, a) || crowd_pair(a, b)) continue;
       const double dx = p.x - ord_x_[j];
       const double dy = p.y - ord_y_[j];
       const double need = hot_[a].radius + skin_;
@@ -160,6 +162,8 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   const double far_r = r + 3.0 * eps + span;
   const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
   const std::uint8_t cls = hot_[a].mutual_class;
+  const bool member = crowd_[a] != 0;  // its pairs with the other members are its crowd's
+  const std::uint8_t* const crowd = crowd_.data();
   // Locals for everything the loop reads: its stores (stamps, the view, the wheel) could
   // otherwise alias the members, which the compiler would then reload at every candidate.
   const std::uint32_t* const slots = ord_slot_.data();
@@ -175,9 +179,10 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
     const std::uint32_t j = hits[k];
     const std::uint32_t t = slots[j];
     if (t == a) continue;
-    // A mutual pair is t's (the lower slot's) to decide, and t's view holds it.
+    // A mutual pair is t's (the lower slot's) to decide, and t's view holds it; or the
+    // crowd's when both are members.
     const bool mutual = classmates(cls, classes[j]);
-    if (mutual && t < a) continue;
+    if (mutual && (t < a || (member && crowd[t] != 0))) continue;
     const double dx = xs[j] - c.x;
     const double dy = ys[j] - c.y;
     const double d2 = dx * dx + dy * dy;

@@ -302,6 +302,66 @@ TEST_CASE("crowd tier: erase and teleports") {
   CHECK_THROWS_AS(CrowdTier(0.5, 30.0, 2.0), std::invalid_argument);  // cells below (r+h)/16
 }
 
+TEST_CASE("crowd tier: members released and handed back keep their pairs") {
+  // A crowd walking; each tick some members are released (their partners in view returned,
+  // no events) and inserted again with those pairs set in view: the tier must then go on
+  // exactly as the model, which never saw them leave.
+  const double r = 6.0;
+  const double h = 1.5;
+  CrowdTier tier(3.0, r, h);
+  Model model(r, h);
+  zone::util::SplitMix64 rng(77);
+  std::vector<Vec2> pos(150);
+  for (std::uint32_t id = 0; id < pos.size(); ++id) {
+    pos[id] = {rng.u01() * 40.0, rng.u01() * 40.0};
+    tier.insert(id, pos[id]);
+    model.set(id, pos[id]);
+  }
+  std::uint64_t handed = 0;
+  std::vector<std::uint32_t> partners;
+  for (int tick = 0; tick < 60; ++tick) {
+    for (std::uint32_t id = 0; id < pos.size(); ++id) {
+      pos[id].x = std::clamp(pos[id].x + (rng.u01() - 0.5) * 1.2, 0.0, 40.0);
+      pos[id].y = std::clamp(pos[id].y + (rng.u01() - 0.5) * 1.2, 0.0, 40.0);
+      tier.move(id, pos[id]);
+      model.set(id, pos[id]);
+    }
+    CAPTURE(tick);
+    REQUIRE(as_set(tier.update()) == model.step());
+    for (int k = 0; k < 8; ++k) {
+      const auto id = static_cast<std::uint32_t>(rng.next() % pos.size());
+      partners.clear();
+      tier.release(id, partners);
+      CHECK_FALSE(tier.contains(id));
+      std::vector<std::uint32_t> sorted = partners;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<std::uint32_t> want;
+      for (const Pair& q : model.visible()) {
+        if (q.first == id) want.push_back(q.second);
+        if (q.second == id) want.push_back(q.first);
+      }
+      std::sort(want.begin(), want.end());
+      REQUIRE(sorted == want);
+      tier.insert(id, pos[id]);
+      for (const std::uint32_t p : partners) tier.set_in_view(p, id);
+      handed += partners.size();
+    }
+    check_state(tier, model);
+  }
+  CHECK(handed > 1000);
+  // Refused: a pair in view already, a pair whose cells are out of reach, non-members.
+  tier.insert(500, {0.0, 0.0});
+  tier.insert(501, {1.0, 0.0});
+  tier.insert(502, {300.0, 0.0});
+  tier.set_in_view(500, 501);
+  CHECK_THROWS_AS(tier.set_in_view(501, 500), std::logic_error);
+  CHECK_THROWS_AS(tier.set_in_view(500, 502), std::logic_error);
+  CHECK_THROWS_AS(tier.set_in_view(500, 503), std::logic_error);
+  CHECK_THROWS_AS(tier.set_in_view(500, 500), std::logic_error);
+  CHECK_THROWS_AS(tier.release(503, partners), std::logic_error);
+  CHECK(tier.check_invariants() == "");
+}
+
 TEST_CASE("crowd tier: the pass kernel matches its definition") {
   zone::util::SplitMix64 rng(99);
   for (const bool self : {false, true}) {

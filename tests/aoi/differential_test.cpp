@@ -131,18 +131,27 @@ class Harness {
       }
       forget_despawned();
       if (failed_) FAIL(report_.str());
+      const std::uint32_t members = aoi_.stats().crowd_members;
+      crowd_joins_ += members > crowd_members_ ? members - crowd_members_ : 0;
+      crowd_leaves_ += members < crowd_members_ ? crowd_members_ - members : 0;
+      crowd_members_ = members;
     }
     MESSAGE(std::string(cfg_.name)
             << ": seed " << seed_ << ", " << ticks << " ticks, " << total_enters_ << " enters, "
             << total_leaves_ << " leaves, " << spawned_ << " spawns, exact-r enters "
             << exact_r_enters_ << ", exact-(r+h) keeps " << exact_outer_keeps_
-            << ", hysteresis keeps " << band_keeps_);
+            << ", hysteresis keeps " << band_keeps_ << ", crowd members joined " << crowd_joins_
+            << " left " << crowd_leaves_);
     // The run must really have exercised what it claims to.
     CHECK(total_enters_ > 0);
     CHECK(total_leaves_ > 0);
     if (cfg_.parked_pairs > 0) {
       CHECK(exact_r_enters_ > 0);
       CHECK(exact_outer_keeps_ > 0);
+    }
+    if (cfg_.grid.crowd_min_in_view > 0) {  // observers went into crowds and out again
+      CHECK(crowd_joins_ > 0);
+      CHECK(crowd_leaves_ > 0);
     }
   }
 
@@ -152,6 +161,11 @@ class Harness {
   double uniform(double lo, double hi) { return lo + (hi - lo) * u01(); }
   std::uint64_t below(std::uint64_t n) { return rng_() % n; }
   bool chance(double p) { return u01() < p; }
+
+  // Net changes of the crowds' membership from one update to the next, summed.
+  std::uint32_t crowd_members_ = 0;
+  std::uint64_t crowd_joins_ = 0;
+  std::uint64_t crowd_leaves_ = 0;
 
   double span_x() const { return cfg_.grid.bounds.max.x - cfg_.grid.bounds.min.x; }
   double span_y() const { return cfg_.grid.bounds.max.y - cfg_.grid.bounds.min.y; }
@@ -583,8 +597,9 @@ class Harness {
     std::vector<Pair> enters;
     std::vector<Pair> leaves;
     // Documented order (event_order.hpp): without a displacement bound every list is
-    // rebuilt every tick, so the whole tick follows the rebuild order.
-    if (!std::isfinite(aoi_.config().max_step)) {
+    // rebuilt every tick, so the whole tick follows the rebuild order (the crowds' pairs
+    // come after it, in their own order: crowd_tier_test.cpp).
+    if (!std::isfinite(aoi_.config().max_step) && aoi_.config().crowd_min_in_view == 0) {
       if (const std::string broken = rebuild_order_error(events); !broken.empty()) fail() << broken;
     }
     for (const VisibilityEvent& e : events) {
@@ -947,6 +962,80 @@ TEST_CASE("bounded: max_step 0 (every move is a teleport)") {
 TEST_CASE("bounded: world far from the origin") {
   DiffConfig c = bounded_config("bounded-far-origin", 0x5eed0107,
                                 grid({{9.999e6, -1.0e7}, {1.0e7, -9.999e6}}, 16.0, 2.0), 0.3);
+  c.far_teleport_chance = 0.02;
+  run(c);
+}
+
+// ---- Crowds: classmates in crowded cells handed to a crowd tier and back ----------------
+
+namespace {
+
+// Most observers share one of a few radii and crowds form at a low density (in_view: the
+// entities expected within r, GridConfig::crowd_min_in_view), so that observers join and
+// leave them all the time (every join and leave hands pairs over), besides every other kind
+// of change the configuration makes.
+DiffConfig with_crowds(DiffConfig c, std::uint32_t in_view) {
+  c.grid.crowd_min_in_view = in_view;
+  const double cs = c.grid.cell_size;
+  c.radii = {{0.45, 1.5 * cs, 1.5 * cs},
+             {0.35, 0.6 * cs, 0.6 * cs},
+             {0.1, 0.0, 0.0},
+             {0.1, 0.0, 3.0 * cs}};
+  c.observer_fraction = 0.85;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("crowds: bounded walkers of shared radii joining and leaving crowds") {
+  DiffConfig c = with_crowds(
+      bounded_config("crowds-bounded", 0x5eed0201, grid({{0, 0}, {300, 300}}, 16.0, 2.0), 0.5), 15);
+  c.ticks = 700;
+  run(c);
+}
+
+TEST_CASE("crowds: every observer of a shared radius in a crowd from the start (in view 1)") {
+  DiffConfig c = with_crowds(
+      bounded_config("crowds-all", 0x5eed0202, grid({{0, 0}, {200, 200}}, 16.0, 2.0), 0.5), 1);
+  c.ticks = 400;
+  run(c);
+}
+
+TEST_CASE("crowds: dense tiny world, radius changes, toggles, teleports and churn") {
+  DiffConfig c = with_crowds(
+      bounded_config("crowds-dense", 0x5eed0203, grid({{0, 0}, {64, 64}}, 8.0, 0.5), 1.0), 40);
+  c.radius_changes_per_tick = 6;
+  c.toggles_per_tick = 4;
+  c.teleports_per_tick = 4;
+  c.churn_per_tick = 6;
+  c.ticks = 500;
+  run(c);
+}
+
+TEST_CASE("crowds: without a bound (every list rebuilt every tick)") {
+  DiffConfig c = with_crowds(
+      base_config("crowds-unbounded", 0x5eed0204, grid({{0, 0}, {400, 400}}, 32.0, 2.0)), 15);
+  c.target_entities = 250;
+  c.ticks = 300;
+  run(c);
+}
+
+TEST_CASE("crowds: cell size, hysteresis and max_step retuned (crowds dissolved and formed)") {
+  DiffConfig c = with_crowds(
+      bounded_config("crowds-retune", 0x5eed0205, grid({{0, 0}, {600, 600}}, 25.0, 1.0), 0.5), 15);
+  c.cell_size_choices = {2.0, 7.5, 25.0, 64.0, 250.0};
+  c.hysteresis_choices = {0.0, 0.5, 1.0, 2.0, 8.0, 1e6};
+  c.max_step_choices = {0.0, 0.05, 0.5, 2.0, 40.0, std::numeric_limits<double>::infinity()};
+  c.ticks = 900;
+  run(c);
+}
+
+TEST_CASE("crowds: max_step 0 and a world far from the origin") {
+  DiffConfig c =
+      with_crowds(bounded_config("crowds-far", 0x5eed0206,
+                                 grid({{9.999e6, -1.0e7}, {1.0e7, -9.999e6}}, 16.0, 2.0), 0.0),
+                  10);
+  c.move_fraction = 0.3;
   c.far_teleport_chance = 0.02;
   run(c);
 }

@@ -10,6 +10,7 @@
 // count the pieces they ran, so the test fails if the parallel paths were never taken.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <random>
@@ -70,10 +71,10 @@ bool same_events(std::span<const VisibilityEvent> a, std::span<const VisibilityE
   return true;
 }
 
-}  // namespace
-
-TEST_CASE("parallel update: the same events, views and stats for 1, 2 and 3 workers") {
+// 1, 2 and 3 workers on the same calls; crowd: GridConfig::crowd_min_in_view.
+void same_for_any_workers(std::uint32_t crowd) {
   GridConfig config;
+  config.crowd_min_in_view = crowd;
   config.bounds = {{0.0, 0.0}, {320.0, 320.0}};
   config.cell_size = 10.0;
   config.hysteresis = 2.0;
@@ -101,6 +102,7 @@ TEST_CASE("parallel update: the same events, views and stats for 1, 2 and 3 work
 
   std::vector<EntityHandle> probe;
   std::vector<EntityHandle> other;
+  std::uint32_t crowd_peak = 0;
   for (int tick = 0; tick < 60; ++tick) {
     if (tick > 0) {
       for (const EntityHandle h : live) {
@@ -148,7 +150,9 @@ TEST_CASE("parallel update: the same events, views and stats for 1, 2 and 3 work
       CHECK(s.visible_pairs == p.visible_pairs);
       CHECK(s.mutual_observers == p.mutual_observers);
       CHECK(s.occupied_cells == p.occupied_cells);
+      CHECK(s.crowd_members == p.crowd_members);
     }
+    crowd_peak = std::max(crowd_peak, serial.stats().crowd_members);
     if (tick % 15 == 0) {
       for (GridAoi* aoi : {&reversed, &threaded}) {
         const std::string broken = aoi->check_invariants();
@@ -172,4 +176,19 @@ TEST_CASE("parallel update: the same events, views and stats for 1, 2 and 3 work
   CHECK(counts.reverse_calls > 4 + 30);
   CHECK(counts.reverse_pieces > 4 * 40);
   CHECK(counts.threaded_pieces.load() == counts.reverse_pieces);
+  if (crowd > 0) {
+    CHECK(crowd_peak > 100);
+  } else {
+    CHECK(crowd_peak == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("parallel update: the same events, views and stats for 1, 2 and 3 workers") {
+  same_for_any_workers(0);
+}
+
+TEST_CASE("parallel update: the same with crowds forming and dissolving") {
+  same_for_any_workers(40);
 }
