@@ -165,8 +165,7 @@ bool GridAoi::remove(EntityHandle h) {
 bool GridAoi::move(EntityHandle h, Vec2 position) {
   if (!usable(h) || !valid_position(position)) return false;
   hot_[h.index].pos = position;
-  if (const std::uint8_t cls = crowd_[h.index]; cls != 0)
-    crowds_[cls - 1u]->move(h.index, position);
+  if (crowd_[h.index] != 0) crowd_tier(h.index).move(h.index, position);
   return true;
 }
 
@@ -282,6 +281,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   // pairs go back to the views, whose lists are all rebuilt this tick.
   if (stale && crowd_hysteresis_ != config_.hysteresis) dissolve_crowds();
   maintain_cells();
+  join_added_crowds();
 
   // Every list is rebuilt when the settings changed, when lists live a single tick
   // (no bound), or when so many entities jumped that rebuilding is cheaper than
@@ -361,13 +361,13 @@ void GridAoi::view_set(EntityHandle observer, std::vector<EntityHandle>& out) co
   const std::uint32_t a = observer.index;
   for (const std::uint32_t t : view_[a]) out.push_back(slots_.handle_at(t));
   // The mutual pairs held by lower classmates' views.
-  if (const std::uint8_t cls = hot_[a].mutual_class; cls != 0) {
+  if (const std::uint8_t cls = class_of(hot_[a].mutual_class); cls != 0) {
     for_each_holder(a, cls, [&](std::uint32_t u) { out.push_back(slots_.handle_at(u)); });
   }
   // The pairs its crowd decides.
-  if (const std::uint8_t cls = crowd_[a]; cls != 0) {
+  if (crowd_[a] != 0) {
     std::vector<std::uint32_t> partners;
-    crowds_[cls - 1u]->partners(a, partners);
+    crowd_tier(a).partners(a, partners);
     for (const std::uint32_t t : partners) out.push_back(slots_.handle_at(t));
   }
 }
@@ -376,7 +376,7 @@ bool GridAoi::sees(EntityHandle observer, EntityHandle target) const {
   if (!slots_.contains(observer) || !slots_.contains(target)) return false;
   const std::uint32_t a = observer.index;
   const std::uint32_t b = target.index;
-  if (crowd_pair(a, b)) return crowds_[crowd_[a] - 1u]->sees(a, b);
+  if (crowd_pair(a, b)) return crowd_tier(a).sees(a, b);
   if (find_slot(view_[a], b) != kNotVisible) return true;
   // A mutual pair is held by the lower slot's view.
   return b < a && classmates(hot_[a].mutual_class, hot_[b].mutual_class) &&

@@ -334,10 +334,16 @@ class GridAoi {
   void split_pairs(std::uint32_t s, std::uint8_t cls);
   // Crowds (grid_crowds.cpp).
   CrowdTier* crowd_of(std::uint8_t cls);
+  // Both in one crowd tier (as of the last update, for queries; the hot paths read
+  // kCrowdBit in the class bytes).
   bool crowd_pair(std::uint32_t a, std::uint32_t b) const {
     return crowd_[a] != 0 && crowd_[a] == crowd_[b];
   }
+  CrowdTier& crowd_tier(std::uint32_t member) const { return *crowds_[crowd_[member] - 1u]; }
   void update_crowds();
+  bool may_join_crowd(std::uint32_t s);
+  double in_view_per_r2() const;
+  void join_added_crowds();
   void crowd_membership();
   void join_crowds();
   void leave_crowd(std::uint32_t s);
@@ -370,7 +376,9 @@ class GridAoi {
     std::uint8_t flags = 0;
     std::uint8_t observer_version = 0;  // bumped when the list is rebuilt or cleared
     std::uint8_t target_version = 0;    // bumped when the entity teleports, is removed or reclassed
-    std::uint8_t mutual_class = 0;      // 0: none; else pairs with its classmates are mutual
+    // The mutual class in the low 7 bits (0: none; else pairs with its classmates are
+    // mutual), kCrowdBit when its class's crowd holds it (grid_aoi_internal.hpp).
+    std::uint8_t mutual_class = 0;
   };
   std::vector<Hot> hot_;
   // Observer -> target slots, except that a mutual pair is held by the lower slot's view
@@ -435,10 +443,11 @@ class GridAoi {
   // reused for another radius, so a class id names one radius for good.
   std::vector<double> class_radius_;
 
-  // Crowds: per slot, the class whose crowd tier holds the observer (0: none); per class,
-  // its crowd tier (made when first needed; none for radii too small to have one); the
-  // hysteresis they were made with; this tick's observers joining them and the pairs being
-  // handed over (scratch).
+  // Crowds: per slot, the class whose crowd tier holds it (0: none; a member removed since
+  // the last update stays there until the update; a live member also has kCrowdBit in its
+  // Hot::mutual_class); per class, its crowd tier (made when first needed; none for radii out
+  // of the range crowds serve); the hysteresis they were made with; the members; this tick's
+  // joiners and leavers and the pairs being handed over (scratch).
   std::vector<std::uint8_t> crowd_;
   std::vector<std::unique_ptr<CrowdTier>> crowds_;
   double crowd_hysteresis_ = 0.0;

@@ -58,9 +58,21 @@ inline std::uint32_t find_slot(const std::vector<std::uint32_t>& v, std::uint32_
   return i < n ? i : kNotVisible;
 }
 
-// Whether observers of these mutual classes are classmates (class 0 is no class).
+// An observer's class byte (Hot::mutual_class): its mutual class in the low 7 bits (0: none),
+// and kCrowdBit when its class's crowd tier holds it (grid_crowds.cpp). The bit is in the
+// byte the pair-test kernel already reads, so that it can leave a crowd's pairs alone.
+constexpr std::uint8_t kCrowdBit = 0x80;
+constexpr std::uint8_t kClassBits = 0x7F;
+inline std::uint8_t class_of(std::uint8_t byte) {
+  return byte & kClassBits;
+}
+// Whether observers of these class bytes are classmates (class 0 is no class).
 inline bool classmates(std::uint8_t a, std::uint8_t b) {
-  return a != 0 && a == b;
+  return class_of(a) != 0 && class_of(a ^ b) == 0;
+}
+// Whether both are in one crowd: their pair is the crowd tier's.
+inline bool crowd_mates(std::uint8_t a, std::uint8_t b) {
+  return (a & kCrowdBit) != 0 && a == b;
 }
 
 // Ticks (beyond the next) in which two entities, each moving at most the bound, cannot
@@ -185,7 +197,8 @@ void GridAoi::for_each_holder(std::uint32_t s, std::uint8_t cls, Fn&& fn, bool m
   for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
     for (std::uint32_t j = begin; j < end; ++j) {
       const std::uint32_t u = ord_slot_[j];
-      if (u >= s || hot_[u].mutual_class != cls || (members_only && crowd_[u] != cls)) continue;
+      const std::uint8_t byte = hot_[u].mutual_class;
+      if (u >= s || class_of(byte) != cls || (members_only && !(byte & kCrowdBit))) continue;
       const double dx = ord_x_[j] - c.x;
       const double dy = ord_y_[j] - c.y;
       if (dx * dx + dy * dy > reach2) continue;

@@ -10,13 +10,13 @@
 
 namespace zone::aoi {
 
-// The mutual class of observers of this radius; 0 (none) for a new radius once 255 radii
+// The mutual class of observers of this radius; 0 (none) for a new radius once 127 radii
 // have had one (ids are never reused, so that one id names one radius for good).
 std::uint8_t GridAoi::class_for(double radius) {
   for (std::size_t k = 0; k < class_radius_.size(); ++k) {
     if (class_radius_[k] == radius) return static_cast<std::uint8_t>(k + 1);
   }
-  if (class_radius_.size() == 255) return 0;
+  if (class_radius_.size() == kClassBits) return 0;
   class_radius_.push_back(radius);
   return static_cast<std::uint8_t>(class_radius_.size());
 }
@@ -34,7 +34,7 @@ void GridAoi::leave_class(std::uint32_t s) {
   // Its crowd's pairs go back to the views first (a removed member's stay in its crowd,
   // which ends them at the next update).
   if (crowd_[s] != 0 && !(h.flags & kRemoved)) leave_crowd(s);
-  split_pairs(s, h.mutual_class);
+  split_pairs(s, class_of(h.mutual_class));
   h.mutual_class = 0;
   h.flags |= kReclass;
   --mutual_count_;
@@ -79,7 +79,7 @@ void GridAoi::try_join(std::uint32_t e) {
   std::vector<std::uint32_t>& view = view_[e];
   for (std::size_t k = 0; k < view.size();) {
     const std::uint32_t t = view[k];
-    if (hot_[t].mutual_class == cls) {
+    if (classmates(hot_[t].mutual_class, cls)) {
       if (t < e) {
         view[k] = view.back();
         view.pop_back();
@@ -97,7 +97,7 @@ void GridAoi::split_pairs(std::uint32_t s, std::uint8_t cls) {
   if (hot_[s].flags & kAdded) return;  // no pairs yet
   std::vector<std::uint32_t>& view = view_[s];
   for (const std::uint32_t t : view) {
-    if (t > s && hot_[t].mutual_class == cls) view_[t].push_back(s);
+    if (t > s && classmates(hot_[t].mutual_class, cls)) view_[t].push_back(s);
   }
   for_each_holder(s, cls, [&](std::uint32_t u) { view.push_back(u); });
 }

@@ -1,14 +1,17 @@
 // GridAoi's crowds: the observers of one mutual class in crowded cells hand their pairs
 // with each other to a CrowdTier (crowd_tier.hpp), one per class.
 //
-// A pair of two members of one crowd is the tier's alone: in no view, no list and no
-// scheduled test (the lists skip it, and handing a pair over bumps both ends' versions at
-// the next update, which makes any test of it stale). Membership changes at the end of an
-// update, on that update's views and positions, and hands the pairs over without events:
-// a joiner's visible pairs with members leave the views (held by the lower slot's view, as
-// any mutual pair) for the tier's bits; a leaver's go back. The member is then marked
-// kReclass, so that the next update handles it as a teleport in place: its version bumped,
-// its list rebuilt, and every list near it given a test of its pair with it.
+// A pair of two members of one crowd (kCrowdBit in both class bytes) is the tier's alone:
+// in no view and no list (rebuilds and notifications skip it), and a test of it filed
+// before the second joined is dropped when it comes due (the pair-test kernel sees the
+// bits). Membership changes at the end of an update, on that update's views and positions,
+// and hands the pairs over without events: a joiner's visible pairs with members leave the
+// views (held by the lower slot's view, as any mutual pair) for the tier's bits, and its
+// list and the others' go on as they are. A leaver's pairs go back to the views, but no
+// list has a test of them: the leaver is marked kReclass, so that the next update handles
+// it as a teleport in place (its versions bumped, which also makes any test of its from
+// before it joined stale; its list rebuilt; every list near it given a test of its pair with
+// it).
 
 #include "aoi/grid_aoi.hpp"
 
@@ -49,8 +52,8 @@ CrowdTier* GridAoi::crowd_of(std::uint8_t cls) {
 // leaves of the members removed since the last update).
 void GridAoi::update_crowds() {
   for (const std::uint32_t s : removed_) {
-    if (const std::uint8_t cls = crowd_[s]; cls != 0) {
-      crowds_[cls - 1u]->erase(s);
+    if (crowd_[s] != 0) {  // (its kCrowdBit went with its class, at remove())
+      crowd_tier(s).erase(s);
       crowd_[s] = 0;
       --crowd_count_;
     }
@@ -61,6 +64,46 @@ void GridAoi::update_crowds() {
       emit(e.a, e.b, e.kind);
       emit(e.b, e.a, e.kind);
     }
+  }
+}
+
+// Whether s may join its class's crowd: a live observer of a mutual class with a crowd
+// tier, not in it yet.
+bool GridAoi::may_join_crowd(std::uint32_t s) {
+  const Hot& h = hot_[s];
+  return (h.flags & (kAlive | kObserver | kRemoved)) == (kAlive | kObserver) &&
+         class_of(h.mutual_class) != 0 && !(h.mutual_class & kCrowdBit) &&
+         crowd_of(class_of(h.mutual_class)) != nullptr;
+}
+
+// Entities in view of an observer of radius r per entity in its cell, over r^2: pi r^2 over
+// the cell's area.
+double GridAoi::in_view_per_r2() const {
+  return 3.141592653589793 * inv_cell_ * inv_cell_;
+}
+
+// Observers added since the last update join their crowd at once, before any list is built:
+// they have no pairs yet, so nothing is handed over and no list files a test of a pair the
+// crowd decides (those of an observer joining later are dropped when they come due).
+void GridAoi::join_added_crowds() {
+  const double need = config_.crowd_min_in_view;
+  if (need == 0.0) return;
+  const double per_r2 = in_view_per_r2();
+  for (const std::uint32_t s : added_) {
+    if (!may_join_crowd(s)) continue;
+    Hot& h = hot_[s];
+    // Its cell, where the cell order lists it from this update on.
+    const auto cell = std::lower_bound(cell_key_.begin(), cell_key_.end(), cell_key(h.pos));
+    const auto c = static_cast<std::size_t>(cell - cell_key_.begin());
+    if (cell == cell_key_.end() || *cell != cell_key(h.pos)) continue;  // (always listed)
+    const std::uint32_t begin = cell_begin_[c];
+    const std::uint32_t count = cell_begin_[c + 1] - begin;
+    if (count * per_r2 * h.radius * h.radius < need) continue;
+    crowd_[s] = h.mutual_class;
+    crowd_tier(s).insert(s, h.pos);
+    h.mutual_class |= kCrowdBit;
+    ord_class_[begin + simd::find_u32(ord_slot_.data() + begin, count, s)] = h.mutual_class;
+    ++crowd_count_;
   }
 }
 
@@ -75,7 +118,7 @@ void GridAoi::crowd_membership() {
   crowd_leavers_.clear();
   double max_r2 = 0.0;  // cells too sparse for any class to join are skipped
   for (const double r : class_radius_) max_r2 = std::max(max_r2, r * r);
-  const double per_r2 = 3.141592653589793 * inv_cell_ * inv_cell_;  // in view per entity and r^2
+  const double per_r2 = in_view_per_r2();
   const std::size_t cells = cell_key_.size();
   for (std::size_t c = 0; c < cells; ++c) {
     const std::uint32_t begin = cell_begin_[c];
@@ -88,9 +131,7 @@ void GridAoi::crowd_membership() {
       const double in_view = density * h.radius * h.radius;
       if (crowd_[s] != 0) {
         if (2.0 * in_view < need) crowd_leavers_.push_back(s);
-      } else if (in_view >= need &&
-                 (h.flags & (kAlive | kObserver | kRemoved)) == (kAlive | kObserver) &&
-                 h.mutual_class != 0 && crowd_of(h.mutual_class) != nullptr) {
+      } else if (in_view >= need && may_join_crowd(s)) {
         crowd_joiners_.push_back(s);
       }
     }
@@ -118,11 +159,10 @@ void GridAoi::join_crowds() {
   }
   for (const HeldPair& p : handed_) remove_from_view(p.holder, p.target, kNotVisible);
   for (const std::uint32_t s : crowd_joiners_) {
-    const std::uint8_t cls = hot_[s].mutual_class;
-    crowds_[cls - 1u]->insert(s, hot_[s].pos);
-    crowd_[s] = cls;
+    crowd_[s] = hot_[s].mutual_class;
+    crowd_tier(s).insert(s, hot_[s].pos);
+    hot_[s].mutual_class |= kCrowdBit;
     ++crowd_count_;
-    hot_[s].flags |= kReclass;
   }
   for (const std::uint32_t s : crowd_joiners_) {
     std::vector<std::uint32_t>& view = view_[s];
@@ -136,9 +176,7 @@ void GridAoi::join_crowds() {
       ++k;
     }
   }
-  for (const HeldPair& p : handed_) {
-    crowds_[crowd_[p.holder] - 1u]->set_in_view(p.holder, p.target);
-  }
+  for (const HeldPair& p : handed_) crowd_tier(p.holder).set_in_view(p.holder, p.target);
   visible_pairs_ -= 2 * handed_.size();
 }
 
@@ -148,7 +186,7 @@ void GridAoi::join_crowds() {
 // caller marks s kReclass, or rebuilds every list.
 void GridAoi::leave_crowd(std::uint32_t s) {
   crowd_scratch_.clear();
-  crowds_[crowd_[s] - 1u]->release(s, crowd_scratch_);
+  crowd_tier(s).release(s, crowd_scratch_);
   for (const std::uint32_t t : crowd_scratch_) {
     if (classmates(hot_[s].mutual_class, hot_[t].mutual_class)) {
       view_[std::min(s, t)].push_back(std::max(s, t));
@@ -159,13 +197,15 @@ void GridAoi::leave_crowd(std::uint32_t s) {
   }
   visible_pairs_ += 2 * crowd_scratch_.size();
   crowd_[s] = 0;
+  hot_[s].mutual_class &= kClassBits;
   --crowd_count_;
 }
 
 // Every member leaves (the hysteresis the tiers were made with changed): the update that
 // calls this rebuilds every list.
 void GridAoi::dissolve_crowds() {
-  for (std::uint32_t s = 0; s < crowd_.size(); ++s) {
+  const auto slots = static_cast<std::uint32_t>(hot_.size());
+  for (std::uint32_t s = 0; s < slots; ++s) {
     if (crowd_[s] != 0) leave_crowd(s);
   }
   crowds_.clear();

@@ -140,12 +140,16 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   const double reach = list_radius + 4.0 * eps;
 
   // Filter over each contiguous span (the same double arithmetic as the decision below);
-  // survivors are compacted into the scratch hits.
+  // survivors are compacted into the scratch hits. A crowd's member leaves out its crowd
+  // mates, whose class byte is its own (those pairs are the crowd's); other observers skip
+  // nothing (kCrowdBit alone is no class byte).
+  const std::uint8_t cls = hot_[a].mutual_class;  // (with kCrowdBit for a crowd's member)
+  const std::uint8_t skip = (cls & kCrowdBit) ? cls : kCrowdBit;
   std::uint32_t n = 0;
   std::uint32_t* hits = scratch.hits.data();
   for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
-    n += simd::filter_disc(ord_x_.data(), ord_y_.data(), begin, end, c.x, c.y, reach * reach,
-                           hits + n);
+    n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip, begin, end, c.x,
+                           c.y, reach * reach, hits + n);
   });
 
   // The new view, in scratch as long as the candidates (so no capacity checks).
@@ -161,9 +165,6 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   const double deep_r2 = deep_r > 0.0 ? deep_r * deep_r : -1.0;
   const double far_r = r + 3.0 * eps + span;
   const double far_r2 = inv_two_step_ > 0.0 ? far_r * far_r : 0.0;
-  const std::uint8_t cls = hot_[a].mutual_class;
-  const bool member = crowd_[a] != 0;  // its pairs with the other members are its crowd's
-  const std::uint8_t* const crowd = crowd_.data();
   // Locals for everything the loop reads: its stores (stamps, the view, the wheel) could
   // otherwise alias the members, which the compiler would then reload at every candidate.
   const std::uint32_t* const slots = ord_slot_.data();
@@ -179,10 +180,9 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
     const std::uint32_t j = hits[k];
     const std::uint32_t t = slots[j];
     if (t == a) continue;
-    // A mutual pair is t's (the lower slot's) to decide, and t's view holds it; or the
-    // crowd's when both are members.
+    // A mutual pair is t's (the lower slot's) to decide, and t's view holds it.
     const bool mutual = classmates(cls, classes[j]);
-    if (mutual && (t < a || (member && crowd[t] != 0))) continue;
+    if (mutual && t < a) continue;
     const double dx = xs[j] - c.x;
     const double dy = ys[j] - c.y;
     const double d2 = dx * dx + dy * dy;

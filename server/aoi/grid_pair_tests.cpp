@@ -67,6 +67,9 @@ void GridAoi::run_tests(const PairTest* tests, std::uint32_t count, Sink& sink) 
     // when a still decided its own direction: b's list covers the pair now.
     const bool mutual = classmates(ha.mutual_class, hb.mutual_class);
     if (mutual && b < a) return;
+    // A crowd's pair: the test was filed before both joined the crowd, whose tier decides
+    // the pair now (grid_crowds.cpp).
+    if (crowd_mates(ha.mutual_class, hb.mutual_class)) return;
     const double r = ha.radius;
     const double outer = r + h;
     const double dx = hb.pos.x - ha.pos.x;

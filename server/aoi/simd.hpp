@@ -17,10 +17,11 @@ namespace zone::aoi::simd {
 std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v);
 
 // Indices j in [begin, end) with (xs[j] - cx)^2 + (ys[j] - cy)^2 <= r2, computed exactly
-// so in double (no fused multiply-add), appended to out in ascending order; returns how
-// many. May write up to 8 entries past the last one it returns.
-std::uint32_t filter_disc(const double* xs, const double* ys, std::uint32_t begin,
-                          std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out);
+// so in double (no fused multiply-add), and tags[j] != skip, appended to out in ascending
+// order; returns how many. May write up to 8 entries past the last one it returns.
+std::uint32_t filter_disc(const double* xs, const double* ys, const std::uint8_t* tags,
+                          std::uint8_t skip, std::uint32_t begin, std::uint32_t end, double cx,
+                          double cy, double r2, std::uint32_t* out);
 
 // The common case of the AOI's cell pass (GridAoi::maintain_cells) over order positions
 // [begin, end). The entity at order position i has slot slots[i] and a 32-byte record at
@@ -61,16 +62,18 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 // at byte 24, observer version at 29). A test is routine when both versions match the
 // records', the target's flags have none of `removed_flag`, and the pair is not one the
 // target's list decides (both in one mutual class, a class other than 0, and the target
-// the lower slot). For a routine test the kernel writes to codes[k]: the wheel
-// bucket of the pair's next test, (first + t) & mask with t = trunc(min(max(gap, 0) *
-// inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair is visible after the test,
-// (d - r) - eps3 when hidden (r the observer's radius, d^2 with separate multiplies and adds);
-// plus kDropBit when first + t does not come before the list's expiry (base tick +
-// life_ticks, compared modulo 2^32); plus kLeaveBit when the pair was visible and
-// d^2 > (r + h)^2 (it is hidden after the test), or kEnterBit when it was hidden and
-// d^2 <= r^2 (visible after). For any other test it writes kScalarTest: the caller runs that
-// one itself. It goes in groups of 4 and returns where the tail of fewer than 4 begins, left
-// to the caller too; the baseline version processes nothing (returns begin).
+// the lower slot; the records' class bytes, byte 31, hold the class in bits 0-6). For a
+// routine test of a crowd's pair (both class bytes equal, with the crowd bit 7 set) the
+// kernel writes kDropBit alone: nothing to do. For any other routine test it writes to
+// codes[k]: the wheel bucket of the pair's next test, (first + t) & mask with t =
+// trunc(min(max(gap, 0) * inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair is
+// visible after the test, (d - r) - eps3 when hidden (r the observer's radius, d^2 with separate
+// multiplies and adds); plus kDropBit when first + t does not come before the list's expiry (base
+// tick + life_ticks, compared modulo 2^32); plus kLeaveBit when the pair was visible and d^2 > (r +
+// h)^2 (it is hidden after the test), or kEnterBit when it was hidden and d^2 <= r^2 (visible
+// after). For any other test it writes kScalarTest: the caller runs that one itself. It goes in
+// groups of 4 and returns where the tail of fewer than 4 begins, left to the caller too; the
+// baseline version processes nothing (returns begin).
 struct PairTests {
   const void* records;
   const void* tests;

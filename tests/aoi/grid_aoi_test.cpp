@@ -1428,11 +1428,11 @@ TEST_CASE("mutual pairs: views answer as of the last update while pairs are spli
   CHECK(aoi.stats().mutual_observers == 10);  // hs[0] joined the 20 m class, hs[5] observes no more
 }
 
-TEST_CASE("mutual classes: radii beyond the 255th get no class, and views stay exact") {
+TEST_CASE("mutual classes: radii beyond the 127th get no class, and views stay exact") {
   GridAoi aoi(bounded_config(0.5, 16.0));
-  // 255 radii, one class each, 3.9 m apart along a row: no pairs between them.
+  // 127 radii, one class each, 3.9 m apart along a row: no pairs between them.
   std::vector<EntityHandle> row;
-  for (int i = 0; i < 255; ++i) row.push_back(aoi.add({5.0 + 3.9 * i, 10}, 1.0 + 0.01 * i, true));
+  for (int i = 0; i < 127; ++i) row.push_back(aoi.add({5.0 + 3.9 * i, 10}, 1.0 + 0.01 * i, true));
   // A crowd of a radius first seen after that: no class, every pair followed both ways.
   std::vector<EntityHandle> crowd;
   for (int i = 0; i < 6; ++i) crowd.push_back(aoi.add({100.0 + 7.0 * i, 500}, 30, true));
@@ -1451,7 +1451,7 @@ TEST_CASE("mutual classes: radii beyond the 255th get no class, and views stay e
   };
   tick(aoi);
   expect_views();
-  CHECK(aoi.stats().mutual_observers == 255);
+  CHECK(aoi.stats().mutual_observers == 127);
   // A row member takes the crowd's radius and joins it: it leaves its class and finds
   // none for the new radius.
   REQUIRE(aoi.set_view_radius(row[0], 30));
@@ -1468,7 +1468,7 @@ TEST_CASE("mutual classes: radii beyond the 255th get no class, and views stay e
     expect_views();
     CHECK(aoi.check_invariants().empty());
     for (const EntityHandle a : crowd) CHECK(view_of(aoi, a) == seen[key(a)]);
-    CHECK(aoi.stats().mutual_observers == 254);
+    CHECK(aoi.stats().mutual_observers == 126);
   }
 }
 

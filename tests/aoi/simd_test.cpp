@@ -285,8 +285,12 @@ struct TestBatch {
     const bool visible = (t.target & 0x80000000u) != 0;
     if (t.observer_version != ra.observer_version || t.target_version != rb.target_version ||
         (rb.flags & kRemovedFlag) ||
-        (ra.mutual_class != 0 && ra.mutual_class == rb.mutual_class && b < t.observer)) {
+        ((ra.mutual_class & 0x7F) != 0 && ((ra.mutual_class ^ rb.mutual_class) & 0x7F) == 0 &&
+         b < t.observer)) {
       return zone::aoi::simd::kScalarTest;
+    }
+    if ((ra.mutual_class & 0x80) != 0 && ra.mutual_class == rb.mutual_class) {
+      return zone::aoi::simd::kDropBit;  // a crowd's pair
     }
     const double r = ra.radius;
     const double outer = r + h;
@@ -327,7 +331,9 @@ TestBatch make_batch(std::uint32_t n, std::uint32_t m, std::uint32_t odd, std::u
     r.flags = 1 | 2;
     r.observer_version = static_cast<std::uint8_t>(rng());
     r.target_version = static_cast<std::uint8_t>(rng());
+    // Class 1 or 2 (or none), in its crowd (bit 7) one time in three.
     r.mutual_class = static_cast<std::uint8_t>(rng() % 3);
+    if (r.mutual_class != 0 && (&r - batch.records.data()) % 3 == 0) r.mutual_class |= 0x80;
   }
   while (batch.tests.size() < m) {
     const auto a = static_cast<std::uint32_t>(rng() % n);
@@ -343,7 +349,9 @@ TestBatch make_batch(std::uint32_t n, std::uint32_t m, std::uint32_t odd, std::u
     // between), so that the test is routine unless made otherwise below.
     bool visible = d2 <= ra.radius * ra.radius ? true : d2 > outer * outer ? false : rng() % 2;
     Test t{a, b, ra.observer_version, rb.target_version, static_cast<std::uint16_t>(rng())};
-    const bool theirs = ra.mutual_class != 0 && ra.mutual_class == rb.mutual_class && b < a;
+    const bool theirs = ((ra.mutual_class & 0x7F) != 0 &&
+                         ((ra.mutual_class ^ rb.mutual_class) & 0x7F) == 0 && b < a) ||
+                        ((ra.mutual_class & 0x80) != 0 && ra.mutual_class == rb.mutual_class);
     if (theirs && odd == 0) continue;
     if (odd != 0 && rng() % odd == 0) {
       switch (rng() % 4) {
@@ -374,6 +382,7 @@ struct Outcomes {
   std::uint32_t dropped = 0;
   std::uint32_t enters = 0;
   std::uint32_t leaves = 0;
+  std::uint32_t crowd = 0;  // tests of a crowd's pair (left over)
 };
 
 // Runs the kernel over every test and checks each code it wrote against the definition.
@@ -394,10 +403,14 @@ Outcomes check_batch(const TestBatch& batch) {
   std::uint32_t dropped = 0;
   std::uint32_t enters = 0;
   std::uint32_t leaves = 0;
+  std::uint32_t crowd = 0;
   for (std::uint32_t k = 0; k < done; ++k) {
     CAPTURE(k);
     const std::uint32_t want = batch.expected(k);
     CHECK(codes[k] == want);
+    const std::uint8_t ca = batch.records[batch.tests[k].observer].mutual_class;
+    const std::uint8_t cb = batch.records[batch.tests[k].target & 0x7FFFFFFFu].mutual_class;
+    crowd += (ca & 0x80) != 0 && ca == cb ? 1 : 0;
     if (want == zone::aoi::simd::kScalarTest) continue;
     ++routine;
     dropped += (want & kDropBit) != 0 ? 1 : 0;
@@ -405,7 +418,7 @@ Outcomes check_batch(const TestBatch& batch) {
     leaves += (want & kLeaveBit) != 0 ? 1 : 0;
   }
   for (std::uint32_t k = done; k < m; ++k) CHECK(codes[k] == 0xABCDABCDu);
-  return {routine, dropped, enters, leaves};
+  return {routine, dropped, enters, leaves, crowd};
 }
 
 }  // namespace
@@ -427,6 +440,7 @@ TEST_CASE(
     } else {
       CHECK(o.enters > 0);
       CHECK(o.leaves > 0);
+      CHECK(o.crowd > 0);
     }
   }
 }
