@@ -88,6 +88,11 @@ CrowdTier::CrowdTier(double cell_size, double radius, double hysteresis) {
     const double far_y = (std::abs(o.dy) + 1) * cell_size;
     const double inner = radius - 1e-6 * (1.0 + cell_size) - radius * 1e-9;
     deep_.push_back(inner > 0.0 && far_x * far_x + far_y * far_y <= inner * inner);
+    // Cells whose points can be beyond r of this cell's square: their pass looks for far
+    // rows (simd::CrowdPass).
+    const double reach_x = std::abs(o.dx) * cell_size;
+    const double reach_y = std::abs(o.dy) * cell_size;
+    maybe_far_.push_back(reach_x * reach_x + reach_y * reach_y > r2_ * (1.0 - 1e-6));
   }
 }
 
@@ -581,6 +586,8 @@ void CrowdTier::evaluate() {
                                                     .sy = shift_y_[o],
                                                     .enter2 = enter2_,
                                                     .stay2 = stay2_,
+                                                    .extent = static_cast<float>(cell_),
+                                                    .far_rows = maybe_far_[o],
                                                     .self = o == 0},
                                                    changes_.data());
       for (std::uint32_t k = 0; k < found; ++k) decide(c, o, changes_[k]);

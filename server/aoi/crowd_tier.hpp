@@ -206,6 +206,7 @@ class CrowdTier {
   std::vector<float> shift_x_;   // per offset: dx * cell_size, dy * cell_size
   std::vector<float> shift_y_;
   std::vector<bool> deep_;                 // per offset: every pair of the two cells is within r
+  std::vector<bool> maybe_far_;            // per offset: the pass looks for far rows
   std::vector<std::int32_t> offset_code_;  // (dx, dy) -> +(o + 1), -(o + 1) or 0
 
   // Cells (indices reused through free_cells_). Per cell: its hot fields, and

@@ -377,9 +377,20 @@ inline std::uint64_t crowd_valid(const CrowdPass& p, std::uint32_t j, std::uint3
 }
 
 // The crowd pass, lane by lane (the definition in simd.hpp).
+// Whether row j is far and has no bit of old set: nothing of it to test.
+inline bool crowd_skip_row(const CrowdPass& p, std::uint32_t j) {
+  if (!p.far_rows || !crowd_far_row(p, p.bx[j] + p.sx, p.by[j] + p.sy)) return false;
+  const std::uint64_t* row = p.old + static_cast<std::size_t>(j) * p.words;
+  for (std::uint32_t w = 0; w < p.words; ++w) {
+    if (row[w] != 0) return false;
+  }
+  return true;
+}
+
 std::uint32_t crowd_pass_scalar(const CrowdPass& p, CrowdChange* out) {
   std::uint32_t n = 0;
   for (std::uint32_t j = 0; j < p.rows; ++j) {
+    if (crowd_skip_row(p, j)) continue;
     for (std::uint32_t w = 0; w < p.words; ++w) {
       const std::uint64_t valid = crowd_valid(p, j, w);
       if (valid == 0) continue;
@@ -426,19 +437,20 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
     out[n] = {static_cast<std::uint32_t>(at), change};
     n += change != 0;
   };
-  std::uint32_t j = 0;
-  // (Two rows at a time only with one word per row, so that the changes stay in order.)
-  for (; p.words == 1 && j + 1 < p.rows; j += 2) {
-    const __m256 bx0 = _mm256_set1_ps(p.bx[j] + p.sx);
-    const __m256 by0 = _mm256_set1_ps(p.by[j] + p.sy);
-    const __m256 bx1 = _mm256_set1_ps(p.bx[j + 1] + p.sx);
-    const __m256 by1 = _mm256_set1_ps(p.by[j + 1] + p.sy);
-    for (std::uint32_t w = 0; w < p.words; ++w) {
-      const std::uint64_t valid1 = crowd_valid(p, j + 1, w);
-      if (valid1 == 0) break;  // (row j's are fewer still; later words are empty too)
+  // Two rows at a time with one word per row (rows j0 < j1, far rows left out); one at a
+  // time otherwise, so that the changes stay in order.
+  auto two_rows = [&](std::uint32_t j0, std::uint32_t j1) __attribute__((target("avx2"))) {
+    const __m256 bx0 = _mm256_set1_ps(p.bx[j0] + p.sx);
+    const __m256 by0 = _mm256_set1_ps(p.by[j0] + p.sy);
+    const __m256 bx1 = _mm256_set1_ps(p.bx[j1] + p.sx);
+    const __m256 by1 = _mm256_set1_ps(p.by[j1] + p.sy);
+    {
+      constexpr std::uint32_t w = 0;
+      const std::uint64_t valid1 = crowd_valid(p, j1, w);
+      if (valid1 == 0) return;  // (row j0's are fewer still)
       std::uint64_t e0 = 0, s0 = 0, e1 = 0, s1 = 0;
-      const std::uint32_t end = std::min(p.lanes, 64 * w + 64);
-      for (std::uint32_t i = 64 * w; i < end; i += 8) {
+      const std::uint32_t end = std::min(p.lanes, 64u);
+      for (std::uint32_t i = 0; i < end; i += 8) {
         const __m256 ax = _mm256_loadu_ps(p.ax + i);
         const __m256 ay = _mm256_loadu_ps(p.ay + i);
         const __m256 dx0 = _mm256_sub_ps(ax, bx0);
@@ -447,17 +459,16 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
         const __m256 dy1 = _mm256_sub_ps(ay, by1);
         const __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
         const __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
-        const std::uint32_t shift = i - 64 * w;
-        e0 |= lanes_within(d0, enter2) << shift;
-        s0 |= lanes_within(d0, stay2) << shift;
-        e1 |= lanes_within(d1, enter2) << shift;
-        s1 |= lanes_within(d1, stay2) << shift;
+        e0 |= lanes_within(d0, enter2) << i;
+        s0 |= lanes_within(d0, stay2) << i;
+        e1 |= lanes_within(d1, enter2) << i;
+        s1 |= lanes_within(d1, stay2) << i;
       }
-      emit(j, w, e0, s0, crowd_valid(p, j, w));
-      emit(j + 1, w, e1, s1, valid1);
+      emit(j0, w, e0, s0, crowd_valid(p, j0, w));
+      emit(j1, w, e1, s1, valid1);
     }
-  }
-  for (; j < p.rows; ++j) {
+  };
+  auto one_row = [&](std::uint32_t j) __attribute__((target("avx2"))) {
     const __m256 bx = _mm256_set1_ps(p.bx[j] + p.sx);
     const __m256 by = _mm256_set1_ps(p.by[j] + p.sy);
     for (std::uint32_t w = 0; w < p.words; ++w) {
@@ -475,7 +486,64 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
       }
       emit(j, w, e, s, valid);
     }
+  };
+  // The rows to test, 64 at a time as bits (far rows found 8 at a time: a branch per row
+  // would be mispredicted about every other row of an outer cell pair).
+  const __m256 sx = _mm256_set1_ps(p.sx);
+  const __m256 sy = _mm256_set1_ps(p.sy);
+  const __m256 extent = _mm256_set1_ps(p.extent);
+  const __m256 zero = _mm256_setzero_ps();
+  auto kept_rows = [&](std::uint32_t base) __attribute__((target("avx2"))) {
+    const std::uint32_t count = std::min(64u, p.rows - base);
+    const std::uint64_t all = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
+    if (!p.far_rows) return all;
+    if (p.words != 1) {
+      std::uint64_t keep = 0;
+      for (std::uint32_t k = 0; k < count; ++k) {
+        keep |= static_cast<std::uint64_t>(!crowd_skip_row(p, base + k)) << k;
+      }
+      return keep;
+    }
+    // (The lanes and matrix rows past the cell's members are padding: far, and 0.)
+    std::uint64_t far = 0;
+    for (std::uint32_t k = 0; k < count; k += 8) {
+      const __m256 px = _mm256_add_ps(_mm256_loadu_ps(p.bx + base + k), sx);
+      const __m256 py = _mm256_add_ps(_mm256_loadu_ps(p.by + base + k), sy);
+      const __m256 qx =
+          _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(zero, px), _mm256_sub_ps(px, extent)), zero);
+      const __m256 qy =
+          _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(zero, py), _mm256_sub_ps(py, extent)), zero);
+      const __m256 q2 = _mm256_add_ps(_mm256_mul_ps(qx, qx), _mm256_mul_ps(qy, qy));
+      const auto beyond =
+          static_cast<std::uint64_t>(_mm256_movemask_ps(_mm256_cmp_ps(q2, enter2, _CMP_GT_OQ)));
+      const __m256i old0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.old + base + k));
+      const __m256i old1 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.old + base + k + 4));
+      const auto clear = static_cast<std::uint64_t>(
+          _mm256_movemask_pd(
+              _mm256_castsi256_pd(_mm256_cmpeq_epi64(old0, _mm256_setzero_si256()))) |
+          (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(old1, _mm256_setzero_si256())))
+           << 4));
+      far |= (beyond & clear) << k;
+    }
+    return all & ~far;
+  };
+  constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
+  std::uint32_t waiting = kNoRow;  // a row kept to go with the next one
+  for (std::uint32_t base = 0; base < p.rows; base += 64) {
+    for (std::uint64_t keep = kept_rows(base); keep != 0; keep &= keep - 1) {
+      const std::uint32_t j = base + static_cast<std::uint32_t>(__builtin_ctzll(keep));
+      if (p.words != 1) {
+        one_row(j);
+      } else if (waiting == kNoRow) {
+        waiting = j;
+      } else {
+        two_rows(waiting, j);
+        waiting = kNoRow;
+      }
+    }
   }
+  if (waiting != kNoRow) one_row(waiting);
   return n;
 }
 

@@ -8,6 +8,7 @@
 // caller (which then does the same work entry by entry).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -103,7 +104,13 @@ std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint3
 // bit is bit i % 64 of old[j * words + i / 64]. For every row and word the kernel forms
 // change = ((E & ~old) | (old & ~S)) & valid, valid being the lanes below count (and, with
 // `self`, below j), and for each non-zero change appends {j * words + i / 64, change} to
-// out, rows ascending, words ascending; returns how many. Every version gives the same.
+// out, rows ascending, words ascending; returns how many. With far_rows set, far rows are
+// left out: a row with no bit of old set whose point (px, py) = (bx[j] + sx, by[j] + sy) is
+// beyond enter2 from the square [0, extent]^2 that holds the first cell's members (qx * qx +
+// qy * qy > enter2 in float, qx = max(max(-px, px - extent), 0), qy alike): none of its pairs
+// can enter. (The caller sets far_rows for cell pairs that can have far rows.) bx, by and,
+// with one word per row, old are read up to the next multiple of 8 rows (padding: far
+// points, rows of 0). Every version gives the same.
 struct CrowdPass {
   const float* ax;
   const float* ay;
@@ -118,8 +125,18 @@ struct CrowdPass {
   float sy;
   float enter2;
   float stay2;
+  float extent;
+  bool far_rows;
   bool self;
 };
+// Whether row j of a crowd pass is a far row with its point (px, py) (see CrowdPass).
+inline bool crowd_far_row(const CrowdPass& p, float px, float py) {
+  const float qx = std::max(std::max(-px, px - p.extent), 0.0f);
+  const float qy = std::max(std::max(-py, py - p.extent), 0.0f);
+  const float qx2 = qx * qx;  // (no contraction into a multiply-add)
+  const float qy2 = qy * qy;
+  return qx2 + qy2 > p.enter2;
+}
 struct CrowdChange {
   std::uint32_t word;  // j * words + i / 64
   std::uint64_t bits;

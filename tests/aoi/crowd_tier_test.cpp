@@ -364,7 +364,10 @@ TEST_CASE("crowd tier: members released and handed back keep their pairs") {
 
 TEST_CASE("crowd tier: the pass kernel matches its definition") {
   zone::util::SplitMix64 rng(99);
-  for (const bool self : {false, true}) {
+  for (const int kind : {0, 1, 2}) {  // other cell with far rows, without, the cell itself
+    const bool self = kind == 2;
+    const bool far_rows = kind == 0;
+    CAPTURE(far_rows);
     for (const std::uint32_t count : {1u, 7u, 8u, 63u, 64u, 65u, 130u}) {
       CAPTURE(count);
       CAPTURE(self);
@@ -376,13 +379,18 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
         ay[i] = static_cast<float>(rng.u01() * 10.0);
       }
       const std::uint32_t rows = self ? count : 37;
-      std::vector<float> bx(rows), by(rows);
+      // The other cell's rows reach 12 m beyond this one's square of 10 m (some far rows).
+      const std::uint32_t padded = (rows + 7) & ~7u;  // read up to 8 rows at a time
+      std::vector<float> bx(padded, 1e9f), by(padded, 1e9f);
       for (std::uint32_t j = 0; j < rows; ++j) {
-        bx[j] = self ? ax[j] : static_cast<float>(rng.u01() * 10.0);
-        by[j] = self ? ay[j] : static_cast<float>(rng.u01() * 10.0);
+        bx[j] = self ? ax[j] : static_cast<float>(rng.u01() * 20.0);
+        by[j] = self ? ay[j] : static_cast<float>(rng.u01() * 20.0);
       }
-      std::vector<std::uint64_t> old(std::size_t{rows} * words);
-      for (auto& w : old) w = rng.next() & rng.next();  // about a quarter of the bits set
+      // About a quarter of the bits set, but none in one row of three.
+      std::vector<std::uint64_t> old(std::size_t{padded} * words);
+      for (std::size_t k = 0; k < std::size_t{rows} * words; ++k) {
+        old[k] = k / words % 3 == 0 ? 0 : rng.next() & rng.next();
+      }
       const zone::aoi::simd::CrowdPass p{.ax = ax.data(),
                                          .ay = ay.data(),
                                          .count = count,
@@ -396,13 +404,29 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
                                          .sy = self ? 0.0f : 3.0f,
                                          .enter2 = 30.0f,
                                          .stay2 = 42.0f,
+                                         .extent = 10.0f,
+                                         .far_rows = far_rows,
                                          .self = self};
+      std::uint32_t far_row_count = 0;
       for (const auto& version : zone::aoi::simd::crowd_pass_versions()) {
         CAPTURE(version.name);
         std::vector<zone::aoi::simd::CrowdChange> got(std::size_t{rows} * words);
         got.resize(version.run(p, got.data()));
         std::vector<std::pair<std::uint32_t, std::uint64_t>> want;
         for (std::uint32_t j = 0; j < rows; ++j) {
+          // A far row (no bit set, its point beyond sqrt(enter2) of the square): left out.
+          const float px = bx[j] + p.sx;
+          const float py = by[j] + p.sy;
+          const float qx = std::max(std::max(-px, px - p.extent), 0.0f);
+          const float qy = std::max(std::max(-py, py - p.extent), 0.0f);
+          const float qx2 = qx * qx;
+          const float qy2 = qy * qy;
+          bool clear = true;
+          for (std::uint32_t w = 0; w < words; ++w) clear = clear && old[j * words + w] == 0;
+          if (far_rows && clear && qx2 + qy2 > p.enter2) {
+            ++far_row_count;
+            continue;
+          }
           for (std::uint32_t w = 0; w < words; ++w) {
             std::uint64_t change = 0;
             for (std::uint32_t k = 0; k < 64; ++k) {
@@ -425,6 +449,7 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
           CHECK(got[k].bits == want[k].second);
         }
       }
+      CHECK((far_row_count > 0) == far_rows);
     }
   }
 }
