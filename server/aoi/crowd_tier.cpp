@@ -79,6 +79,7 @@ CrowdTier::CrowdTier(double cell_size, double radius, double hysteresis) {
   const double margin = 1e-5 * span * span;
   enter2_ = static_cast<float>(r2_ + margin);
   stay2_ = static_cast<float>(std::max(0.0, outer2_ - margin));
+  inner2_ = static_cast<float>(std::max(0.0, r2_ - margin));
   for (const Offset& o : offsets_) {
     shift_x_.push_back(static_cast<float>(o.dx * cell_size));
     shift_y_.push_back(static_cast<float>(o.dy * cell_size));
@@ -93,6 +94,12 @@ CrowdTier::CrowdTier(double cell_size, double radius, double hysteresis) {
     const double reach_x = std::abs(o.dx) * cell_size;
     const double reach_y = std::abs(o.dy) * cell_size;
     maybe_far_.push_back(reach_x * reach_x + reach_y * reach_y > r2_ * (1.0 - 1e-6));
+    // Cells with points within r of all of this cell's square: their pass looks for near
+    // rows (a point's farthest distance from the square is at least |dx| cells across, or
+    // half a cell when dx = 0, and alike in y).
+    const double near_x = o.dx == 0 ? 0.5 * cell_size : reach_x;
+    const double near_y = o.dy == 0 ? 0.5 * cell_size : reach_y;
+    maybe_near_.push_back(near_x * near_x + near_y * near_y <= r2_ * (1.0 + 1e-6));
   }
 }
 
@@ -587,7 +594,9 @@ void CrowdTier::evaluate() {
                                                     .enter2 = enter2_,
                                                     .stay2 = stay2_,
                                                     .extent = static_cast<float>(cell_),
+                                                    .inner2 = inner2_,
                                                     .far_rows = maybe_far_[o],
+                                                    .near_rows = maybe_near_[o],
                                                     .self = o == 0},
                                                    changes_.data());
       for (std::uint32_t k = 0; k < found; ++k) decide(c, o, changes_[k]);

@@ -201,12 +201,14 @@ class CrowdTier {
   double outer2_;
   float enter2_;  // float thresholds with the rounding margin (see the constructor)
   float stay2_;
-  int reach_cells_ = 0;          // offsets span -reach_cells_ .. +reach_cells_
+  float inner2_;         // a row within this of all of a cell's square has its pairs within r
+  int reach_cells_ = 0;  // offsets span -reach_cells_ .. +reach_cells_
   std::vector<Offset> offsets_;  // offsets_[0] = (0, 0)
   std::vector<float> shift_x_;   // per offset: dx * cell_size, dy * cell_size
   std::vector<float> shift_y_;
   std::vector<bool> deep_;                 // per offset: every pair of the two cells is within r
   std::vector<bool> maybe_far_;            // per offset: the pass looks for far rows
+  std::vector<bool> maybe_near_;           // per offset: the pass looks for near rows
   std::vector<std::int32_t> offset_code_;  // (dx, dy) -> +(o + 1), -(o + 1) or 0
 
   // Cells (indices reused through free_cells_). Per cell: its hot fields, and

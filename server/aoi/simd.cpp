@@ -387,10 +387,26 @@ inline bool crowd_skip_row(const CrowdPass& p, std::uint32_t j) {
   return true;
 }
 
+// The changes of a near row: every pair out of view enters.
+inline std::uint32_t crowd_near_changes(const CrowdPass& p, std::uint32_t j, CrowdChange* out) {
+  std::uint32_t n = 0;
+  for (std::uint32_t w = 0; w < p.words; ++w) {
+    const std::size_t at = static_cast<std::size_t>(j) * p.words + w;
+    const std::uint64_t change = crowd_valid(p, j, w) & ~p.old[at];
+    out[n] = {static_cast<std::uint32_t>(at), change};
+    n += change != 0;
+  }
+  return n;
+}
+
 std::uint32_t crowd_pass_scalar(const CrowdPass& p, CrowdChange* out) {
   std::uint32_t n = 0;
   for (std::uint32_t j = 0; j < p.rows; ++j) {
     if (crowd_skip_row(p, j)) continue;
+    if (p.near_rows && crowd_near_row(p, p.bx[j] + p.sx, p.by[j] + p.sy)) {
+      n += crowd_near_changes(p, j, out + n);
+      continue;
+    }
     for (std::uint32_t w = 0; w < p.words; ++w) {
       const std::uint64_t valid = crowd_valid(p, j, w);
       if (valid == 0) continue;
@@ -487,22 +503,29 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
       emit(j, w, e, s, valid);
     }
   };
-  // The rows to test, 64 at a time as bits (far rows found 8 at a time: a branch per row
-  // would be mispredicted about every other row of an outer cell pair).
+  // The rows to test and the near rows among them, 64 at a time as bits, found 8 at a time
+  // (a branch per row would be mispredicted about every other row of an outer cell pair).
   const __m256 sx = _mm256_set1_ps(p.sx);
   const __m256 sy = _mm256_set1_ps(p.sy);
   const __m256 extent = _mm256_set1_ps(p.extent);
+  const __m256 inner2 = _mm256_set1_ps(p.inner2);
   const __m256 zero = _mm256_setzero_ps();
-  auto kept_rows = [&](std::uint32_t base) __attribute__((target("avx2"))) {
+  const bool sorted = p.far_rows || p.near_rows;
+  auto row_masks = [&](std::uint32_t base, std::uint64_t & keep, std::uint64_t & near)
+      __attribute__((target("avx2"))) {
     const std::uint32_t count = std::min(64u, p.rows - base);
-    const std::uint64_t all = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
-    if (!p.far_rows) return all;
+    keep = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
+    near = 0;
+    if (!sorted) return;
     if (p.words != 1) {
-      std::uint64_t keep = 0;
       for (std::uint32_t k = 0; k < count; ++k) {
-        keep |= static_cast<std::uint64_t>(!crowd_skip_row(p, base + k)) << k;
+        const float px = p.bx[base + k] + p.sx;
+        const float py = p.by[base + k] + p.sy;
+        if (crowd_skip_row(p, base + k)) keep &= ~(std::uint64_t{1} << k);
+        if (p.near_rows && crowd_near_row(p, px, py)) near |= std::uint64_t{1} << k;
       }
-      return keep;
+      near &= keep;
+      return;
     }
     // (The lanes and matrix rows past the cell's members are padding: far, and 0.)
     std::uint64_t far = 0;
@@ -514,26 +537,40 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
       const __m256 qy =
           _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(zero, py), _mm256_sub_ps(py, extent)), zero);
       const __m256 q2 = _mm256_add_ps(_mm256_mul_ps(qx, qx), _mm256_mul_ps(qy, qy));
+      const __m256 fx = _mm256_max_ps(px, _mm256_sub_ps(extent, px));
+      const __m256 fy = _mm256_max_ps(py, _mm256_sub_ps(extent, py));
+      const __m256 f2 = _mm256_add_ps(_mm256_mul_ps(fx, fx), _mm256_mul_ps(fy, fy));
       const auto beyond =
           static_cast<std::uint64_t>(_mm256_movemask_ps(_mm256_cmp_ps(q2, enter2, _CMP_GT_OQ)));
+      const auto within =
+          static_cast<std::uint64_t>(_mm256_movemask_ps(_mm256_cmp_ps(f2, inner2, _CMP_LE_OQ)));
       const __m256i old0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.old + base + k));
       const __m256i old1 =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.old + base + k + 4));
+      const __m256i none = _mm256_setzero_si256();
       const auto clear = static_cast<std::uint64_t>(
-          _mm256_movemask_pd(
-              _mm256_castsi256_pd(_mm256_cmpeq_epi64(old0, _mm256_setzero_si256()))) |
-          (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(old1, _mm256_setzero_si256())))
-           << 4));
-      far |= (beyond & clear) << k;
+          _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(old0, none))) |
+          (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(old1, none))) << 4));
+      if (p.far_rows) far |= (beyond & clear) << k;
+      if (p.near_rows) near |= within << k;
     }
-    return all & ~far;
+    keep &= ~far;
+    near &= keep;
   };
   constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
   std::uint32_t waiting = kNoRow;  // a row kept to go with the next one
   for (std::uint32_t base = 0; base < p.rows; base += 64) {
-    for (std::uint64_t keep = kept_rows(base); keep != 0; keep &= keep - 1) {
-      const std::uint32_t j = base + static_cast<std::uint32_t>(__builtin_ctzll(keep));
-      if (p.words != 1) {
+    std::uint64_t keep;
+    std::uint64_t near;
+    row_masks(base, keep, near);
+    for (; keep != 0; keep &= keep - 1) {
+      const auto k = static_cast<std::uint32_t>(__builtin_ctzll(keep));
+      const std::uint32_t j = base + k;
+      if (near >> k & 1u) {  // (after the row before it, to keep the changes in order)
+        if (waiting != kNoRow) one_row(waiting);
+        waiting = kNoRow;
+        n += crowd_near_changes(p, j, out + n);
+      } else if (p.words != 1) {
         one_row(j);
       } else if (waiting == kNoRow) {
         waiting = j;

@@ -108,7 +108,11 @@ std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint3
 // left out: a row with no bit of old set whose point (px, py) = (bx[j] + sx, by[j] + sy) is
 // beyond enter2 from the square [0, extent]^2 that holds the first cell's members (qx * qx +
 // qy * qy > enter2 in float, qx = max(max(-px, px - extent), 0), qy alike): none of its pairs
-// can enter. (The caller sets far_rows for cell pairs that can have far rows.) bx, by and,
+// can enter. With near_rows set, near rows are not tested: a row whose point is within
+// inner2 of every point of the square (fx * fx + fy * fy <= inner2, fx = max(px, extent - px),
+// fy alike) has all its pairs within r (the caller's inner2 allows for the rounding), so its
+// change is valid & ~old (they all enter). (The caller sets far_rows and near_rows for the
+// cell pairs that can have such rows.) bx, by and,
 // with one word per row, old are read up to the next multiple of 8 rows (padding: far
 // points, rows of 0). Every version gives the same.
 struct CrowdPass {
@@ -126,7 +130,9 @@ struct CrowdPass {
   float enter2;
   float stay2;
   float extent;
+  float inner2;
   bool far_rows;
+  bool near_rows;
   bool self;
 };
 // Whether row j of a crowd pass is a far row with its point (px, py) (see CrowdPass).
@@ -136,6 +142,14 @@ inline bool crowd_far_row(const CrowdPass& p, float px, float py) {
   const float qx2 = qx * qx;  // (no contraction into a multiply-add)
   const float qy2 = qy * qy;
   return qx2 + qy2 > p.enter2;
+}
+// Whether row j of a crowd pass is a near row with its point (px, py) (see CrowdPass).
+inline bool crowd_near_row(const CrowdPass& p, float px, float py) {
+  const float fx = std::max(px, p.extent - px);
+  const float fy = std::max(py, p.extent - py);
+  const float fx2 = fx * fx;  // (no contraction into a multiply-add)
+  const float fy2 = fy * fy;
+  return fx2 + fy2 <= p.inner2;
 }
 struct CrowdChange {
   std::uint32_t word;  // j * words + i / 64

@@ -364,10 +364,13 @@ TEST_CASE("crowd tier: members released and handed back keep their pairs") {
 
 TEST_CASE("crowd tier: the pass kernel matches its definition") {
   zone::util::SplitMix64 rng(99);
-  for (const int kind : {0, 1, 2}) {  // other cell with far rows, without, the cell itself
+  // Another cell, looking for far and near rows or not; the cell itself (near rows).
+  for (const int kind : {0, 1, 2}) {
     const bool self = kind == 2;
     const bool far_rows = kind == 0;
+    const bool near_rows = kind != 1;
     CAPTURE(far_rows);
+    CAPTURE(near_rows);
     for (const std::uint32_t count : {1u, 7u, 8u, 63u, 64u, 65u, 130u}) {
       CAPTURE(count);
       CAPTURE(self);
@@ -405,9 +408,12 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
                                          .enter2 = 30.0f,
                                          .stay2 = 42.0f,
                                          .extent = 10.0f,
+                                         .inner2 = 120.0f,
                                          .far_rows = far_rows,
+                                         .near_rows = near_rows,
                                          .self = self};
       std::uint32_t far_row_count = 0;
+      std::uint32_t near_row_count = 0;
       for (const auto& version : zone::aoi::simd::crowd_pass_versions()) {
         CAPTURE(version.name);
         std::vector<zone::aoi::simd::CrowdChange> got(std::size_t{rows} * words);
@@ -425,6 +431,25 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
           for (std::uint32_t w = 0; w < words; ++w) clear = clear && old[j * words + w] == 0;
           if (far_rows && clear && qx2 + qy2 > p.enter2) {
             ++far_row_count;
+            continue;
+          }
+          // A near row (its point within sqrt(inner2) of all the square): all enter, untested.
+          const float fx = std::max(px, p.extent - px);
+          const float fy = std::max(py, p.extent - py);
+          const float fx2 = fx * fx;
+          const float fy2 = fy * fy;
+          if (near_rows && fx2 + fy2 <= p.inner2) {
+            ++near_row_count;
+            for (std::uint32_t w = 0; w < words; ++w) {
+              std::uint64_t change = 0;
+              for (std::uint32_t k = 0; k < 64; ++k) {
+                const std::uint32_t i = 64 * w + k;
+                if (i >= count || (self && i >= j)) continue;
+                if ((old[std::size_t{j} * words + w] >> k & 1u) == 0)
+                  change |= std::uint64_t{1} << k;
+              }
+              if (change != 0) want.push_back({j * words + w, change});
+            }
             continue;
           }
           for (std::uint32_t w = 0; w < words; ++w) {
@@ -450,6 +475,7 @@ TEST_CASE("crowd tier: the pass kernel matches its definition") {
         }
       }
       CHECK((far_row_count > 0) == far_rows);
+      CHECK((near_row_count > 0) == near_rows);
     }
   }
 }
