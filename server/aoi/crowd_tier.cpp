@@ -439,6 +439,8 @@ std::uint64_t CrowdTier::pair_word(std::uint32_t c, std::uint32_t i, std::uint32
   const std::uint32_t words = info_[c].words;
   const std::uint64_t* m = matrix(c, static_cast<std::uint32_t>(code - 1));
   const std::uint32_t end = std::min(info_[z].count, 64 * w + 64);
+  // (The matrix has rows for z's lanes, a multiple of 8, those past its members 0.)
+  if (words == 1) return simd::column_bits(m + 64 * w, end - 64 * w, i);
   std::uint64_t bits = 0;
   for (std::uint32_t r = 64 * w; r < end; ++r) {
     bits |= (m[std::size_t{r} * words + i / 64] >> (i % 64) & 1u) << (r % 64);

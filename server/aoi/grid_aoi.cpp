@@ -282,6 +282,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   if (stale && crowd_hysteresis_ != config_.hysteresis) dissolve_crowds();
   maintain_cells();
   join_added_crowds();
+  mark_crowd_cells();
 
   // Every list is rebuilt when the settings changed, when lists live a single tick
   // (no bound), or when so many entities jumped that rebuilding is cheaper than

@@ -247,6 +247,9 @@ class GridAoi {
   // members declared without a body are defined in grid_aoi_internal.hpp.
   template <typename Fn>
   [[gnu::always_inline]] inline void for_each_span(Vec2 c, double reach, Fn&& fn) const;
+  // The same ranges as occupied cells [first, last) of cell_key_ (fn(first, last)).
+  template <typename Fn>
+  [[gnu::always_inline]] inline void for_each_cell_run(Vec2 c, double reach, Fn&& fn) const;
   inline std::uint32_t cell_col(double x) const;
   inline std::uint32_t cell_row(double y) const;
   inline std::uint32_t cell_key(Vec2 p) const;
@@ -344,6 +347,7 @@ class GridAoi {
   bool may_join_crowd(std::uint32_t s);
   double in_view_per_r2() const;
   void join_added_crowds();
+  void mark_crowd_cells();
   void crowd_membership();
   void join_crowds();
   void leave_crowd(std::uint32_t s);
@@ -414,6 +418,9 @@ class GridAoi {
   std::vector<std::uint32_t> leaving_;     // order positions that changed cells or were removed
   std::vector<std::uint32_t> cell_key_;    // occupied cells, ascending
   std::vector<std::uint32_t> cell_begin_;  // their first index in ord_*, plus a sentinel
+  // Per occupied cell, the class byte of a crowd when every entity listed there is in it
+  // (0 otherwise; filled each update, before the lists are rebuilt, while there are crowds).
+  std::vector<std::uint8_t> cell_crowd_;
   std::uint32_t max_cell_population_ = 0;
   // Ticks since the order was last rewritten with every entity under its own cell (see
   // maintain_cells), and how far an entity may be from its listed cell meanwhile.

@@ -117,6 +117,13 @@ inline void GridAoi::emit(std::uint32_t a, std::uint32_t b, EventKind kind) {
 
 template <typename Fn>
 void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
+  for_each_cell_run(c, reach, [&](std::uint32_t first, std::uint32_t last) {
+    fn(cell_begin_[first], cell_begin_[last]);
+  });
+}
+
+template <typename Fn>
+void GridAoi::for_each_cell_run(Vec2 c, double reach, Fn&& fn) const {
   const auto m = static_cast<std::uint32_t>(cell_key_.size());
   if (m == 0) return;
   // Every entity lies within slack_ of its listed cell: within reach of c, it was listed
@@ -175,9 +182,9 @@ void GridAoi::for_each_span(Vec2 c, double reach, Fn&& fn) const {
       if (next_row > row) row = next_row - 1;
       continue;
     }
-    const std::uint32_t begin = cell_begin_[j];
+    const std::uint32_t first = j;
     while (j < m && keys[j] <= hi_key) ++j;
-    fn(begin, cell_begin_[j]);
+    fn(first, j);
     if (j == m) return;
   }
 }

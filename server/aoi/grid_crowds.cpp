@@ -107,6 +107,22 @@ void GridAoi::join_added_crowds() {
   }
 }
 
+// Marks the occupied cells whose listed entities all belong to one crowd (their class
+// bytes all that crowd's), which its members' list rebuilds skip: this update's cell order.
+void GridAoi::mark_crowd_cells() {
+  const std::size_t cells = cell_key_.size();
+  cell_crowd_.assign(cells, 0);
+  if (crowd_count_ == 0) return;
+  const std::uint8_t* const classes = ord_class_.data();
+  for (std::size_t c = 0; c < cells; ++c) {
+    const std::uint8_t first = classes[cell_begin_[c]];
+    if (!(first & kCrowdBit)) continue;
+    std::uint32_t i = cell_begin_[c] + 1;
+    while (i < cell_begin_[c + 1] && classes[i] == first) ++i;
+    if (i == cell_begin_[c + 1]) cell_crowd_[c] = first;
+  }
+}
+
 // An observer of a mutual class joins its class's crowd when its cell's density puts about
 // crowd_min_in_view entities within its radius r (population * pi r^2 / cell_size^2), and
 // a member leaves below half that. (Cells as the broad phase lists them: one that walked

@@ -147,10 +147,28 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
   const std::uint8_t skip = (cls & kCrowdBit) ? cls : kCrowdBit;
   std::uint32_t n = 0;
   std::uint32_t* hits = scratch.hits.data();
-  for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
-    n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip, begin, end, c.x,
-                           c.y, reach * reach, hits + n);
-  });
+  if (cls & kCrowdBit) {
+    // A member skips the cells that hold only its crowd mates (mark_crowd_cells).
+    const std::uint8_t* const crowd_cells = cell_crowd_.data();
+    for_each_cell_run(c, reach, [&](std::uint32_t first, std::uint32_t last) {
+      for (std::uint32_t j = first; j < last;) {
+        if (crowd_cells[j] == cls) {
+          ++j;
+          continue;
+        }
+        std::uint32_t k = j + 1;
+        while (k < last && crowd_cells[k] != cls) ++k;
+        n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip,
+                               cell_begin_[j], cell_begin_[k], c.x, c.y, reach * reach, hits + n);
+        j = k;
+      }
+    });
+  } else {
+    for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
+      n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip, begin, end, c.x,
+                             c.y, reach * reach, hits + n);
+    });
+  }
 
   // The new view, in scratch as long as the candidates (so no capacity checks).
   std::uint32_t* const fresh = scratch.view.data();

@@ -34,6 +34,12 @@ std::uint32_t filter_scalar(const double* xs, const double* ys, const std::uint8
   return k;
 }
 
+std::uint64_t column_scalar(const std::uint64_t* rows, std::uint32_t n, std::uint32_t bit) {
+  std::uint64_t bits = 0;
+  for (std::uint32_t r = 0; r < n; ++r) bits |= (rows[r] >> bit & 1u) << r;
+  return bits;
+}
+
 std::uint32_t cell_pass_none(const CellPass&, std::uint32_t begin, std::uint32_t, double&) {
   return begin;
 }
@@ -584,6 +590,26 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
   return n;
 }
 
+// Four rows at a time: each one's bit shifted down to bit 0, then up to its row's place.
+__attribute__((target("avx2"))) std::uint64_t column_avx2(const std::uint64_t* rows,
+                                                          std::uint32_t n, std::uint32_t bit) {
+  const __m128i down = _mm_cvtsi32_si128(static_cast<int>(bit));
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256i four = _mm256_set1_epi64x(4);
+  __m256i place = _mm256_setr_epi64x(0, 1, 2, 3);
+  __m256i acc = _mm256_setzero_si256();
+  for (std::uint32_t r = 0; r < n; r += 4) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows + r));
+    acc = _mm256_or_si256(
+        acc, _mm256_sllv_epi64(_mm256_and_si256(_mm256_srl_epi64(v, down), one), place));
+    place = _mm256_add_epi64(place, four);
+  }
+  const __m128i half = _mm_or_si128(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+  const auto bits = static_cast<std::uint64_t>(
+      _mm_cvtsi128_si64(_mm_or_si128(half, _mm_unpackhi_epi64(half, half))));
+  return n == 64 ? bits : bits & ((std::uint64_t{1} << n) - 1);  // (rows read past n)
+}
+
 #endif  // ZONE_AOI_X86
 
 struct Kernels {
@@ -592,6 +618,7 @@ struct Kernels {
   decltype(&cell_pass_none) cell_pass;
   decltype(&pair_tests_none) pair_tests;
   decltype(&crowd_pass_scalar) crowd_pass;
+  decltype(&column_scalar) column;
   const char* name;
 };
 
@@ -599,10 +626,13 @@ Kernels pick() {
 #if ZONE_AOI_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2"))
-    return {find_avx2, filter_avx2, cell_pass_avx2, pair_tests_avx2, crowd_pass_avx2, "avx2"};
-  return {find_sse2, filter_scalar, cell_pass_none, pair_tests_none, crowd_pass_scalar, "sse2"};
+    return {find_avx2,       filter_avx2, cell_pass_avx2, pair_tests_avx2,
+            crowd_pass_avx2, column_avx2, "avx2"};
+  return {find_sse2,         filter_scalar, cell_pass_none, pair_tests_none,
+          crowd_pass_scalar, column_scalar, "sse2"};
 #else
-  return {find_scalar, filter_scalar, cell_pass_none, pair_tests_none, crowd_pass_scalar, "scalar"};
+  return {find_scalar,       filter_scalar, cell_pass_none, pair_tests_none,
+          crowd_pass_scalar, column_scalar, "scalar"};
 #endif
 }
 
@@ -640,6 +670,10 @@ std::vector<CrowdPassVersion> crowd_pass_versions() {
   if (__builtin_cpu_supports("avx2")) out.push_back({"avx2", crowd_pass_avx2});
 #endif
   return out;
+}
+
+std::uint64_t column_bits(const std::uint64_t* rows, std::uint32_t n, std::uint32_t bit) {
+  return kernels.column(rows, n, bit);
 }
 
 const char* kernel_name() {

@@ -171,6 +171,10 @@ struct CrowdPassVersion {
 };
 std::vector<CrowdPassVersion> crowd_pass_versions();
 
+// Bit `bit` of rows[r] for r < n (n <= 64, one word per row) as bit r of the result: a
+// column of a crowd tier's bit matrix. May read rows up to n rounded up to 4.
+std::uint64_t column_bits(const std::uint64_t* rows, std::uint32_t n, std::uint32_t bit);
+
 // Name of the kernels in use: "avx2", "sse2" or "scalar".
 const char* kernel_name();
 

@@ -457,3 +457,18 @@ TEST_CASE("pair test kernel: ticks and expiries compared across the 32-bit wrap"
     CHECK(o.enters + o.leaves > 0);
   }
 }
+
+TEST_CASE("column kernel: a bit of each row, as the bits of one word") {
+  std::mt19937_64 rng(11);
+  std::vector<std::uint64_t> rows(68);  // 64 rows, and room to read past the last
+  for (const std::uint32_t n : {1u, 3u, 4u, 5u, 37u, 63u, 64u}) {
+    for (const std::uint32_t bit : {0u, 17u, 63u}) {
+      CAPTURE(n);
+      CAPTURE(bit);
+      for (std::uint64_t& r : rows) r = rng();
+      std::uint64_t want = 0;
+      for (std::uint32_t r = 0; r < n; ++r) want |= (rows[r] >> bit & 1u) << r;
+      CHECK(zone::aoi::simd::column_bits(rows.data(), n, bit) == want);
+    }
+  }
+}
