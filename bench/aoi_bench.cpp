@@ -105,7 +105,7 @@ struct RecordingSink {
 // which exceed it, are detected by the AOI). Set once by main() from --unbounded.
 bool g_bounded = true;
 std::uint32_t g_threads = 1;  // --threads: workers of the grid's update (1: the calling thread)
-std::uint32_t g_crowd = 0;    // --crowd: GridConfig::crowd_min_in_view
+std::uint32_t g_crowd = 100;  // --crowd: GridConfig::crowd_min_in_view (the zone's default)
 
 GridConfig grid_config(const Workload& w, double cell_size) {
   GridConfig c{{{0.0, 0.0}, {w.width, w.height}}, cell_size, w.hysteresis};
@@ -539,7 +539,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--crowd", g_crowd,
                  "The grid's crowd threshold (GridConfig::crowd_min_in_view: entities expected "
-                 "in view from which an observer's classmate pairs go to a crowd tier; 0: none)")
+                 "in view from which an observer's classmate pairs go to a crowd tier; 0: none; "
+                 "100 is the zone's default, aoi.crowd_min_in_view)")
       ->capture_default_str();
   app.add_flag("--list", list, "Print the workload table as JSON lines and exit");
   CLI11_PARSE(app, argc, argv);

@@ -385,6 +385,7 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::aoi, &AoiConfig::cell_size>("aoi.cell_size", above(0, 10000)),
     real<&ZoneConfig::aoi, &AoiConfig::view_radius>("aoi.view_radius", above(0, 10000)),
     real<&ZoneConfig::aoi, &AoiConfig::hysteresis>("aoi.hysteresis", closed(0, 1000)),
+    integer<&ZoneConfig::aoi, &AoiConfig::crowd_min_in_view>("aoi.crowd_min_in_view", 0, 1000000),
 
     integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, kMaxNetworkHosts * kPlayersPerHost),
     real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),

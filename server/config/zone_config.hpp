@@ -29,6 +29,9 @@ struct AoiConfig {
   double cell_size = 32.0;    // metres
   double view_radius = 30.0;  // metres, default for players
   double hysteresis = 2.0;    // metres; leave only beyond view_radius + hysteresis
+  // Entities expected in view from which observers of one radius have their pairs with
+  // each other decided by a crowd tier (aoi::GridConfig::crowd_min_in_view); 0: never.
+  std::uint32_t crowd_min_in_view = 100;
 };
 
 struct PlayerConfig {

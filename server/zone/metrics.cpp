@@ -168,6 +168,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
           "Observers in a mutual class (same view radius): their pairs with classmates are "
           "decided once for both directions.",
           static_cast<double>(m.mutual_observers));
+  w.gauge("zone_aoi_crowd_members",
+          "Observers in a crowd (aoi.crowd_min_in_view): their pairs with each other are "
+          "decided by the AOI's crowd tier.",
+          static_cast<double>(m.crowd_members));
   w.counter("zone_aoi_enter_events_total", "AOI enter events delivered to clients.",
             m.enter_events);
   w.counter("zone_aoi_leave_events_total", "AOI leave events delivered to clients.",

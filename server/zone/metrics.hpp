@@ -65,6 +65,7 @@ struct ZoneMetrics {
   std::uint64_t max_cell_entities = 0;
   std::uint64_t visible_pairs = 0;
   std::uint64_t mutual_observers = 0;  // observers whose pairs are decided once for both ways
+  std::uint64_t crowd_members = 0;     // of those, in a crowd (pairs decided by a crowd tier)
   std::uint64_t enter_events = 0;
   std::uint64_t leave_events = 0;
   std::uint64_t bytes_out = 0;  // UDP payload incl. ENet headers

@@ -1,7 +1,8 @@
 // Which config keys a running zone can take on at a tick boundary, and which only at the
 // next start: those that size sockets, buffers, threads or the world, and the speeds the
 // clients were told in their Welcome (their jump checks rely on them). The view radius,
-// hysteresis and aoi.enabled apply live: connected clients are told (ZoneParams).
+// hysteresis and aoi.enabled apply live: connected clients are told (ZoneParams). The AOI's
+// crowd threshold is a setting of the AOI made with the world.
 #pragma once
 
 #include <array>
@@ -17,7 +18,8 @@ inline bool needs_restart(std::string_view key) {
   // only the request interval changes live.
   // Chunks: a chunk's column and row mean something else under another size. The static
   // layer: its map is read once, and clients hold cells of the size they were sent.
-  constexpr std::array<std::string_view, 23> kKeys = {
+  constexpr std::array<std::string_view, 24> kKeys = {
+      "aoi.crowd_min_in_view",
       "chunks.enabled",
       "chunks.size",
       "static.map_file",

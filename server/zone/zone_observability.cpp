@@ -269,6 +269,7 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
     m.max_cell_entities = g.max_cell_population;
     m.visible_pairs = g.visible_pairs;
     m.mutual_observers = g.mutual_observers;
+    m.crowd_members = g.crowd_members;
     const replication::Replicator& rep = zone.replicator;
     client_bytes_at_sample_.resize(rep.client_slots(), 0);
     for (replication::ClientId c = 0; c < rep.client_slots(); ++c) {

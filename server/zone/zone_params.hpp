@@ -71,6 +71,7 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   p.grid.bounds = {{c.world.min_x, c.world.min_y}, {c.world.max_x, c.world.max_y}};
   p.grid.cell_size = c.aoi.cell_size;
   p.grid.hysteresis = c.aoi.hysteresis;
+  p.grid.crowd_min_in_view = c.aoi.crowd_min_in_view;
   p.player_view_radius = c.aoi.view_radius;
   p.broadcast = !c.aoi.enabled;
   p.player_max_speed = c.players.max_speed;

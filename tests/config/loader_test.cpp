@@ -173,7 +173,8 @@ TEST_CASE("a section that is not a map") {
     CHECK(e.key == "aoi");
     CHECK(e.line == 3);
     CHECK(e.message ==
-          "expected a section (a map with keys enabled, cell_size, view_radius, hysteresis), got "
+          "expected a section (a map with keys enabled, cell_size, view_radius, hysteresis, "
+          "crowd_min_in_view), got "
           "a list");
   }
   SUBCASE("an empty section is fine (every key commented out)") {

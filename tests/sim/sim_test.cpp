@@ -300,6 +300,29 @@ TEST_CASE("client-sim wander: 100 bots - 10 s - zero violations and zero truth m
 TEST_CASE("client-sim hotspot: 100 bots crowd one square - replicas match the truth") {
   scenario_case("hotspot", 0.0);
 }
+// The AOI's crowds at a low density (aoi.crowd_min_in_view = 4: a player joins with 5
+// players or NPCs in its 32 m cell, leaves below 3) on 200 x 200 m (about 5 entities a
+// cell): players join and leave them as the bots walk and churn, and what each bot sees
+// stays exactly the truth.
+void crowd_case(const std::string& scenario) {
+  const std::vector<std::string> args = {"--set",  "world.max_x=200",
+                                         "--set",  "world.max_y=200",
+                                         "--npcs", "100",
+                                         "--set",  "network.client_bandwidth=64000",
+                                         "--set",  "aoi.crowd_min_in_view=4"};
+  std::string metrics;
+  scenario_case(scenario, 0.0, args, &metrics);
+  INFO(metrics);
+  CHECK(metric(metrics, "zone_aoi_crowd_members") > 0);
+}
+
+TEST_CASE("client-sim wander with AOI crowds: replicas match the truth") {
+  crowd_case("wander");
+}
+TEST_CASE("client-sim churn with AOI crowds: replicas match the truth") {
+  crowd_case("churn");
+}
+
 // Bots leave and come back (with the same names): every goodbye reaches the zone, so no
 // player is left behind to time out (a stale player's goodbye, resent by the zone to a
 // client address whose ENet slot a new connection now uses, can end that connection).
