@@ -71,6 +71,16 @@ class Model {
     return out;
   }
   const std::set<Pair>& visible() const { return visible_; }
+  // The partners of id in view, ascending.
+  std::vector<std::uint32_t> partners(std::uint32_t id) const {
+    std::vector<std::uint32_t> out;
+    for (const Pair& q : visible_) {
+      if (q.first == id) out.push_back(q.second);
+      if (q.second == id) out.push_back(q.first);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   const std::map<std::uint32_t, Vec2>& members() const { return pos_; }
 
  private:
@@ -101,13 +111,7 @@ void check_state(const CrowdTier& tier, const Model& model) {
     got.clear();
     tier.partners(id, got);
     std::sort(got.begin(), got.end());
-    std::vector<std::uint32_t> want;
-    for (const Pair& q : model.visible()) {
-      if (q.first == id) want.push_back(q.second);
-      if (q.second == id) want.push_back(q.first);
-    }
-    std::sort(want.begin(), want.end());
-    CHECK(got == want);
+    CHECK(got == model.partners(id));
   }
 }
 
@@ -335,13 +339,7 @@ TEST_CASE("crowd tier: members released and handed back keep their pairs") {
       CHECK_FALSE(tier.contains(id));
       std::vector<std::uint32_t> sorted = partners;
       std::sort(sorted.begin(), sorted.end());
-      std::vector<std::uint32_t> want;
-      for (const Pair& q : model.visible()) {
-        if (q.first == id) want.push_back(q.second);
-        if (q.second == id) want.push_back(q.first);
-      }
-      std::sort(want.begin(), want.end());
-      REQUIRE(sorted == want);
+      REQUIRE(sorted == model.partners(id));
       tier.insert(id, pos[id]);
       for (const std::uint32_t p : partners) tier.set_in_view(p, id);
       handed += partners.size();
