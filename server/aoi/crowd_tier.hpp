@@ -60,6 +60,16 @@ class CrowdTier {
   void erase(std::uint32_t id);
   // Moves a member, any distance; the pairs are decided at the next update().
   void move(std::uint32_t id, Vec2 p);
+  // Moves every member whose position_of(id) differs from where the last update placed it.
+  template <typename PositionOf>
+  void move_all(PositionOf&& position_of) {
+    for (const CellInfo& cell : info_) {
+      for (std::uint32_t lane = cell.lane; lane < cell.lane + cell.count; ++lane) {
+        const Vec2 p = position_of(lane_id_[lane]);
+        if (p.x != lane_pos_[lane].x || p.y != lane_pos_[lane].y) move(lane_id_[lane], p);
+      }
+    }
+  }
   // Marks the pair of members a and b in view without an event: a pair decided elsewhere
   // (GridAoi hands its crowd's pairs over). It must be out of view here and within r + h
   // (their cells within reach; std::logic_error otherwise).

@@ -164,8 +164,7 @@ bool GridAoi::remove(EntityHandle h) {
 
 bool GridAoi::move(EntityHandle h, Vec2 position) {
   if (!usable(h) || !valid_position(position)) return false;
-  hot_[h.index].pos = position;
-  if (crowd_[h.index] != 0) crowd_tier(h.index).move(h.index, position);
+  hot_[h.index].pos = position;  // (a crowd's members are moved there by update_crowds)
   return true;
 }
 

@@ -290,6 +290,8 @@ class GridAoi {
     std::uint32_t next_epoch();
   };
   std::uint32_t mark_view(std::uint32_t b, Scratch& scratch) const;
+  [[gnu::noinline]] std::uint32_t crowd_member_candidates(Vec2 c, double reach, std::uint8_t cls,
+                                                          std::uint32_t* hits) const;
   // What one piece of a parallel phase produces, merged in piece order afterwards: the
   // events, the tests to file (per wheel bucket, so that each bucket's share is copied
   // whole), the view changes to apply, the lists' expiry entries and the change in the

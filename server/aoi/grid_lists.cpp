@@ -115,6 +115,30 @@ std::uint32_t GridAoi::mark_view(std::uint32_t b, Scratch& scratch) const {
   return mark;
 }
 
+// The candidates of a crowd's member (class byte cls) within reach of c, as rebuild_list
+// collects them, less its crowd mates: the cells that hold only those (mark_crowd_cells) are
+// skipped, the others filtered by class byte. (Out of line: the other lists' rebuilds stay
+// as compact as they were.)
+std::uint32_t GridAoi::crowd_member_candidates(Vec2 c, double reach, std::uint8_t cls,
+                                               std::uint32_t* hits) const {
+  std::uint32_t n = 0;
+  const std::uint8_t* const crowd_cells = cell_crowd_.data();
+  for_each_cell_run(c, reach, [&](std::uint32_t first, std::uint32_t last) {
+    for (std::uint32_t j = first; j < last;) {
+      if (crowd_cells[j] == cls) {
+        ++j;
+        continue;
+      }
+      std::uint32_t k = j + 1;
+      while (k < last && crowd_cells[k] != cls) ++k;
+      n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), cls, cell_begin_[j],
+                             cell_begin_[k], c.x, c.y, reach * reach, hits + n);
+      j = k;
+    }
+  });
+  return n;
+}
+
 // Rebuilds a's view and schedule from the grid: the view diff (enters, then leaves) and,
 // for every pair that could change before the list expires, a test at the first tick it
 // could. The list's life starts at base_tick (now, or earlier to stagger expiries).
@@ -141,32 +165,16 @@ void GridAoi::rebuild_list(std::uint32_t a, std::uint32_t base_tick, Scratch& sc
 
   // Filter over each contiguous span (the same double arithmetic as the decision below);
   // survivors are compacted into the scratch hits. A crowd's member leaves out its crowd
-  // mates, whose class byte is its own (those pairs are the crowd's); other observers skip
-  // nothing (kCrowdBit alone is no class byte).
+  // mates, whose class byte is its own (those pairs are the crowd's).
   const std::uint8_t cls = hot_[a].mutual_class;  // (with kCrowdBit for a crowd's member)
-  const std::uint8_t skip = (cls & kCrowdBit) ? cls : kCrowdBit;
   std::uint32_t n = 0;
   std::uint32_t* hits = scratch.hits.data();
   if (cls & kCrowdBit) {
-    // A member skips the cells that hold only its crowd mates (mark_crowd_cells).
-    const std::uint8_t* const crowd_cells = cell_crowd_.data();
-    for_each_cell_run(c, reach, [&](std::uint32_t first, std::uint32_t last) {
-      for (std::uint32_t j = first; j < last;) {
-        if (crowd_cells[j] == cls) {
-          ++j;
-          continue;
-        }
-        std::uint32_t k = j + 1;
-        while (k < last && crowd_cells[k] != cls) ++k;
-        n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip,
-                               cell_begin_[j], cell_begin_[k], c.x, c.y, reach * reach, hits + n);
-        j = k;
-      }
-    });
+    n = crowd_member_candidates(c, reach, cls, hits);
   } else {
     for_each_span(c, reach, [&](std::uint32_t begin, std::uint32_t end) {
-      n += simd::filter_disc(ord_x_.data(), ord_y_.data(), ord_class_.data(), skip, begin, end, c.x,
-                             c.y, reach * reach, hits + n);
+      n += simd::filter_disc(ord_x_.data(), ord_y_.data(), nullptr, 0, begin, end, c.x, c.y,
+                             reach * reach, hits + n);
     });
   }
 

@@ -29,7 +29,7 @@ std::uint32_t filter_scalar(const double* xs, const double* ys, const std::uint8
     const double dx = xs[j] - cx;
     const double dy = ys[j] - cy;
     out[k] = j;
-    k += dx * dx + dy * dy <= r2 && tags[j] != skip ? 1u : 0u;
+    k += dx * dx + dy * dy <= r2 && (tags == nullptr || tags[j] != skip) ? 1u : 0u;
   }
   return k;
 }
@@ -100,11 +100,11 @@ struct CompactTable {
 };
 constexpr CompactTable kCompact;
 
-__attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, const double* ys,
-                                                          const std::uint8_t* tags,
-                                                          std::uint8_t skip, std::uint32_t begin,
-                                                          std::uint32_t end, double cx, double cy,
-                                                          double r2, std::uint32_t* out) {
+// (kTags: tags given.)
+template <bool kTags>
+__attribute__((target("avx2"))) std::uint32_t filter_avx2_of(
+    const double* xs, const double* ys, const std::uint8_t* tags, std::uint8_t skip,
+    std::uint32_t begin, std::uint32_t end, double cx, double cy, double r2, std::uint32_t* out) {
   const __m128i skipped = _mm_set1_epi8(static_cast<char>(skip));
   const __m256d vx = _mm256_set1_pd(cx);
   const __m256d vy = _mm256_set1_pd(cy);
@@ -125,12 +125,13 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
     const __m256d d1 = _mm256_add_pd(_mm256_mul_pd(dx1, dx1), _mm256_mul_pd(dy1, dy1));
     const auto m0 = static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(d0, vr, _CMP_LE_OQ)));
     const auto m1 = static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(d1, vr, _CMP_LE_OQ)));
-    std::uint64_t eight_tags;
-    std::memcpy(&eight_tags, tags + j, 8);
-    const auto same = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(
-                          _mm_cvtsi64_si128(static_cast<long long>(eight_tags)), skipped))) &
-                      0xFFu;
-    const unsigned m = (m0 | (m1 << 4)) & ~same;
+    unsigned m = m0 | (m1 << 4);
+    if constexpr (kTags) {
+      std::uint64_t eight_tags;
+      std::memcpy(&eight_tags, tags + j, 8);
+      m &= ~static_cast<unsigned>(_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_cvtsi64_si128(static_cast<long long>(eight_tags)), skipped)));
+    }
     const __m256i perm = _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompact.lanes[m]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
                         _mm256_permutevar8x32_epi32(index, perm));
@@ -138,6 +139,15 @@ __attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, cons
     index = _mm256_add_epi32(index, step);
   }
   return k + filter_scalar(xs, ys, tags, skip, j, end, cx, cy, r2, out + k);
+}
+
+__attribute__((target("avx2"))) std::uint32_t filter_avx2(const double* xs, const double* ys,
+                                                          const std::uint8_t* tags,
+                                                          std::uint8_t skip, std::uint32_t begin,
+                                                          std::uint32_t end, double cx, double cy,
+                                                          double r2, std::uint32_t* out) {
+  return tags != nullptr ? filter_avx2_of<true>(xs, ys, tags, skip, begin, end, cx, cy, r2, out)
+                         : filter_avx2_of<false>(xs, ys, tags, skip, begin, end, cx, cy, r2, out);
 }
 
 // Lanes of a and b that differ (all ones), and lanes of v with any bit of `bits` set.
@@ -263,7 +273,6 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
   const __m128i slot_bits = _mm_set1_epi32(0x7FFFFFFF);
   const __m128i byte = _mm_set1_epi32(0xFF);
   const __m128i class_bits = _mm_set1_epi32(0x7F);
-  const __m128i crowd_bit = _mm_set1_epi32(0x80);
   // Word k of the group's test t is word 3t + k: lanes taken from words 0-7 (lo) or, for
   // the last lanes, from words 4-11 (hi).
   const __m256i pick_observer = _mm256_setr_epi32(0, 3, 6, 0, 0, 0, 0, 0);
@@ -335,13 +344,14 @@ __attribute__((target("avx2"))) std::uint32_t pair_tests_avx2(const PairTests& p
     // Class bytes: the class in bits 0-6, the crowd bit 7.
     const __m128i a_class = _mm_srli_epi32(a_meta, 24);
     const __m128i b_class = _mm_srli_epi32(b_meta, 24);
+    // (Lanes hold 0-255: signed compares are safe, as for the slots, below 2^31.)
     const __m128i a_id = _mm_and_si128(a_class, class_bits);
     const __m128i theirs =
         _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(a_id, _mm_and_si128(b_class, class_bits)),
-                                    not_equal(a_id, none)),
-                      _mm_cmpgt_epi32(a, b));  // slots are below 2^31
-    const __m128i crowd = _mm_and_si128(_mm_cmpeq_epi32(a_class, b_class),
-                                        not_equal(_mm_and_si128(a_class, crowd_bit), none));
+                                    _mm_cmpgt_epi32(a_id, none)),
+                      _mm_cmpgt_epi32(a, b));
+    const __m128i crowd =
+        _mm_and_si128(_mm_cmpeq_epi32(a_class, b_class), _mm_cmpgt_epi32(a_class, class_bits));
     const __m128i odd = _mm_or_si128(_mm_or_si128(stale, gone), theirs);
     const __m256d dx = _mm256_sub_pd(bx, ax);
     const __m256d dy = _mm256_sub_pd(by, ay);

@@ -18,8 +18,9 @@ namespace zone::aoi::simd {
 std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v);
 
 // Indices j in [begin, end) with (xs[j] - cx)^2 + (ys[j] - cy)^2 <= r2, computed exactly
-// so in double (no fused multiply-add), and tags[j] != skip, appended to out in ascending
-// order; returns how many. May write up to 8 entries past the last one it returns.
+// so in double (no fused multiply-add), and tags[j] != skip (tags may be null: no tags),
+// appended to out in ascending order; returns how many. May write up to 8 entries past the last one
+// it returns.
 std::uint32_t filter_disc(const double* xs, const double* ys, const std::uint8_t* tags,
                           std::uint8_t skip, std::uint32_t begin, std::uint32_t end, double cx,
                           double cy, double r2, std::uint32_t* out);
