@@ -10,8 +10,6 @@ namespace zone::aoi {
 namespace {
 
 constexpr double kMaxCoordinate = 1.0e7;  // GridAoi::kMaxCoordinate
-// Cells this small would number more than 2^30 across the coordinate range.
-constexpr double kMinCellSize = 0.01;
 // At most this many cells of reach each way (cell_size >= (r + h) / 16): a cell has a matrix
 // per cell within reach, about 450 at this bound.
 constexpr int kMaxReachCells = 17;
@@ -350,13 +348,8 @@ void CrowdTier::insert(std::uint32_t id, Vec2 p) {
 void CrowdTier::erase(std::uint32_t id) {
   if (!contains(id)) throw std::logic_error("CrowdTier::erase: not a member");
   partner_scratch_.clear();
-  collect_partners(id, partner_scratch_);
+  release(id, partner_scratch_);
   for (const std::uint32_t p : partner_scratch_) pending_.push_back({id, p, EventKind::kLeave});
-  visible_pairs_ -= partner_scratch_.size();
-  remove_at(where_[id].cell, where_[id].index);
-  where_[id].cell = kNone;
-  moved_[id] = 0;
-  --members_;
 }
 
 void CrowdTier::release(std::uint32_t id, std::vector<std::uint32_t>& out) {

@@ -40,6 +40,9 @@ namespace zone::aoi {
 
 class CrowdTier {
  public:
+  // Cells this small would number more than 2^30 across the coordinate range (+-1e7 m).
+  static constexpr double kMinCellSize = 0.01;
+
   // A pair that changed: kind applies to both directions (a sees b, b sees a).
   struct Event {
     std::uint32_t a;
@@ -71,8 +74,9 @@ class CrowdTier {
     }
   }
   // Marks the pair of members a and b in view without an event: a pair decided elsewhere
-  // (GridAoi hands its crowd's pairs over). It must be out of view here and within r + h
-  // (their cells within reach; std::logic_error otherwise).
+  // (GridAoi hands its crowd's pairs over). It must be out of view here and its cells within
+  // reach of each other, as those of a pair within r + h always are (std::logic_error
+  // otherwise).
   void set_in_view(std::uint32_t a, std::uint32_t b);
   // Takes a member out without events (the caller takes its pairs over): appends the
   // partners it has in view, as of the last update(), to out.

@@ -134,7 +134,7 @@ EntityHandle GridAoi::add(Vec2 position, double view_radius, bool observer) {
     const std::size_t n = h.index + 1;
     hot_.resize(n);
     view_.resize(n);
-    crowd_.resize(n, 0);
+    crowd_class_.resize(n, 0);
   }
   hot_[h.index].pos = position;
   hot_[h.index].radius = view_radius;
@@ -278,7 +278,7 @@ std::span<const VisibilityEvent> GridAoi::update() {
   if (stale) apply_settings();
   // The crowd tiers decide with the hysteresis they were made with: on a change, their
   // pairs go back to the views, whose lists are all rebuilt this tick.
-  if (stale && crowd_hysteresis_ != config_.hysteresis) dissolve_crowds();
+  if (stale && !crowds_.empty() && crowd_hysteresis_ != config_.hysteresis) dissolve_crowds();
   maintain_cells();
   join_added_crowds();
   mark_crowd_cells();
@@ -365,7 +365,7 @@ void GridAoi::view_set(EntityHandle observer, std::vector<EntityHandle>& out) co
     for_each_holder(a, cls, [&](std::uint32_t u) { out.push_back(slots_.handle_at(u)); });
   }
   // The pairs its crowd decides.
-  if (crowd_[a] != 0) {
+  if (crowd_class_[a] != 0) {
     std::vector<std::uint32_t> partners;
     crowd_tier(a).partners(a, partners);
     for (const std::uint32_t t : partners) out.push_back(slots_.handle_at(t));

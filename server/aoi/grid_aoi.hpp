@@ -32,9 +32,10 @@
 // pairs with each other to a CrowdTier, one per class, which tests them all each tick from
 // contiguous arrays. Such a pair is in no view and no list; every other pair of a member
 // (with another class, a non-observer, a classmate outside the crowd) stays with the lists.
-// Membership is decided at the end of each update; joining or leaving hands the pairs over
-// without events and is then handled like a teleport in place (the member's list rebuilt,
-// its neighbours' pairs with it re-tested) at the next update.
+// Membership is decided at the end of each update and hands the pairs over without events:
+// a joiner's lists go on as they are (tests of its crowd pairs are dropped when they come
+// due), a leaver is handled like a teleport in place at the next update (its list rebuilt,
+// its neighbours' pairs with it re-tested). grid_crowds.cpp has the details.
 //
 // The tick's two heavy phases, the list rebuilds and the due pair tests, can run on worker
 // threads (set_parallel): cut into pieces that each write an output of their own, merged in
@@ -68,7 +69,7 @@ struct GridConfig {
   double max_step = std::numeric_limits<double>::infinity();
   // Crowds: an observer of a mutual class (a view radius r several observers share) whose
   // broad-phase cell is so dense that about this many entities are within r of it (the
-  // cell's population times pi r^2 / cell_size^2) has its pairs with the other such
+  // other entities in its cell times pi r^2 / cell_size^2) has its pairs with the other such
   // observers of its class decided by a crowd tier (crowd_tier.hpp: every pair of nearby
   // cells tested each tick from contiguous arrays, cheaper than per-pair wake-ups once
   // hundreds are in view); it goes back to the lists below half that density. Only a
@@ -168,9 +169,8 @@ class GridAoi {
   // slot's part too. An observer switched off or removed has left its class, so its
   // view's leaves and the other ways round come separately. Last come the crowds' pairs,
   // class by class, each pair's two events together (CrowdTier::update gives their order).
-  // Without a bound
-  // every list is rebuilt every tick. Despawned entities' handles appear in the events of
-  // the tick they are removed in, and their slots are reused only afterwards.
+  // Without a bound every list is rebuilt every tick. Despawned entities' handles appear in the
+  // events of the tick they are removed in, and their slots are reused only afterwards.
   std::span<const VisibilityEvent> update();
 
   // --- Queries. The broad-phase queries (query_radius, view sets, stats) answer as of
@@ -184,13 +184,14 @@ class GridAoi {
   // The targets in an observer's view as of the last update, appended to out (unordered;
   // none for an entity that was no observer then). Its mutual pairs with lower slots are
   // found with a grid query around its position of the last update (a scan of every
-  // entity when it moved further than max_step since, or without a bound): meant for
-  // inspecting a few observers, not all of them every tick.
+  // entity when it moved further than max_step since, or without a bound), and those its
+  // crowd decides are read from the crowd's bits: meant for inspecting a few observers, not
+  // all of them every tick.
   void view_set(EntityHandle observer, std::vector<EntityHandle>& out) const;
   bool sees(EntityHandle observer, EntityHandle target) const;
   // Entities with dist(center, e) <= radius, appended to out in broad-phase order.
   void query_radius(Vec2 center, double radius, std::vector<EntityHandle>& out) const;
-  // O(1): kept up to date by update() and the mutations.
+  // O(number of crowds): kept up to date by update() and the mutations.
   GridStats stats() const;
   const GridConfig& config() const { return config_; }
   std::uint32_t grid_width() const { return cols_; }
@@ -339,15 +340,21 @@ class GridAoi {
   void split_pairs(std::uint32_t s, std::uint8_t cls);
   // Crowds (grid_crowds.cpp).
   CrowdTier* crowd_of(std::uint8_t cls);
-  // Both in one crowd tier (as of the last update, for queries; the hot paths read
-  // kCrowdBit in the class bytes).
+  // Both in one crowd tier. (By crowd_class_, which keeps a member removed since the last
+  // update until update_crowds; its class byte lost kCrowdBit with its class at remove().
+  // The pair-test kernel and the filters read the class bytes: for them the removed one is
+  // no member, and its pairs are stale anyway.)
   bool crowd_pair(std::uint32_t a, std::uint32_t b) const {
-    return crowd_[a] != 0 && crowd_[a] == crowd_[b];
+    return crowd_class_[a] != 0 && crowd_class_[a] == crowd_class_[b];
   }
-  CrowdTier& crowd_tier(std::uint32_t member) const { return *crowds_[crowd_[member] - 1u]; }
+  CrowdTier& crowd_tier(std::uint32_t member) { return *crowds_[crowd_class_[member] - 1u]; }
+  const CrowdTier& crowd_tier(std::uint32_t member) const {
+    return *crowds_[crowd_class_[member] - 1u];
+  }
+  void enter_crowd(std::uint32_t s);
   void update_crowds();
   bool may_join_crowd(std::uint32_t s);
-  double in_view_per_r2() const;
+  double pi_over_cell_area() const;
   void join_added_crowds();
   void mark_crowd_cells();
   void crowd_membership();
@@ -457,7 +464,7 @@ class GridAoi {
   // Hot::mutual_class); per class, its crowd tier (made when first needed; none for radii out
   // of the range crowds serve); the hysteresis they were made with; the members; this tick's
   // joiners and leavers and the pairs being handed over (scratch).
-  std::vector<std::uint8_t> crowd_;
+  std::vector<std::uint8_t> crowd_class_;
   std::vector<std::unique_ptr<CrowdTier>> crowds_;
   double crowd_hysteresis_ = 0.0;
   std::uint32_t crowd_count_ = 0;

@@ -4,6 +4,8 @@
 //                        (set_parallel, merging the pieces' outputs), queries
 //   grid_cells.cpp       the broad phase: entities kept in cell order
 //   grid_classes.cpp     mutual classes: observers of one radius that share their pairs
+//   grid_crowds.cpp      crowds: a class's observers in dense cells, their pairs decided by
+//                        a CrowdTier
 //   grid_lists.cpp       candidate lists: rebuilds, teleports' notifications
 //   grid_pair_tests.cpp  running the pair tests due this tick (filed in a TestWheel,
 //                        test_wheel.hpp), and applying the views' changes they find

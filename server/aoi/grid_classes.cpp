@@ -33,7 +33,7 @@ void GridAoi::leave_class(std::uint32_t s) {
   if (h.mutual_class == 0) return;
   // Its crowd's pairs go back to the views first (a removed member's stay in its crowd,
   // which ends them at the next update).
-  if (crowd_[s] != 0 && !(h.flags & kRemoved)) leave_crowd(s);
+  if (crowd_class_[s] != 0 && !(h.flags & kRemoved)) leave_crowd(s);
   split_pairs(s, class_of(h.mutual_class));
   h.mutual_class = 0;
   h.flags |= kReclass;

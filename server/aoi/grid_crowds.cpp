@@ -26,9 +26,8 @@ namespace {
 // A class's crowd cells are this share of r + h: 12 m for r + h = 32 m measured best of
 // 8 - 16 m on a crowd (docs/benchmarks.md, "The crowd tier").
 constexpr double kCrowdCellShare = 0.375;
-// The smallest cell a CrowdTier takes, and the largest r + h given a crowd (beyond the
-// coordinate range every member would share one cell: nothing to gain).
-constexpr double kMinCrowdCell = 0.01;
+// The largest r + h given a crowd: the span of the coordinates (beyond it every pair of
+// members is within reach of each other, and a crowd saves nothing).
 constexpr double kMaxCrowdReach = 2.0 * GridAoi::kMaxCoordinate;
 
 }  // namespace
@@ -41,7 +40,9 @@ CrowdTier* GridAoi::crowd_of(std::uint8_t cls) {
   if (!tier) {
     const double radius = class_radius_[cls - 1u];
     const double reach = radius + config_.hysteresis;
-    if (!(reach * kCrowdCellShare >= kMinCrowdCell && reach <= kMaxCrowdReach)) return nullptr;
+    if (!(reach * kCrowdCellShare >= CrowdTier::kMinCellSize && reach <= kMaxCrowdReach)) {
+      return nullptr;
+    }
     tier = std::make_unique<CrowdTier>(reach * kCrowdCellShare, radius, config_.hysteresis);
     crowd_hysteresis_ = config_.hysteresis;
   }
@@ -53,9 +54,9 @@ CrowdTier* GridAoi::crowd_of(std::uint8_t cls) {
 // the tiers here, so that move() stays the same few instructions for every entity.
 void GridAoi::update_crowds() {
   for (const std::uint32_t s : removed_) {
-    if (crowd_[s] != 0) {  // (its kCrowdBit went with its class, at remove())
+    if (crowd_class_[s] != 0) {  // (its kCrowdBit went with its class, at remove())
       crowd_tier(s).erase(s);
-      crowd_[s] = 0;
+      crowd_class_[s] = 0;
       --crowd_count_;
     }
   }
@@ -78,10 +79,19 @@ bool GridAoi::may_join_crowd(std::uint32_t s) {
          crowd_of(class_of(h.mutual_class)) != nullptr;
 }
 
-// Entities in view of an observer of radius r per entity in its cell, over r^2: pi r^2 over
-// the cell's area.
-double GridAoi::in_view_per_r2() const {
+// The entities expected within r of an observer are the others in its cell times this
+// times r^2 (pi r^2 over the cell's area). The estimate is only as good as one cell's count
+// is of the density around: cells much smaller than r make it noisy.
+double GridAoi::pi_over_cell_area() const {
   return 3.141592653589793 * inv_cell_ * inv_cell_;
+}
+
+// s joins its class's crowd, with no pair in view there yet.
+void GridAoi::enter_crowd(std::uint32_t s) {
+  crowd_class_[s] = hot_[s].mutual_class;
+  crowd_tier(s).insert(s, hot_[s].pos);
+  hot_[s].mutual_class |= kCrowdBit;
+  ++crowd_count_;
 }
 
 // Observers added since the last update join their crowd at once, before any list is built:
@@ -90,7 +100,7 @@ double GridAoi::in_view_per_r2() const {
 void GridAoi::join_added_crowds() {
   const double need = config_.crowd_min_in_view;
   if (need == 0.0) return;
-  const double per_r2 = in_view_per_r2();
+  const double per_r2 = pi_over_cell_area();
   for (const std::uint32_t s : added_) {
     if (!may_join_crowd(s)) continue;
     Hot& h = hot_[s];
@@ -100,12 +110,9 @@ void GridAoi::join_added_crowds() {
     if (cell == cell_key_.end() || *cell != cell_key(h.pos)) continue;  // (always listed)
     const std::uint32_t begin = cell_begin_[c];
     const std::uint32_t count = cell_begin_[c + 1] - begin;
-    if (count * per_r2 * h.radius * h.radius < need) continue;
-    crowd_[s] = h.mutual_class;
-    crowd_tier(s).insert(s, h.pos);
-    h.mutual_class |= kCrowdBit;
+    if ((count - 1) * per_r2 * h.radius * h.radius < need) continue;
+    enter_crowd(s);
     ord_class_[begin + simd::find_u32(ord_slot_.data() + begin, count, s)] = h.mutual_class;
-    ++crowd_count_;
   }
 }
 
@@ -126,9 +133,9 @@ void GridAoi::mark_crowd_cells() {
 }
 
 // An observer of a mutual class joins its class's crowd when its cell's density puts about
-// crowd_min_in_view entities within its radius r (population * pi r^2 / cell_size^2), and
-// a member leaves below half that. (Cells as the broad phase lists them: one that walked
-// into another cell may count in its old one for a few ticks, which only delays a change.)
+// crowd_min_in_view other entities within its radius r ((population - 1) * pi r^2 /
+// cell_size^2), and a member leaves below half that. (Cells as the broad phase lists them: one that
+// walked into another cell may count in its old one for a few ticks, which only delays a change.)
 void GridAoi::crowd_membership() {
   const double need = config_.crowd_min_in_view;
   if (need == 0.0) return;
@@ -136,20 +143,20 @@ void GridAoi::crowd_membership() {
   crowd_leavers_.clear();
   double max_r2 = 0.0;  // cells too sparse for any class to join are skipped
   for (const double r : class_radius_) max_r2 = std::max(max_r2, r * r);
-  const double per_r2 = in_view_per_r2();
+  const double per_r2 = pi_over_cell_area();
   // Without members and without a cell dense enough, nothing to look at.
-  if (crowd_count_ == 0 && max_cell_population_ * per_r2 * max_r2 < need) return;
+  if (crowd_count_ == 0 && (max_cell_population_ - 1.0) * per_r2 * max_r2 < need) return;
   const std::size_t cells = cell_key_.size();
   for (std::size_t c = 0; c < cells; ++c) {
     const std::uint32_t begin = cell_begin_[c];
     const std::uint32_t end = cell_begin_[c + 1];
-    const double density = (end - begin) * per_r2;
+    const double density = (end - begin - 1) * per_r2;  // (the others in the cell)
     if (crowd_count_ == 0 && density * max_r2 < need) continue;
     for (std::uint32_t i = begin; i < end; ++i) {
       const std::uint32_t s = ord_slot_[i];
       const Hot& h = hot_[s];
       const double in_view = density * h.radius * h.radius;
-      if (crowd_[s] != 0) {
+      if (crowd_class_[s] != 0) {
         if (2.0 * in_view < need) crowd_leavers_.push_back(s);
       } else if (in_view >= need && may_join_crowd(s)) {
         crowd_joiners_.push_back(s);
@@ -178,12 +185,7 @@ void GridAoi::join_crowds() {
         /*members_only=*/true);
   }
   for (const HeldPair& p : handed_) remove_from_view(p.holder, p.target, kNotVisible);
-  for (const std::uint32_t s : crowd_joiners_) {
-    crowd_[s] = hot_[s].mutual_class;
-    crowd_tier(s).insert(s, hot_[s].pos);
-    hot_[s].mutual_class |= kCrowdBit;
-    ++crowd_count_;
-  }
+  for (const std::uint32_t s : crowd_joiners_) enter_crowd(s);
   for (const std::uint32_t s : crowd_joiners_) {
     std::vector<std::uint32_t>& view = view_[s];
     for (std::size_t k = 0; k < view.size();) {
@@ -216,7 +218,7 @@ void GridAoi::leave_crowd(std::uint32_t s) {
     }
   }
   visible_pairs_ += 2 * crowd_scratch_.size();
-  crowd_[s] = 0;
+  crowd_class_[s] = 0;
   hot_[s].mutual_class &= kClassBits;
   --crowd_count_;
 }
@@ -226,7 +228,7 @@ void GridAoi::leave_crowd(std::uint32_t s) {
 void GridAoi::dissolve_crowds() {
   const auto slots = static_cast<std::uint32_t>(hot_.size());
   for (std::uint32_t s = 0; s < slots; ++s) {
-    if (crowd_[s] != 0) leave_crowd(s);
+    if (crowd_class_[s] != 0) leave_crowd(s);
   }
   crowds_.clear();
 }

@@ -85,16 +85,17 @@ std::string GridAoi::check_invariants() const {
   std::uint32_t members = 0;
   std::vector<std::uint32_t> partners;
   for (std::uint32_t a = 0; a < capacity; ++a) {
-    if (present(a) && (crowd_[a] != 0) != ((hot_[a].mutual_class & kCrowdBit) != 0)) {
+    if (present(a) && (crowd_class_[a] != 0) != ((hot_[a].mutual_class & kCrowdBit) != 0)) {
       out << "crowd bit of " << a << " is not its membership\n";
     }
-    if (crowd_[a] == 0) continue;
+    if (crowd_class_[a] == 0) continue;
     ++members;
-    if (!observing(a) || crowd_[a] != class_of(hot_[a].mutual_class)) {
+    if (!observing(a) || crowd_class_[a] != class_of(hot_[a].mutual_class)) {
       out << "crowd member " << a << " is no observer of its crowd's class\n";
       continue;
     }
-    const CrowdTier* tier = crowd_[a] <= crowds_.size() ? crowds_[crowd_[a] - 1u].get() : nullptr;
+    const CrowdTier* tier =
+        crowd_class_[a] <= crowds_.size() ? crowds_[crowd_class_[a] - 1u].get() : nullptr;
     if (tier == nullptr || !tier->contains(a)) {
       out << "crowd member " << a << " is not in its crowd tier\n";
       continue;
@@ -106,7 +107,8 @@ std::string GridAoi::check_invariants() const {
       sees_of[a].push_back(t);
     }
   }
-  if (members != crowd_count_) out << "crowd member count " << crowd_count_ << " != " << members;
+  if (members != crowd_count_)
+    out << "crowd member count " << crowd_count_ << " != " << members << "\n";
   std::uint64_t crowd_pairs = 0;
   for (const std::unique_ptr<CrowdTier>& tier : crowds_) {
     if (!tier) continue;
@@ -185,8 +187,8 @@ std::string GridAoi::check_invariants() const {
         target = std::max(a, t);
       }
       // A pair that could change before the list expires must have a test scheduled; but
-      // not a crowd's pair, nor one of an observer that joined or left a crowd at this
-      // update (re-tested at the next, as a teleport in place).
+      // not a crowd's pair, nor one of an observer that left a crowd at this update
+      // (kReclass: re-tested at the next, as a teleport in place).
       if (crowd_pair(a, t) || ((hot_[a].flags | hot_[t].flags) & kReclass)) continue;
       // Ticks after now_ during which the pairs are only re-tested through the schedule:
       const double left = static_cast<double>(hot_[owner].base_tick + life_ - now_ - 1);

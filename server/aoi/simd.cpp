@@ -392,7 +392,6 @@ inline std::uint64_t crowd_valid(const CrowdPass& p, std::uint32_t j, std::uint3
   return crowd_valid_lanes(p.count, p.self ? j : p.count, w);
 }
 
-// The crowd pass, lane by lane (the definition in simd.hpp).
 // Whether row j is far and has no bit of old set: nothing of it to test.
 inline bool crowd_skip_row(const CrowdPass& p, std::uint32_t j) {
   if (!p.far_rows || !crowd_far_row(p, p.bx[j] + p.sx, p.by[j] + p.sy)) return false;
@@ -415,6 +414,7 @@ inline std::uint32_t crowd_near_changes(const CrowdPass& p, std::uint32_t j, Cro
   return n;
 }
 
+// The crowd pass, lane by lane (the definition in simd.hpp).
 std::uint32_t crowd_pass_scalar(const CrowdPass& p, CrowdChange* out) {
   std::uint32_t n = 0;
   for (std::uint32_t j = 0; j < p.rows; ++j) {
@@ -526,19 +526,20 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
   const __m256 extent = _mm256_set1_ps(p.extent);
   const __m256 inner2 = _mm256_set1_ps(p.inner2);
   const __m256 zero = _mm256_setzero_ps();
-  const bool sorted = p.far_rows || p.near_rows;
+  const bool screen_rows = p.far_rows || p.near_rows;
   auto row_masks = [&](std::uint32_t base, std::uint64_t & keep, std::uint64_t & near)
       __attribute__((target("avx2"))) {
     const std::uint32_t count = std::min(64u, p.rows - base);
     keep = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
     near = 0;
-    if (!sorted) return;
+    if (!screen_rows) return;
     if (p.words != 1) {
       for (std::uint32_t k = 0; k < count; ++k) {
-        const float px = p.bx[base + k] + p.sx;
-        const float py = p.by[base + k] + p.sy;
-        if (crowd_skip_row(p, base + k)) keep &= ~(std::uint64_t{1} << k);
-        if (p.near_rows && crowd_near_row(p, px, py)) near |= std::uint64_t{1} << k;
+        const std::uint32_t j = base + k;
+        if (crowd_skip_row(p, j)) keep &= ~(std::uint64_t{1} << k);
+        if (p.near_rows && crowd_near_row(p, p.bx[j] + p.sx, p.by[j] + p.sy)) {
+          near |= std::uint64_t{1} << k;
+        }
       }
       near &= keep;
       return;

@@ -113,9 +113,9 @@ std::uint32_t pair_tests(const PairTests& batch, std::uint32_t begin, std::uint3
 // inner2 of every point of the square (fx * fx + fy * fy <= inner2, fx = max(px, extent - px),
 // fy alike) has all its pairs within r (the caller's inner2 allows for the rounding), so its
 // change is valid & ~old (they all enter). (The caller sets far_rows and near_rows for the
-// cell pairs that can have such rows.) bx, by and,
-// with one word per row, old are read up to the next multiple of 8 rows (padding: far
-// points, rows of 0). Every version gives the same.
+// cell pairs that can have such rows.) bx, by and, with one word per row, old are read up to
+// the next multiple of 8 rows (padding: far points, rows of 0). Every version gives the
+// same.
 struct CrowdPass {
   const float* ax;
   const float* ay;

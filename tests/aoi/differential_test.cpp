@@ -994,7 +994,7 @@ TEST_CASE("crowds: bounded walkers of shared radii joining and leaving crowds") 
   run(c);
 }
 
-TEST_CASE("crowds: every observer of a shared radius in a crowd from the start (in view 1)") {
+TEST_CASE("crowds: observers join with one other in their cell (in view 1)") {
   DiffConfig c = with_crowds(
       bounded_config("crowds-all", 0x5eed0202, grid({{0, 0}, {200, 200}}, 16.0, 2.0), 0.5), 1);
   c.ticks = 400;

@@ -300,8 +300,8 @@ TEST_CASE("client-sim wander: 100 bots - 10 s - zero violations and zero truth m
 TEST_CASE("client-sim hotspot: 100 bots crowd one square - replicas match the truth") {
   scenario_case("hotspot", 0.0);
 }
-// The AOI's crowds at a low density (aoi.crowd_min_in_view = 4: a player joins with 5
-// players or NPCs in its 32 m cell, leaves below 3) on 200 x 200 m (about 5 entities a
+// The AOI's crowds at a low density (aoi.crowd_min_in_view = 4: a player joins with two
+// others in its 32 m cell, leaves when alone there) on 200 x 200 m (about 4 entities a
 // cell): players join and leave them as the bots walk and churn, and what each bot sees
 // stays exactly the truth.
 void crowd_case(const std::string& scenario) {
