@@ -107,8 +107,9 @@ std::string GridAoi::check_invariants() const {
       sees_of[a].push_back(t);
     }
   }
-  if (members != crowd_count_)
+  if (members != crowd_count_) {
     out << "crowd member count " << crowd_count_ << " != " << members << "\n";
+  }
   std::uint64_t crowd_pairs = 0;
   for (const std::unique_ptr<CrowdTier>& tier : crowds_) {
     if (!tier) continue;
@@ -118,8 +119,9 @@ std::string GridAoi::check_invariants() const {
   for (std::uint32_t a = 0; a < capacity; ++a) {
     if (!present(a)) continue;
     for (const std::uint32_t t : view_[a]) {
-      if (t < capacity && crowd_pair(a, t))
+      if (t < capacity && crowd_pair(a, t)) {
         out << "view of " << a << " holds crowd pair " << t << "\n";
+      }
       sees_of[a].push_back(t);
       if (t < capacity && mutual(a, t)) {
         if (t < a) out << "view of " << a << " holds its lower classmate " << t << "\n";

@@ -476,29 +476,27 @@ __attribute__((target("avx2"))) std::uint32_t crowd_pass_avx2(const CrowdPass& p
     const __m256 by0 = _mm256_set1_ps(p.by[j0] + p.sy);
     const __m256 bx1 = _mm256_set1_ps(p.bx[j1] + p.sx);
     const __m256 by1 = _mm256_set1_ps(p.by[j1] + p.sy);
-    {
-      constexpr std::uint32_t w = 0;
-      const std::uint64_t valid1 = crowd_valid(p, j1, w);
-      if (valid1 == 0) return;  // (row j0's are fewer still)
-      std::uint64_t e0 = 0, s0 = 0, e1 = 0, s1 = 0;
-      const std::uint32_t end = std::min(p.lanes, 64u);
-      for (std::uint32_t i = 0; i < end; i += 8) {
-        const __m256 ax = _mm256_loadu_ps(p.ax + i);
-        const __m256 ay = _mm256_loadu_ps(p.ay + i);
-        const __m256 dx0 = _mm256_sub_ps(ax, bx0);
-        const __m256 dy0 = _mm256_sub_ps(ay, by0);
-        const __m256 dx1 = _mm256_sub_ps(ax, bx1);
-        const __m256 dy1 = _mm256_sub_ps(ay, by1);
-        const __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
-        const __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
-        e0 |= lanes_within(d0, enter2) << i;
-        s0 |= lanes_within(d0, stay2) << i;
-        e1 |= lanes_within(d1, enter2) << i;
-        s1 |= lanes_within(d1, stay2) << i;
-      }
-      emit(j0, w, e0, s0, crowd_valid(p, j0, w));
-      emit(j1, w, e1, s1, valid1);
+    // (One word per row: word 0 of each.)
+    const std::uint64_t valid1 = crowd_valid(p, j1, 0);
+    if (valid1 == 0) return;  // (row j0's are fewer still)
+    std::uint64_t e0 = 0, s0 = 0, e1 = 0, s1 = 0;
+    const std::uint32_t end = std::min(p.lanes, 64u);
+    for (std::uint32_t i = 0; i < end; i += 8) {
+      const __m256 ax = _mm256_loadu_ps(p.ax + i);
+      const __m256 ay = _mm256_loadu_ps(p.ay + i);
+      const __m256 dx0 = _mm256_sub_ps(ax, bx0);
+      const __m256 dy0 = _mm256_sub_ps(ay, by0);
+      const __m256 dx1 = _mm256_sub_ps(ax, bx1);
+      const __m256 dy1 = _mm256_sub_ps(ay, by1);
+      const __m256 d0 = _mm256_add_ps(_mm256_mul_ps(dx0, dx0), _mm256_mul_ps(dy0, dy0));
+      const __m256 d1 = _mm256_add_ps(_mm256_mul_ps(dx1, dx1), _mm256_mul_ps(dy1, dy1));
+      e0 |= lanes_within(d0, enter2) << i;
+      s0 |= lanes_within(d0, stay2) << i;
+      e1 |= lanes_within(d1, enter2) << i;
+      s1 |= lanes_within(d1, stay2) << i;
     }
+    emit(j0, 0, e0, s0, crowd_valid(p, j0, 0));
+    emit(j1, 0, e1, s1, valid1);
   };
   auto one_row = [&](std::uint32_t j) __attribute__((target("avx2"))) {
     const __m256 bx = _mm256_set1_ps(p.bx[j] + p.sx);

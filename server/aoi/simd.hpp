@@ -19,8 +19,8 @@ std::uint32_t find_u32(const std::uint32_t* p, std::uint32_t n, std::uint32_t v)
 
 // Indices j in [begin, end) with (xs[j] - cx)^2 + (ys[j] - cy)^2 <= r2, computed exactly
 // so in double (no fused multiply-add), and tags[j] != skip (tags may be null: no tags),
-// appended to out in ascending order; returns how many. May write up to 8 entries past the last one
-// it returns.
+// appended to out in ascending order; returns how many. May write up to 8 entries past the
+// last one it returns.
 std::uint32_t filter_disc(const double* xs, const double* ys, const std::uint8_t* tags,
                           std::uint8_t skip, std::uint32_t begin, std::uint32_t end, double cx,
                           double cy, double r2, std::uint32_t* out);
@@ -67,15 +67,16 @@ std::uint32_t cell_pass(const CellPass& pass, std::uint32_t begin, std::uint32_t
 // the lower slot; the records' class bytes, byte 31, hold the class in bits 0-6). For a
 // routine test of a crowd's pair (both class bytes equal, with the crowd bit 7 set) the
 // kernel writes kDropBit alone: nothing to do. For any other routine test it writes to
-// codes[k]: the wheel bucket of the pair's next test, (first + t) & mask with t =
-// trunc(min(max(gap, 0) * inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair is
-// visible after the test, (d - r) - eps3 when hidden (r the observer's radius, d^2 with separate
-// multiplies and adds); plus kDropBit when first + t does not come before the list's expiry (base
-// tick + life_ticks, compared modulo 2^32); plus kLeaveBit when the pair was visible and d^2 > (r +
-// h)^2 (it is hidden after the test), or kEnterBit when it was hidden and d^2 <= r^2 (visible
-// after). For any other test it writes kScalarTest: the caller runs that one itself. It goes in
-// groups of 4 and returns where the tail of fewer than 4 begins, left to the caller too; the
-// baseline version processes nothing (returns begin).
+// codes[k]: the wheel bucket of the pair's next test, (first + t) & mask with
+// t = trunc(min(max(gap, 0) * inv_two_step, life)) and gap = (r + h - d) - eps2 when the pair
+// is visible after the test, (d - r) - eps3 when hidden (r the observer's radius, d^2 with
+// separate multiplies and adds); plus kDropBit when first + t does not come before the
+// list's expiry (base tick + life_ticks, compared modulo 2^32); plus kLeaveBit when the pair
+// was visible and d^2 > (r + h)^2 (it is hidden after the test), or kEnterBit when it was
+// hidden and d^2 <= r^2 (visible after). For any other test it writes kScalarTest: the
+// caller runs that one itself. It goes in groups of 4 and returns where the tail of fewer
+// than 4 begins, left to the caller too; the baseline version processes nothing (returns
+// begin).
 struct PairTests {
   const void* records;
   const void* tests;
