@@ -38,7 +38,7 @@ void Bot::connect_transfer(net::EnetHost& host) {
   // The old zone's replica, chunks and static objects are over (the owner banked their
   // counts): a new zone starts from nothing, and if it never welcomes the bot nothing of
   // the old one is counted twice.
-  replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id});
+  replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id}, replica_.schema());
   chunks_ = ChunkInfo{};
   chunk_check_ = PendingChunkCheck{};
   statics_ = StaticLayer{};
@@ -101,14 +101,22 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
       party_.id = guild_.id = 0;
       party_.members.clear();
       guild_.members.clear();
-      light_self_ = {};
       light_selves_ = {};
       light_ack_ = light_tick_ = light_parts_ = 0;
     }
     arriving_ = false;
     // A new zone counts its own ticks: the replica starts again from its first snapshot,
     // which holds everything in view.
-    replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()});
+    std::string why;
+    std::optional<protocol::Schema> schema = protocol::read_schema(w->schema(), &why);
+    if (!schema) {
+      // Nothing of this session can be read: count it as malformed and stop listening.
+      ++counters_.malformed;
+      phase_ = Phase::kClosed;
+      return;
+    }
+    replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()}, *schema);
+    light_self_.assign(schema->size(), 0);
     statics_.reset({w->world_min_x(), w->world_min_y(), w->world_max_x(), w->world_max_y(), 1.0},
                    statics_for(welcome_.zone));
     phase_ = Phase::kPlaying;
@@ -222,7 +230,8 @@ void Bot::send_reliable(net::EnetHost& host) {
 }
 
 void Bot::light_part(std::span<const std::uint8_t> bytes) {
-  if (protocol::parse_snapshot_part(bytes, light_scratch_) != protocol::ParseError::kNone) {
+  if (protocol::parse_snapshot_part(bytes, replica_.schema(), light_scratch_) !=
+      protocol::ParseError::kNone) {
     ++counters_.malformed;
     return;
   }
@@ -238,11 +247,16 @@ void Bot::light_part(std::span<const std::uint8_t> bytes) {
       light_tick_ = 0;
       return;
     }
-    light_pending_self_ = h.baseline_tick() != 0 ? base.second : protocol::FieldValues{};
+    if (h.baseline_tick() != 0) {
+      light_pending_self_ = base.second;
+    } else {
+      light_pending_self_.assign(replica_.schema().size(), 0);
+    }
   }
   if (h.part == 0 && (h.flags & protocol::kSnapshotHasSelf)) {
-    protocol::fields::apply(protocol::kEntityFields, light_scratch_.self_mask,
-                            light_scratch_.self_wire, light_pending_self_);
+    protocol::fields::apply(replica_.schema(), light_scratch_.self_mask,
+                            light_scratch_.wire_at(light_scratch_.self_wire_begin),
+                            light_pending_self_);
   }
   if (++light_parts_ >= h.part_count) {
     light_ack_ = light_tick_;

@@ -143,7 +143,9 @@ class Bot {
   void set_light(bool light) { light_ = light; }
   bool light() const { return light_; }
   // The bot's own authoritative state (from the newest complete frame, in either mode).
-  const protocol::FieldValues& self() const { return light_ ? light_self_ : replica_.self(); }
+  protocol::Values self() const { return light_ ? protocol::Values(light_self_) : replica_.self(); }
+  // The session's schema, from the Welcome (how every record of the session is read).
+  const protocol::Schema& schema() const { return replica_.schema(); }
   // The newest tick this bot holds completely; what its inputs acknowledge.
   std::uint32_t ack_tick() const { return light_ ? light_ack_ : replica_.ack_tick(); }
 
@@ -181,12 +183,12 @@ class Bot {
   // Light mode: only the client's own record is decoded, against the own values of the
   // baseline frame, so those are kept per tick.
   void light_part(std::span<const std::uint8_t> bytes);
-  protocol::FieldValues light_self_{};
-  std::array<std::pair<std::uint32_t, protocol::FieldValues>, 64> light_selves_{};
+  std::vector<std::int32_t> light_self_ = std::vector<std::int32_t>(protocol::kEngineFieldCount);
+  std::array<std::pair<std::uint32_t, std::vector<std::int32_t>>, 64> light_selves_{};
   std::uint32_t light_ack_ = 0;
   std::uint32_t light_tick_ = 0;   // tick whose parts are being counted
   std::uint32_t light_parts_ = 0;  // parts of light_tick_ received so far
-  protocol::FieldValues light_pending_self_{};
+  std::vector<std::int32_t> light_pending_self_;
   protocol::SnapshotPart light_scratch_;
 };
 

@@ -30,7 +30,7 @@ std::pair<float, float> along(double heading, double speed) {
 
 std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
                                     util::SplitMix64& rng, double dt) {
-  const protocol::FieldValues& self = bot.self();
+  const protocol::Values self = bot.self();
   const double x = protocol::position_metres(self, protocol::kX);
   const double y = protocol::position_metres(self, protocol::kY);
   const client::WelcomeInfo& w = bot.welcome();

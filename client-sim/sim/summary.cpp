@@ -42,6 +42,7 @@ nlohmann::json Summary::to_json() const {
       {"truth_tier_stale_entities", truth_tier_stale_entities},
       {"truth_max_staleness_ticks", truth_max_staleness_ticks},
       {"truth_party_checks", truth_party_checks},
+      {"truth_property_checks", truth_property_checks},
       {"truth_coarse_checks", truth_coarse_checks},
       {"chunk_updates", chunk_updates},
       {"chunk_checks", chunk_checks},

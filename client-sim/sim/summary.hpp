@@ -61,8 +61,9 @@ struct Summary {
   std::uint64_t static_truth_cells = 0;  // cells compared with the map (GET /debug/static)
   std::uint64_t static_skipped = 0;
   std::uint64_t static_mismatches = 0;
-  std::uint64_t truth_coarse_checks = 0;  // entity checks of an entity sent coarser than 1 cm
-  std::uint64_t truth_party_checks = 0;   // entity checks of a member of the bot's party or guild
+  std::uint64_t truth_coarse_checks = 0;    // entity checks of an entity sent coarser than 1 cm
+  std::uint64_t truth_party_checks = 0;     // entity checks of a member of the bot's party or guild
+  std::uint64_t truth_property_checks = 0;  // entity checks that compared game properties too
 
   nlohmann::json to_json() const;
   // The numeric fields by their JSON names, for --fail-if.

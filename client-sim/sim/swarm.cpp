@@ -338,6 +338,7 @@ Summary Swarm::summary() const {
   s.truth_tier_stale_entities = final_.truth.tier_stale_entities;
   s.truth_max_staleness_ticks = final_.truth.max_staleness_ticks;
   s.truth_party_checks = final_.truth.party_checks;
+  s.truth_property_checks = final_.truth.property_checks;
   s.truth_coarse_checks = final_.truth.coarse_checks;
   s.chunk_updates = final_.chunks.updates;
   s.chunk_checks = final_.chunks.checks;

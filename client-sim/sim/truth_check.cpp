@@ -41,9 +41,10 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
     out.max_staleness_ticks = j.at("max_staleness_ticks").get<std::uint32_t>();
     out.entities.clear();
     for (const auto& e : j.at("entities")) {
-      out.entities.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<double>(),
-                              e.at(2).get<double>(), e.at(3).get<std::uint32_t>(),
-                              e.at(4).get<std::uint32_t>(), e.at(5).get<std::uint32_t>()});
+      out.entities.push_back(
+          {e.at(0).get<std::uint32_t>(), e.at(1).get<double>(), e.at(2).get<double>(),
+           e.at(3).get<std::uint32_t>(), e.at(4).get<std::uint32_t>(), e.at(5).get<std::uint32_t>(),
+           e.size() > 6 ? e.at(6).get<std::vector<std::int32_t>>() : std::vector<std::int32_t>()});
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const TruthEntity& a, const TruthEntity& b) { return a.id < b.id; });
@@ -81,6 +82,7 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
   deferred_spawns += o.deferred_spawns;
   tier_stale_entities += o.tier_stale_entities;
   party_checks += o.party_checks;
+  property_checks += o.property_checks;
   coarse_checks += o.coarse_checks;
   max_staleness_ticks = std::max(max_staleness_ticks, o.max_staleness_ticks);
   for (const std::string& d : o.details) {
@@ -91,14 +93,33 @@ void TruthReport::add(const TruthReport& o, std::size_t max_details) {
 namespace {
 
 // Position (in the units of the entity's precision tier, which must be the tier's),
-// party and guild: a record carries every field as of one tick, so a held-back one
-// matches an older tick in all of them.
-bool at_truth(const replica::EntityState& held, const TruthEntity& truth) {
+// party, guild and the game's properties the client may receive (`visible`: the rows of
+// its audience; the others must read 0): a record carries every field as of one tick, so a
+// held-back one matches an older tick in all of them.
+bool at_truth(const replica::EntityView& held, const TruthEntity& truth, std::uint64_t visible) {
   const std::uint32_t unit = truth.position_cm;
-  return protocol::position_unit_cm(held.values) == unit &&
-         held.x() == protocol::quantize_position(truth.x, unit) &&
-         held.y() == protocol::quantize_position(truth.y, unit) && held.party() == truth.party &&
-         held.guild() == truth.guild;
+  if (protocol::position_unit_cm(held.values) != unit ||
+      held.x() != protocol::quantize_position(truth.x, unit) ||
+      held.y() != protocol::quantize_position(truth.y, unit) || held.party() != truth.party ||
+      held.guild() != truth.guild) {
+    return false;
+  }
+  // A truth without properties (an older server's) has nothing to compare.
+  if (truth.properties.empty()) return true;
+  if (held.values.size() != protocol::kEngineFieldCount + truth.properties.size()) return false;
+  for (std::size_t p = 0; p < truth.properties.size(); ++p) {
+    const std::size_t row = protocol::kEngineFieldCount + p;
+    const std::int32_t expected = (visible >> row) & 1 ? truth.properties[p] : 0;
+    if (held.values[row] != expected) return false;
+  }
+  return true;
+}
+
+// The rows the bot may receive of `other`, by the party relation at that tick.
+std::uint64_t visible_rows(const TakenFrame& taken, const TruthEntity* self,
+                           const TruthEntity& other) {
+  const bool same_party = self != nullptr && self->party != 0 && other.party == self->party;
+  return same_party ? taken.party_mask : taken.public_mask;
 }
 
 }  // namespace
@@ -108,6 +129,8 @@ TakenFrame take_frame(const replica::FrameReplica& replica, std::uint32_t self_i
   TakenFrame taken;
   taken.name = name;
   taken.self_id = self_id;
+  taken.public_mask = replica.schema().public_mask();
+  taken.party_mask = replica.schema().party_mask();
   for (std::uint32_t t = to; t >= from && t > 0; --t) {
     if (const replica::Frame* frame = replica.frame_at(t)) {
       taken.frame = *frame;
@@ -148,7 +171,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
           fmt::format("{} (entity {}) tick {}: {}", name, self_id, tick, what));
     }
   };
-  if (!at_truth({self_id, frame->self}, *self)) {
+  if (!at_truth({self_id, frame->self}, *self, ~0ull)) {
     fail(fmt::format(
         "own position ({:.2f}, {:.2f}) m in {} cm units party {} guild {}, truth ({:.3f}, {:.3f}) "
         "m in {} cm units party {} guild {}",
@@ -199,7 +222,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
       }
       continue;
     }
-    const replica::EntityState& have = seen[s];
+    const replica::EntityView have = seen[s];
     const std::uint32_t updated = frame->updated[s];
     ++s;
     if (d2 > outer * outer && !member) {
@@ -207,7 +230,10 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
                        e.id, std::sqrt(d2), outer));
       continue;
     }
-    if (at_truth(have, e)) continue;
+    if (at_truth(have, e, visible_rows(taken, self, e))) {
+      if (!e.properties.empty()) ++report.property_checks;
+      continue;
+    }
     // Not where the entity is now: its update was held back. Then it must be exactly where
     // it was at some recent tick, less than max_deferral_ticks before T. (The tick the
     // client last got a record for it says nothing here: an entity that stood still for
@@ -221,7 +247,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
     for (std::uint32_t back = 1; back < limit && back < tick; ++back) {
       const Truth* then = window.at(tick - back);
       const TruthEntity* was = then ? then->find(e.id) : nullptr;
-      if (was != nullptr && at_truth(have, *was)) {
+      if (was != nullptr && at_truth(have, *was, visible_rows(taken, then->find(self_id), *was))) {
         age = back;
         break;
       }
@@ -236,6 +262,7 @@ void check_frame(const TakenFrame& taken, const TruthWindow& window, TruthReport
           protocol::position_unit_cm(have.values), have.party(), have.guild(), e.x, e.y,
           e.position_cm, e.party, e.guild, limit - 1, updated));
     } else {
+      if (!e.properties.empty()) ++report.property_checks;
       ++report.stale_entities;
       if (slack > 0) ++report.tier_stale_entities;
       report.max_staleness_ticks = std::max(report.max_staleness_ticks, age);

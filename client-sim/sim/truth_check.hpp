@@ -40,6 +40,8 @@ struct TruthEntity {
   std::uint32_t guild = 0;  // 0: none
   // The entity's precision tier: centimetres per unit of x and y it must be sent in.
   std::uint32_t position_cm = 1;
+  // Its game properties, in the schema's order (rows kEngineFieldCount..).
+  std::vector<std::int32_t> properties;
 };
 
 struct Truth {
@@ -93,6 +95,8 @@ struct TruthReport {
   std::uint64_t tier_stale_entities = 0;  // of those, in a tier whose updates may wait
   std::uint64_t coarse_checks = 0;        // entity checks of an entity sent coarser than 1 cm
   std::uint64_t party_checks = 0;         // entity checks of a member of the bot's party or guild
+  // Entity checks that compared the game's properties too (the truth carried them).
+  std::uint64_t property_checks = 0;
   std::uint32_t max_staleness_ticks = 0;
   std::vector<std::string> details;  // first few mismatches, readable
   void add(const TruthReport& o, std::size_t max_details = 20);
@@ -103,6 +107,10 @@ struct TakenFrame {
   std::string name;  // labels the details
   std::uint32_t self_id = 0;
   replica::Frame frame;  // frame.tick == 0: no complete frame in the span asked for
+  // The session schema's rows a client may receive of another entity: everyone's, and
+  // everyone's plus the party's (for a member of its party).
+  std::uint64_t public_mask = ~0ull;
+  std::uint64_t party_mask = ~0ull;
 };
 
 // The newest complete frame `replica` holds at a tick in [from, to].

@@ -11,13 +11,17 @@ namespace {
 
 // Layout (docs/world.md): u8 magic, u8 version, u8 source, u8 flags (0), u32 tick,
 // u64 epoch, u64 sent_us, u16 count, then per ghost: u32 id, u8 kind, f64 x, f64 y, f32 heading,
-// f32 vx, f32 vy, u16 health, u16 max_health, u8 name_length, name bytes.
+// f32 vx, f32 vy, u16 type, u8 property count, per property a zigzag varint, u8 name_length,
+// name bytes.
 constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 8 + 8 + 2;
-constexpr std::size_t kMinGhostBytes = 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2 + 2 + 1;
+constexpr std::size_t kMinGhostBytes = 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2 + 1 + 1;
 
 // Bytes one ghost takes on the wire.
 std::size_t ghost_bytes(const world::GhostState& g) {
-  return kMinGhostBytes + std::min(g.name.size(), kMaxGhostNameBytes);
+  std::size_t properties = 0;
+  for (const std::int32_t v : g.properties.view())
+    properties += protocol::varint_size(protocol::zigzag(v));
+  return kMinGhostBytes + properties + std::min(g.name.size(), kMaxGhostNameBytes);
 }
 
 bool coordinate_ok(double v) {
@@ -67,8 +71,9 @@ void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
     w.f32(g.heading);
     w.f32(g.vx);
     w.f32(g.vy);
-    w.u16(g.health);
-    w.u16(g.max_health);
+    w.u16(g.properties.type);
+    w.u8(g.properties.count);
+    for (const std::int32_t v : g.properties.view()) w.svarint(v);
     const std::size_t name = std::min(g.name.size(), kMaxGhostNameBytes);
     w.u8(static_cast<std::uint8_t>(name));
     w.bytes({reinterpret_cast<const std::uint8_t*>(g.name.data()), name});
@@ -105,14 +110,16 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
     g.heading = r.f32();
     g.vx = r.f32();
     g.vy = r.f32();
-    g.health = r.u16();
-    g.max_health = r.u16();
+    g.properties.type = r.u16();
+    const std::uint8_t properties = r.u8();
+    if (properties > world::kMaxProperties) return fail(GhostDecodeError::kBadValue);
+    g.properties.count = properties;
+    for (std::size_t p = 0; p < properties; ++p) g.properties.values[p] = r.svarint();
     const std::span<const std::uint8_t> name = r.bytes(r.u8());
     g.name.assign(reinterpret_cast<const char*>(name.data()), name.size());
     if (r.failed()) return fail(GhostDecodeError::kTruncated);
     if (g.id == world::kNoEntity || kind > 1 || !coordinate_ok(g.x) || !coordinate_ok(g.y) ||
-        !std::isfinite(g.heading) || !std::isfinite(g.vx) || !std::isfinite(g.vy) ||
-        g.health > g.max_health) {
+        !std::isfinite(g.heading) || !std::isfinite(g.vx) || !std::isfinite(g.vy)) {
       return fail(GhostDecodeError::kBadValue);
     }
     g.kind = kind == 0 ? world::EntityKind::kPlayer : world::EntityKind::kNpc;

@@ -16,7 +16,7 @@
 namespace zone::cluster {
 
 inline constexpr std::uint8_t kGhostMagic = 0x47;  // 'G'
-inline constexpr std::uint8_t kGhostVersion = 2;   // 2: the sender's epoch
+inline constexpr std::uint8_t kGhostVersion = 3;   // 2: the sender's epoch; 3: game properties
 inline constexpr std::size_t kMaxGhostsPerMessage = 65535;
 inline constexpr std::size_t kMaxGhostNameBytes = 255;
 

@@ -117,8 +117,7 @@ void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, Ha
                                              .x = m.entity.x,
                                              .y = m.entity.y,
                                              .heading = m.entity.heading,
-                                             .health = m.entity.health,
-                                             .max_health = m.entity.max_health,
+                                             .properties = m.entity.properties,
                                              .name = m.entity.name});
     if (slot == world::World::kNoSlot) {
       answer.result = TransferResult::kIdInUse;
@@ -206,8 +205,7 @@ void GhostExchange::offer_crossings(Clock::time_point now) {
                     .x = e.x,
                     .y = e.y,
                     .heading = e.heading,
-                    .health = e.health,
-                    .max_health = e.max_health,
+                    .properties = world_.property_values(slot),
                     .party_key = world_.parties().key_of(e.party),
                     .guild_key = world_.guilds().key_of(e.guild),
                     .name = e.name};

@@ -10,8 +10,9 @@ namespace zone::cluster {
 namespace {
 
 // Layout (docs/world.md): u8 magic, u8 version, u8 kind, u8 sender, u32 request, u32 id,
-// then for an offer: u8 entity kind, f64 x, f64 y, f32 heading, u16 health,
-// u16 max_health, u64 party key, u64 guild key, u8 name length, name; for an answer:
+// then for an offer: u8 entity kind, f64 x, f64 y, f32 heading, u16 type, u8 property
+// count, per property a zigzag varint, u64 party key, u64 guild key, u8 name length, name;
+// for an answer:
 // u8 result, 16 token bytes, u16 port, u8 host length, host.
 constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 4;
 constexpr std::size_t kMaxText = 255;
@@ -52,7 +53,10 @@ const char* to_string(TransferResult r) {
 void encode(const TransferMessage& m, std::vector<std::uint8_t>& out) {
   std::size_t size = kHeaderBytes;
   if (m.kind == TransferKind::kOffer) {
-    size += 1 + 8 + 8 + 4 + 2 + 2 + 8 + 8 + 1 + std::min(m.entity.name.size(), kMaxText);
+    size += 1 + 8 + 8 + 4 + 2 + 1 + 8 + 8 + 1 + std::min(m.entity.name.size(), kMaxText);
+    for (const std::int32_t v : m.entity.properties.view()) {
+      size += protocol::varint_size(protocol::zigzag(v));
+    }
   } else if (m.kind == TransferKind::kAnswer) {
     size += 1 + kTransferTokenBytes + 2 + 1 + std::min(m.host.size(), kMaxText);
   }
@@ -70,8 +74,9 @@ void encode(const TransferMessage& m, std::vector<std::uint8_t>& out) {
     w.f64(e.x);
     w.f64(e.y);
     w.f32(static_cast<float>(e.heading));
-    w.u16(e.health);
-    w.u16(e.max_health);
+    w.u16(e.properties.type);
+    w.u8(e.properties.count);
+    for (const std::int32_t v : e.properties.view()) w.svarint(v);
     w.u64(e.party_key);
     w.u64(e.guild_key);
     text(w, e.name);
@@ -102,14 +107,17 @@ TransferDecodeError decode(std::span<const std::uint8_t> bytes, TransferMessage&
     e.x = r.f64();
     e.y = r.f64();
     e.heading = r.f32();
-    e.health = r.u16();
-    e.max_health = r.u16();
+    e.properties.type = r.u16();
+    const std::uint8_t properties = r.u8();
+    if (properties > world::kMaxProperties) return TransferDecodeError::kBadValue;
+    e.properties.count = properties;
+    for (std::size_t p = 0; p < properties; ++p) e.properties.values[p] = r.svarint();
     e.party_key = r.u64();
     e.guild_key = r.u64();
     e.name = read_text(r);
     if (r.failed()) return TransferDecodeError::kTruncated;
     if (entity_kind > 1 || !coordinate_ok(e.x) || !coordinate_ok(e.y) ||
-        !std::isfinite(e.heading) || e.health > e.max_health) {
+        !std::isfinite(e.heading)) {
       return TransferDecodeError::kBadValue;
     }
     e.kind = entity_kind == 0 ? world::EntityKind::kPlayer : world::EntityKind::kNpc;

@@ -14,11 +14,12 @@
 #include <vector>
 
 #include "world/entity.hpp"
+#include "world/game_types.hpp"
 
 namespace zone::cluster {
 
 inline constexpr std::uint8_t kTransferMagic = 0x54;  // 'T'
-inline constexpr std::uint8_t kTransferVersion = 1;
+inline constexpr std::uint8_t kTransferVersion = 2;   // 2: game properties
 inline constexpr std::size_t kTransferTokenBytes = 16;
 using TransferToken = std::array<std::uint8_t, kTransferTokenBytes>;
 
@@ -42,8 +43,7 @@ struct TransferEntity {
   double x = 0.0;
   double y = 0.0;
   double heading = 0.0;
-  std::uint16_t health = 0;
-  std::uint16_t max_health = 0;
+  world::PropertyValues properties;  // its entity type and game properties
   // Invitation keys of its party and guild (0: none): group ids are a zone's own, the
   // keys are what membership means across zones.
   std::uint64_t party_key = 0;

@@ -390,7 +390,6 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, kMaxNetworkHosts * kPlayersPerHost),
     real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),
     integer<&ZoneConfig::players, &PlayerConfig::max_name_length>("players.max_name_length", 1, 255),
-    integer<&ZoneConfig::players, &PlayerConfig::max_health>("players.max_health", 1, 65535),
 
     integer<&ZoneConfig::npcs, &NpcConfig::count>("npcs.count", 0, 1000000),
     integer<&ZoneConfig::npcs, &NpcConfig::seed>("npcs.seed", 0, std::numeric_limits<std::uint64_t>::max()),
@@ -399,7 +398,6 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::npcs, &NpcConfig::turn_rate>("npcs.turn_rate", closed(0, 100)),
     real<&ZoneConfig::npcs, &NpcConfig::patrol_length>("npcs.patrol_length", above(0, 100000)),
     real<&ZoneConfig::npcs, &NpcConfig::idle_fraction>("npcs.idle_fraction", closed(0, 1)),
-    integer<&ZoneConfig::npcs, &NpcConfig::max_health>("npcs.max_health", 1, 65535),
 
     text<&ZoneConfig::network, &NetworkConfig::bind_address>("network.bind_address", "an IPv4 address in dotted-quad form, e.g. 0.0.0.0 (all interfaces) or 127.0.0.1", valid_ipv4),
     integer<&ZoneConfig::network, &NetworkConfig::port>("network.port", 0, 65535),
@@ -457,6 +455,8 @@ const std::vector<KeySpec>& schema() {
     real<&ZoneConfig::statics, &StaticConfig::cell_size>("static.cell_size", closed(8, 100000)),
     real<&ZoneConfig::statics, &StaticConfig::view_radius>("static.view_radius", closed(0, 100000)),
     integer<&ZoneConfig::statics, &StaticConfig::interval_ticks>("static.interval_ticks", 1, 1000),
+
+    text<&ZoneConfig::game, &GameConfig::data_file>("game.data_file", "a path to a game data file (configs/game/README.md), or \"\" for the built-in game", valid_path_or_empty),
 
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "config/config_schema.hpp"
+#include "config/key_suggest.hpp"
 
 namespace zone::config {
 namespace {
@@ -168,6 +171,75 @@ RawValue to_raw(const YAML::Node& node) {
       break;
   }
   return raw;
+}
+
+bool KeyWalker::map(
+    const YAML::Node& node, const std::string& path, int line,
+    const std::vector<std::string_view>& keys,
+    const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn) {
+  if (!node.IsMap()) {
+    std::string names;
+    for (const auto k : keys) names += (names.empty() ? "" : ", ") + std::string(k);
+    error(path, line,
+          fmt::format("expected a map with keys {}, got {}", names, describe_found(to_raw(node))));
+    return false;
+  }
+  std::map<std::string, int, std::less<>> seen;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    const int key_line = line_of(key);
+    if (!key.IsScalar()) {
+      error(path, key_line,
+            fmt::format("expected a key name, got {}", describe_found(to_raw(key))));
+      continue;
+    }
+    const std::string full = path.empty() ? key.Scalar() : path + "." + key.Scalar();
+    if (std::find(keys.begin(), keys.end(), key.Scalar()) == keys.end()) {
+      const auto suggestions = suggest_keys(key.Scalar(), keys);
+      std::string message = fmt::format("unknown key '{}'", key.Scalar());
+      for (std::size_t i = 0; i < suggestions.size(); ++i) {
+        message += fmt::format("{}'{}'", i == 0 ? " (did you mean " : " or ", suggestions[i]);
+      }
+      if (!suggestions.empty()) message += "?)";
+      error(full, key_line, std::move(message));
+      continue;
+    }
+    const auto [it, fresh] = seen.emplace(key.Scalar(), key_line);
+    if (!fresh) {
+      error(full, key_line,
+            fmt::format("duplicate key (first given on line {}); remove one", it->second));
+      continue;
+    }
+    fn(key.Scalar(), entry.second, key_line);
+  }
+  return true;
+}
+
+bool KeyWalker::named_map(
+    const YAML::Node& node, const std::string& path, int line,
+    const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn) {
+  if (!node.IsMap()) {
+    error(path, line, fmt::format("expected a map of names, got {}", describe_found(to_raw(node))));
+    return false;
+  }
+  std::map<std::string, int, std::less<>> seen;
+  for (const auto& entry : node) {
+    const YAML::Node& key = entry.first;
+    const int key_line = line_of(key);
+    if (!key.IsScalar()) {
+      error(path, key_line, fmt::format("expected a name, got {}", describe_found(to_raw(key))));
+      continue;
+    }
+    const std::string full = path.empty() ? key.Scalar() : path + "." + key.Scalar();
+    const auto [it, fresh] = seen.emplace(key.Scalar(), key_line);
+    if (!fresh) {
+      error(full, key_line,
+            fmt::format("duplicate key (first given on line {}); remove one", it->second));
+      continue;
+    }
+    fn(key.Scalar(), entry.second, key_line);
+  }
+  return true;
 }
 
 }  // namespace zone::config

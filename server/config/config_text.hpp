@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -31,5 +33,33 @@ RawValue to_raw(const YAML::Node& node);
 
 // 1-based line of a node, 0 when it has none.
 int line_of(const YAML::Node& node);
+
+// Key names of a map, checked once each: calls fn(key, value, line) for every known key,
+// reports unknown ones (with a suggestion) and duplicates (yaml-cpp keeps only one of
+// duplicate keys, silently). `path` is the map's own dotted path ("" at the top,
+// "zones[1]" for an entry). Used by the files beside the zone config (the world map, the
+// game's data).
+class KeyWalker {
+ public:
+  explicit KeyWalker(std::vector<ConfigError>& errors) : errors_(errors) {}
+
+  void error(std::string key, int line, std::string message) {
+    errors_.push_back({std::move(key), line, std::move(message)});
+  }
+
+  // Returns false (after reporting) when `node` is not a map.
+  bool map(
+      const YAML::Node& node, const std::string& path, int line,
+      const std::vector<std::string_view>& keys,
+      const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn);
+  // The same for a map whose keys are names the file chooses (any key accepted once, in
+  // file order, each checked for duplicates).
+  bool named_map(
+      const YAML::Node& node, const std::string& path, int line,
+      const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn);
+
+ private:
+  std::vector<ConfigError>& errors_;
+};
 
 }  // namespace zone::config

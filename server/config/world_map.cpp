@@ -89,65 +89,6 @@ std::optional<Address> to_address(const RawValue& raw) {
   return a;
 }
 
-// Key names of a map, checked once each: calls fn(key, value) for every known key,
-// reports unknown ones (with a suggestion) and duplicates. `path` is the map's own dotted
-// path ("" at the top, "zones[1]" for an entry).
-class Walker {
- public:
-  explicit Walker(std::vector<ConfigError>& errors) : errors_(errors) {}
-
-  void error(std::string key, int line, std::string message) {
-    errors_.push_back({std::move(key), line, std::move(message)});
-  }
-
-  // Returns false (after reporting) when `node` is not a map.
-  bool map(
-      const YAML::Node& node, const std::string& path, int line,
-      const std::vector<std::string_view>& keys,
-      const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn) {
-    if (!node.IsMap()) {
-      std::string names;
-      for (const auto k : keys) names += (names.empty() ? "" : ", ") + std::string(k);
-      error(
-          path, line,
-          fmt::format("expected a map with keys {}, got {}", names, describe_found(to_raw(node))));
-      return false;
-    }
-    std::map<std::string, int, std::less<>> seen;
-    for (const auto& entry : node) {
-      const YAML::Node& key = entry.first;
-      const int key_line = line_of(key);
-      if (!key.IsScalar()) {
-        error(path, key_line,
-              fmt::format("expected a key name, got {}", describe_found(to_raw(key))));
-        continue;
-      }
-      const std::string full = path.empty() ? key.Scalar() : path + "." + key.Scalar();
-      if (std::find(keys.begin(), keys.end(), key.Scalar()) == keys.end()) {
-        const auto suggestions = suggest_keys(key.Scalar(), keys);
-        std::string message = fmt::format("unknown key '{}'", key.Scalar());
-        for (std::size_t i = 0; i < suggestions.size(); ++i) {
-          message += fmt::format("{}'{}'", i == 0 ? " (did you mean " : " or ", suggestions[i]);
-        }
-        if (!suggestions.empty()) message += "?)";
-        error(full, key_line, std::move(message));
-        continue;
-      }
-      const auto [it, fresh] = seen.emplace(key.Scalar(), key_line);
-      if (!fresh) {
-        error(full, key_line,
-              fmt::format("duplicate key (first given on line {}); remove one", it->second));
-        continue;
-      }
-      fn(key.Scalar(), entry.second, key_line);
-    }
-    return true;
-  }
-
- private:
-  std::vector<ConfigError>& errors_;
-};
-
 bool is_wildcard(const std::string& host) {
   return host == "0.0.0.0" || host == "::" || host == "[::]" || host.empty();
 }
@@ -384,7 +325,7 @@ class WorldLoader {
   }
 
   WorldMapResult& result_;
-  Walker walk_;
+  KeyWalker walk_;
   std::vector<int> lines_;  // of each zone entry
   bool url_reported_ = false;
   bool zones_reported_ = false;

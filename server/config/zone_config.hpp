@@ -38,7 +38,6 @@ struct PlayerConfig {
   std::uint32_t max_players = 1000;
   double max_speed = 7.0;              // m/s; input intents are clamped to this
   std::uint32_t max_name_length = 32;  // bytes of UTF-8
-  std::uint16_t max_health = 100;
 };
 
 struct NpcConfig {
@@ -49,7 +48,11 @@ struct NpcConfig {
   double turn_rate = 1.0;        // rad/s, maximum random heading change (wander)
   double patrol_length = 200.0;  // metres, leg length (patrol)
   double idle_fraction = 0.2;    // share of time a wandering NPC stands still
-  std::uint16_t max_health = 100;
+};
+
+// The game's data (game_data.hpp): its entity types and their properties.
+struct GameConfig {
+  std::string data_file;  // "": the built-in game (health and max_health)
 };
 
 struct NetworkConfig {
@@ -180,6 +183,7 @@ struct ZoneConfig {
   GroupConfig guild{.max_size = 50};
   ChunkConfig chunks;
   StaticConfig statics;
+  GameConfig game;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -1,20 +1,19 @@
 // Everything the server remembers about what one client knows.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "protocol/entity_fields.hpp"
+#include "protocol/schema.hpp"
 #include "world/entity.hpp"
 
 namespace zone::replication {
 
-using protocol::FieldValues;
-
-// One entity as a frame holds it.
+// One entity as a frame holds it (its values are the frame's row of the same index).
 struct FrameEntry {
   world::EntityId id = world::kNoEntity;
-  FieldValues values{};
   // The tick these values were sent at (a deferred update leaves an entity at older
   // values; the staleness bound is measured from here).
   std::uint32_t sent_tick = 0;
@@ -22,11 +21,34 @@ struct FrameEntry {
 
 // One frame as the client holds it once it has received every part of that tick on
 // top of its baseline: its own entity and the state of each entity in its view, sorted
-// by id.
+// by id. Values are one row of `stride` (the schema's size) per entity, side by side.
 struct Frame {
   std::uint32_t tick = 0;
-  FieldValues self{};
+  std::uint32_t stride = 0;
+  std::vector<std::int32_t> self;
   std::vector<FrameEntry> entities;
+  std::vector<std::int32_t> values;
+  protocol::Values values_of(std::size_t i) const { return {values.data() + i * stride, stride}; }
+  protocol::MutableValues values_of(std::size_t i) { return {values.data() + i * stride, stride}; }
+  void push(const FrameEntry& entry, protocol::Values v) {
+    entities.push_back(entry);
+    values.insert(values.end(), v.begin(), v.end());
+  }
+  // Drops the entries whose id is kNoEntity, with their rows.
+  void compact() {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < entities.size(); ++i) {
+      if (entities[i].id == world::kNoEntity) continue;
+      if (kept != i) {
+        entities[kept] = entities[i];
+        std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(i * stride), stride,
+                    values.begin() + static_cast<std::ptrdiff_t>(kept * stride));
+      }
+      ++kept;
+    }
+    entities.resize(kept);
+    values.resize(kept * stride);
+  }
   // In view, but held back by the bandwidth budget: spawns not sent yet (the entity is
   // missing from `entities`).
   std::vector<world::EntityId> deferred_spawns;

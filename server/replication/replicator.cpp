@@ -7,7 +7,7 @@
 
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
-#include "replication/entity_fields.hpp"
+#include "replication/entity_values.hpp"
 
 namespace zone::replication {
 namespace {
@@ -180,9 +180,24 @@ void Replicator::refill_budget(ClientView& v) const {
 }
 
 void Replicator::begin_tick(std::uint32_t) {
-  current_.resize(world_.slot_count());
-  world_.for_each_entity(
-      [&](std::uint32_t slot, const world::Entity& e) { current_[slot] = entity_fields(e); });
+  const protocol::Schema& schema = world_.game().schema;
+  stride_ = schema.size();
+  const bool private_rows = schema.public_mask() != schema.all_mask();
+  views_ = private_rows ? 3 : 1;
+  current_.resize(static_cast<std::size_t>(world_.slot_count()) * views_ * stride_);
+  world_.for_each_entity([&](std::uint32_t slot, const world::Entity&) {
+    const std::size_t row = static_cast<std::size_t>(slot) * views_ * stride_;
+    const protocol::MutableValues full{current_.data() + row, stride_};
+    entity_values(world_, slot, full);
+    if (!private_rows) return;
+    // The party's and everyone's views: the rows they may not receive read 0, so a
+    // client's frame holds exactly what it was sent.
+    for (std::uint32_t v = 1; v < 3; ++v) {
+      const std::uint64_t keep = v == kPartyView ? schema.party_mask() : schema.public_mask();
+      std::int32_t* out = current_.data() + row + v * stride_;
+      for (std::size_t i = 0; i < stride_; ++i) out[i] = (keep >> i) & 1 ? full[i] : 0;
+    }
+  });
 }
 
 void Replicator::end_tick(std::span<ReplicationWorker> workers) {
@@ -215,17 +230,24 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   const Frame* last = v.history.find(v.last_sent_tick);
   static const std::vector<FrameEntry> kEmpty;
   const std::vector<FrameEntry>& base = baseline ? baseline->entities : kEmpty;
+  const protocol::Schema& schema = world_.game().schema;
 
   Frame& frame = w.next_frame;
   frame.tick = tick;
+  frame.stride = static_cast<std::uint32_t>(stride_);
   frame.entities.clear();
+  frame.values.clear();
   frame.deferred_spawns.clear();
   // Frames circulate between the worker and every client's history, so this one may
   // come from a client with a smaller view: grow it once, to the most it can hold.
   frame.entities.reserve(base.size() + v.interest.size());
-  frame.self = current_[v.player_slot];
-  const FieldValues& base_self = baseline ? baseline->self : protocol::kZeroFields;
-  const std::uint32_t self_mask = protocol::fields::change_mask(base_self, frame.self);
+  frame.values.reserve((base.size() + v.interest.size()) * stride_);
+  const protocol::Values self_now = view(v.player_slot, kFullView);
+  frame.self.assign(self_now.begin(), self_now.end());
+  w.zeros.assign(stride_, 0);
+  const protocol::Values base_self = baseline ? protocol::Values(baseline->self) : w.zeros;
+  const std::uint64_t self_mask = protocol::fields::change_mask(base_self, frame.self);
+  const std::int32_t self_party = frame.self[protocol::kParty];
 
   // Priority falls with distance; squared, in the centimetres at hand (no square root,
   // no visit to the world's entity records, which are cold in cache).
@@ -261,7 +283,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     w.nearest.clear();
     for (const InterestEntry& e : v.interest) {
       if (e.sources & kInGroup) continue;
-      const FieldValues& p = current_[e.slot];
+      const protocol::Values p = view(e.slot, kFullView);
       const double dx = protocol::position_cm(p, protocol::kX) - self_x;
       const double dy = protocol::position_cm(p, protocol::kY) - self_y;
       w.nearest.push_back(dx * dx + dy * dy);
@@ -318,14 +340,18 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     const auto frame_index = static_cast<std::uint32_t>(frame.entities.size());
     if (j == v.interest.size() || (i < base.size() && base[i].id < v.interest[j].id)) {
       // Left the view: a despawn, always sent. Kept in the frame only if it cannot be.
-      frame.entities.push_back(base[i]);
+      frame.push(base[i], baseline->values_of(i));
       w.candidates.push_back({Candidate::kDespawn, true, false, 0, static_cast<std::uint32_t>(i),
-                              frame_index, 0, index_bytes + 1, 0.0f});
+                              frame_index, index_bytes + 1, 0.0f, 0, nullptr});
       ++i;
       continue;
     }
     InterestEntry& entry = v.interest[j];
-    const FieldValues& now = current_[entry.slot];
+    const protocol::Values full = view(entry.slot, kFullView);
+    // What this client may know of it: the party's rows too when it is in the client's
+    // party (and the party's view is the full one's when every row is everyone's).
+    const bool same_party = self_party != 0 && full[protocol::kParty] == self_party;
+    const protocol::Values now = view(entry.slot, same_party ? kPartyView : kPublicView);
     const double dx = protocol::position_cm(now, protocol::kX) - self_x;
     const double dy = protocol::position_cm(now, protocol::kY) - self_y;
     const double d2 = dx * dx + dy * dy;
@@ -341,34 +367,37 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       // last frame sent, encoded against an older baseline) is not optional.
       const bool mandatory = tick - entry.entered_tick >= max_wait || holds(last, entry.id);
       const world::Entity& e = world_.entity(entry.slot);
-      frame.entities.push_back({entry.id, now, tick});
-      w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index, 0,
-                              protocol::spawn_cost(entry.id, e.name, e.max_health, now),
-                              entry.priority + 2.0f * weight});  // appearing beats refreshing
+      frame.push({entry.id, tick}, now);
+      w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index,
+                              protocol::spawn_cost(schema, entry.id, e.type, e.name, now),
+                              entry.priority + 2.0f * weight,  // appearing beats refreshing
+                              0, now.data()});
     } else {
       const FrameEntry& was = base[i];
-      const std::uint32_t mask = protocol::fields::change_mask(was.values, now);
+      const protocol::Values was_values = baseline->values_of(i);
+      const std::uint64_t mask = protocol::fields::change_mask(was_values, now);
       if (mask == 0) {
-        frame.entities.push_back({was.id, was.values, tick});  // still true now
+        frame.push({was.id, tick}, was_values);  // still true now
         entry.priority = 0.0f;
         entry.deferred = false;
-      } else if (tick - was.sent_tick <= entry.slack_ticks) {
+      } else if (tick - was.sent_tick <= entry.slack_ticks &&
+                 (mask & schema.immediate_mask()) == 0) {
         // Changed, but not its tier's turn yet: the client keeps the baseline values.
         // (entry.slack_ticks is 0 without the policy, and a baseline is always older
-        // than this tick, so this never holds then.)
-        frame.entities.push_back(was);
+        // than this tick, so this never holds then.) A change of an immediate row
+        // (health, a state) is due now whatever the tier.
+        frame.push(was, was_values);
         ++stats.tier_held;
       } else {
         // Stays at the baseline values unless sent; how long those have been out of date
         // bounds the wait.
-        frame.entities.push_back(was);
+        frame.push(was, was_values);
         const bool stale_too_long = tick - was.sent_tick >= max_wait + entry.slack_ticks;
         const std::uint32_t cost =
-            index_bytes +
-            protocol::fields::encoded_size(protocol::kEntityFields, mask, was.values, now);
+            index_bytes + protocol::fields::encoded_size(schema, mask, was_values, now);
         w.candidates.push_back({Candidate::kUpdate, stale_too_long, false, j,
-                                static_cast<std::uint32_t>(i), frame_index, mask, cost,
-                                entry.priority + weight});
+                                static_cast<std::uint32_t>(i), frame_index, cost,
+                                entry.priority + weight, mask, now.data()});
       }
       ++i;
     }
@@ -392,9 +421,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   const std::uint32_t max_bytes = params_.max_packet_bytes;
   const std::uint32_t part_overhead = protocol::kSnapshotHeaderBytes + 2 * protocol::kMaxCountBytes;
   const std::uint32_t self_cost =
-      self_mask ? protocol::fields::encoded_size(protocol::kEntityFields, self_mask, base_self,
-                                                 frame.self)
-                : 0;
+      self_mask ? protocol::fields::encoded_size(schema, self_mask, base_self, frame.self) : 0;
   double budget = v.tokens - part_overhead - self_cost;
   std::uint32_t room = max_bytes - part_overhead - self_cost;  // left in the current part
   w.selected.clear();
@@ -457,6 +484,25 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       const Candidate& cand = w.candidates[k];
       return cand.kind == Candidate::kSpawn && holds(last, v.interest[cand.interest_index].id);
     });
+    // The spawns the client does not hold yet come in only as far as they are sure to
+    // fit again in the next frame, when they are held too and packed in another order:
+    // greedy packing leaves less than the largest record unused in any part, so a total
+    // within 255 parts of (room - largest + 1) fits whatever the order. (Without this
+    // bound, a frame filled to its last byte could not carry its own entities again.)
+    std::uint32_t largest = 0;
+    for (const std::uint32_t k : w.selected) largest = std::max(largest, w.candidates[k].cost);
+    const std::uint32_t part_room = max_bytes - part_overhead;
+    const std::uint64_t sure =
+        part_room > largest ? 255ull * (part_room - largest + 1) - self_cost : 0;
+    std::uint64_t total = 0;
+    std::erase_if(w.selected, [&](std::uint32_t k) {
+      const Candidate& cand = w.candidates[k];
+      const bool fresh =
+          cand.kind == Candidate::kSpawn && !holds(last, v.interest[cand.interest_index].id);
+      if (fresh && total + cand.cost > sure) return true;
+      total += cand.cost;
+      return false;
+    });
     split_into_parts();
     w.part_ends.resize(std::min<std::size_t>(w.part_ends.size(), 255));
     w.selected.resize(w.part_ends.back());
@@ -490,7 +536,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       if (cand.kind == Candidate::kSpawn) {
         ++stats.spawns;
       } else {
-        entry.values = current_[interest.slot];
+        std::copy_n(cand.now, stride_, frame.values_of(cand.frame_index).begin());
         entry.sent_tick = tick;
         ++stats.updates;
       }
@@ -521,7 +567,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     while (changes < end && w.candidates[w.selected[changes]].kind != Candidate::kSpawn) ++changes;
     header.part = static_cast<std::uint8_t>(p);
     header.flags = (p == 0 && self_mask) ? protocol::kSnapshotHasSelf : 0;
-    protocol::SnapshotPartWriter out(w.out.reserve(max_bytes));
+    protocol::SnapshotPartWriter out(w.out.reserve(max_bytes), schema);
     out.header(header);
     if (header.flags) out.self(self_mask, base_self, frame.self);
     out.begin_changes(changes - first);
@@ -530,17 +576,16 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
       if (cand.kind == Candidate::kDespawn) {
         out.despawn(cand.base_index);
       } else {
-        out.change(cand.base_index, cand.mask, base[cand.base_index].values,
-                   current_[v.interest[cand.interest_index].slot]);
+        out.change(cand.base_index, cand.mask, baseline->values_of(cand.base_index),
+                   {cand.now, stride_});
       }
     }
     out.begin_spawns(end - changes);
     for (std::uint32_t k = changes; k < end; ++k) {
-      const InterestEntry& entry = v.interest[w.candidates[w.selected[k]].interest_index];
+      const Candidate& cand = w.candidates[w.selected[k]];
+      const InterestEntry& entry = v.interest[cand.interest_index];
       const world::Entity& e = world_.entity(entry.slot);
-      out.spawn(entry.id,
-                e.kind == world::EntityKind::kPlayer ? protocol::kKindPlayer : protocol::kKindNpc,
-                e.max_health, e.name, current_[entry.slot]);
+      out.spawn(entry.id, e.type, e.name, {cand.now, stride_});
     }
     // The plan above bounds every record, so a part can only overflow through a bug.
     if (out.overflow()) throw std::logic_error("replication: snapshot part overflowed its plan");
@@ -553,7 +598,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   }
   ++stats.snapshots;
 
-  std::erase_if(frame.entities, [](const FrameEntry& e) { return e.id == world::kNoEntity; });
+  frame.compact();
   v.history.commit(frame);  // after the last use of `baseline`, which may share its slot
   if (v.first_sent_tick == 0) v.first_sent_tick = tick;
   v.last_sent_tick = tick;

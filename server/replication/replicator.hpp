@@ -32,6 +32,7 @@
 
 #include "aoi/grid_aoi.hpp"
 #include "protocol/compact.hpp"
+#include "protocol/record.hpp"
 #include "replication/client_view.hpp"
 #include "world/world.hpp"
 
@@ -144,15 +145,17 @@ struct ReplicationWorker {
     std::uint32_t interest_index;  // spawns and updates
     std::uint32_t base_index;      // updates and despawns: position in the baseline frame
     std::uint32_t frame_index;     // spawns and updates: position in the new frame
-    std::uint32_t mask;            // updates
     std::uint32_t cost;            // upper bound of the record's bytes in a part
     float priority;
+    std::uint64_t mask;       // updates
+    const std::int32_t* now;  // spawns and updates: the values the client is to hold
   };
   std::vector<Candidate> candidates;
   std::vector<std::uint32_t> order;     // candidates by send order
   std::vector<std::uint32_t> selected;  // candidates to send, then by wire order
   std::vector<std::uint32_t> part_ends;
-  std::vector<double> nearest;  // crowd: squared distances, partially sorted
+  std::vector<double> nearest;      // crowd: squared distances, partially sorted
+  std::vector<std::int32_t> zeros;  // a row of zeros: the own values without a baseline
   Frame next_frame;
 };
 
@@ -210,8 +213,10 @@ class Replicator {
   }
   void set_params(const ReplicationParams& params);
   const ReplicationParams& params() const { return params_; }
-  // This tick's quantised values of the entity in `slot` (valid after begin_tick()).
-  const FieldValues& current_values(std::uint32_t slot) const { return current_[slot]; }
+  // This tick's quantised values of the entity in `slot`, every row (valid after
+  // begin_tick()).
+  protocol::Values current_values(std::uint32_t slot) const { return view(slot, kFullView); }
+  const protocol::Schema& schema() const { return world_.game().schema; }
 
  private:
   void refill_budget(ClientView& view) const;
@@ -228,7 +233,17 @@ class Replicator {
   std::vector<ClientId> client_of_slot_;  // observer slot -> client, or kNoClient
   std::size_t active_ = 0;
   ReplicationStats stats_;
-  std::vector<FieldValues> current_;  // by world slot, this tick
+  // The rows a client may receive of an entity: all of them (its own), those of the
+  // owner's party, those of everyone (docs/protocol.md, "The schema": audiences).
+  enum View : std::uint32_t { kFullView = 0, kPartyView = 1, kPublicView = 2 };
+  protocol::Values view(std::uint32_t slot, View v) const {
+    const std::uint32_t index = v < views_ ? static_cast<std::uint32_t>(v) : 0u;
+    const std::size_t row = static_cast<std::size_t>(slot) * views_ + index;
+    return {current_.data() + row * stride_, stride_};
+  }
+  std::size_t stride_ = 0;
+  std::uint32_t views_ = 1;  // 3 when some row is not everyone's, else the full view alone
+  std::vector<std::int32_t> current_;  // by world slot, views_ rows each, this tick
   ReplicationWorker own_worker_;
 };
 

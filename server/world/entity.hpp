@@ -56,8 +56,7 @@ struct Entity {
   double heading = 0.0;  // radians, direction of travel
   double vx = 0.0;       // m/s, this tick's velocity
   double vy = 0.0;
-  std::uint16_t health = 0;
-  std::uint16_t max_health = 0;
+  std::uint16_t type = 0;  // index into the game's entity types (World::game())
   std::string name;
   GroupId party = kNoGroup;
   GroupId guild = kNoGroup;

@@ -8,7 +8,7 @@ namespace zone::world {
 void collect_near(const World& world, const aoi::Bounds& area, double distance,
                   std::vector<GhostState>& out) {
   const double d2 = distance * distance;
-  world.for_each_entity([&](std::uint32_t, const Entity& e) {
+  world.for_each_entity([&](std::uint32_t slot, const Entity& e) {
     if (e.ghost) return;  // only what this zone owns: never a ghost of a ghost
     const double dx = std::max({0.0, area.min.x - e.x, e.x - area.max.x});
     const double dy = std::max({0.0, area.min.y - e.y, e.y - area.max.y});
@@ -21,8 +21,7 @@ void collect_near(const World& world, const aoi::Bounds& area, double distance,
     g.heading = static_cast<float>(e.heading);
     g.vx = static_cast<float>(e.vx);
     g.vy = static_cast<float>(e.vy);
-    g.health = e.health;
-    g.max_health = e.max_health;
+    g.properties = world.property_values(slot);
     g.name = e.name;
     out.push_back(std::move(g));
   });
@@ -69,10 +68,10 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
     }
     if (it == src.ghosts.end()) {
       Ghost ghost;
-      ghost.slot = world_.spawn_ghost(g.id, g.kind, g.name, g.max_health);
+      ghost.slot = world_.spawn_ghost(g.id, g.kind, g.name, g.properties);
       world_.set_ghost_owner(ghost.slot, source);
       // A new ghost starts where its owner is: no client has seen it anywhere else.
-      world_.set_ghost_state(ghost.slot, g.x, g.y, g.heading, g.vx, g.vy, g.health);
+      world_.set_ghost_state(ghost.slot, g.x, g.y, g.heading, g.vx, g.vy, g.properties);
       it = src.ghosts.emplace(g.id, std::move(ghost)).first;
       ++stats_.spawned;
     }
@@ -134,8 +133,15 @@ void Ghosts::adopt(std::uint32_t source, std::uint32_t slot, Clock::time_point n
   const Entity& e = world_.entity(slot);
   Ghost ghost;
   ghost.slot = slot;
-  ghost.target = {e.id, e.kind, e.x,      e.y,          static_cast<float>(e.heading),
-                  0.0f, 0.0f,   e.health, e.max_health, e.name};
+  ghost.target = {e.id,
+                  e.kind,
+                  e.x,
+                  e.y,
+                  static_cast<float>(e.heading),
+                  0.0f,
+                  0.0f,
+                  world_.property_values(slot),
+                  e.name};
   // Counts as listed by the source's latest list: only a later list that leaves it out
   // removes it.
   ghost.seen = src.lists;
@@ -176,7 +182,7 @@ void Ghosts::follow(double max_step) {
         x = e.x + dx * (max_step / dist);
         y = e.y + dy * (max_step / dist);
       }
-      world_.set_ghost_state(ghost.slot, x, y, t.heading, t.vx, t.vy, t.health);
+      world_.set_ghost_state(ghost.slot, x, y, t.heading, t.vx, t.vy, t.properties);
     }
   }
 }

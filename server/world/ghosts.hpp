@@ -43,8 +43,7 @@ struct GhostState {
   float heading = 0.0f;
   float vx = 0.0f;
   float vy = 0.0f;
-  std::uint16_t health = 0;
-  std::uint16_t max_health = 0;
+  PropertyValues properties;  // its entity type and game properties
   std::string name;
 };
 

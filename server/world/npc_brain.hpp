@@ -19,7 +19,6 @@ struct NpcParams {
   double turn_rate = 1.0;      // rad/s of random heading drift while wandering
   double patrol_length = 200;  // metres per patrol leg
   double idle_fraction = 0.2;  // share of time a wanderer stands still
-  std::uint16_t max_health = 100;
 };
 
 struct NpcBrain {

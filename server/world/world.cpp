@@ -5,6 +5,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "protocol/record.hpp"
+
 namespace zone::world {
 
 namespace {
@@ -29,6 +31,7 @@ World::World(const WorldParams& params)
       next_id_(first_entity_id(params.zone_index)),
       spawn_rng_(params.spawn_seed),
       npc_rng_(params.npcs.seed) {
+  property_stride_ = params_.game.property_count();
   if (params.statics.objects && !params.statics.objects->empty()) {
     std::vector<aoi::StaticCircle> circles;
     circles.reserve(params.statics.objects->size());
@@ -79,22 +82,24 @@ double World::effective_player_radius() const {
 }
 
 std::uint32_t World::place(EntityKind kind, std::string name, double x, double y, double heading,
-                           double radius, bool observer, std::uint16_t max_health) {
+                           double radius, bool observer, std::uint16_t type) {
   // An id this zone's earlier run gave out may still be in use (an entity handed over to
   // a neighbour, seen here as a ghost): never give it twice.
   while (can_spawn() && slot_of_id_.count(next_id_) != 0) ++next_id_;
   if (!can_spawn()) throw std::logic_error("world: spawn with every entity id used");
   const aoi::EntityHandle h = aoi_.add({x, y}, radius, observer);
   if (!h.valid()) throw std::logic_error("world: AOI refused a spawn inside the world bounds");
-  Entity& e = occupy(h, next_id_++, kind, x, y, std::move(name), max_health);
+  Entity& e = occupy(h, next_id_++, kind, x, y, std::move(name), type);
   e.heading = heading;
-  e.health = max_health;
   return h.index;
 }
 
 Entity& World::occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double x, double y,
-                      std::string name, std::uint16_t max_health) {
-  if (h.index >= entities_.size()) entities_.resize(h.index + 1);
+                      std::string name, std::uint16_t type) {
+  if (h.index >= entities_.size()) {
+    entities_.resize(h.index + 1);
+    properties_.resize(entities_.size() * property_stride_);
+  }
   Entity& e = entities_[h.index];
   e = Entity{};
   e.id = id;
@@ -102,8 +107,12 @@ Entity& World::occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double 
   e.aoi = h;
   e.x = x;
   e.y = y;
-  e.max_health = max_health;
+  e.type = type;
   e.name = std::move(name);
+  const std::vector<std::int32_t>& defaults = params_.game.defaults[type].properties;
+  const auto row = properties_.begin() + static_cast<std::ptrdiff_t>(h.index * property_stride_);
+  std::fill_n(row, property_stride_, 0);
+  std::copy_n(defaults.begin(), std::min(defaults.size(), property_stride_), row);
   slot_of_id_[id] = h.index;
   return e;
 }
@@ -112,7 +121,7 @@ std::uint32_t World::spawn_player(std::string name) {
   const aoi::Vec2 at = free_point(spawn_rng_);
   ++players_;
   return place(EntityKind::kPlayer, std::move(name), at.x, at.y, 0.0, effective_player_radius(),
-               true, params_.player_max_health);
+               true, params_.game.player_type);
 }
 
 void World::spawn_npcs() {
@@ -122,7 +131,7 @@ void World::spawn_npcs() {
     const double x = at.x, y = at.y;
     const double heading = npc_rng_.u01() * 2.0 * std::numbers::pi;
     const std::uint32_t slot = place(EntityKind::kNpc, "npc-" + std::to_string(i + 1), x, y,
-                                     heading, 0.0, false, p.max_health);
+                                     heading, 0.0, false, params_.game.npc_type);
     NpcBrain brain;
     brain.slot = slot;
     brain.anchor_x = x;
@@ -166,20 +175,23 @@ GroupChange World::join_group(GroupKind kind, std::uint32_t slot, std::uint64_t 
 }
 
 std::uint32_t World::spawn_ghost(EntityId id, EntityKind kind, std::string name,
-                                 std::uint16_t max_health) {
+                                 const PropertyValues& properties) {
   // Placed at the zone's corner until its state is set, in the same tick, before the
   // AOI runs: nobody sees it there.
   const aoi::Bounds& b = params_.grid.bounds;
   const aoi::EntityHandle h = aoi_.add(b.min, 0.0, false);
   if (!h.valid()) throw std::logic_error("world: AOI refused a ghost at the world's corner");
-  Entity& e = occupy(h, id, kind, b.min.x, b.min.y, std::move(name), max_health);
+  const std::uint16_t type =
+      kind == EntityKind::kPlayer ? params_.game.player_type : params_.game.npc_type;
+  Entity& e = occupy(h, id, kind, b.min.x, b.min.y, std::move(name), type);
+  copy_properties(h.index, properties);
   e.ghost = true;
   ++ghosts_;
   return h.index;
 }
 
 void World::set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx,
-                            double vy, std::uint16_t health) {
+                            double vy, const PropertyValues& properties) {
   Entity& e = entities_[slot];
   if (!e.live() || !e.ghost) return;
   if (!aoi_.move(e.aoi, {x, y})) return;  // non-finite: keep the last good state
@@ -188,7 +200,30 @@ void World::set_ghost_state(std::uint32_t slot, double x, double y, double headi
   e.heading = heading;
   e.vx = vx;
   e.vy = vy;
-  e.health = health;
+  copy_properties(slot, properties);
+}
+
+void World::copy_properties(std::uint32_t slot, const PropertyValues& p) {
+  // Zones of one world share the game's data (docs/world.md): a report that does not
+  // fit it (another game's, a corrupt one) leaves the entity as it was.
+  if (p.type >= params_.game.defaults.size() || p.count != property_stride_) return;
+  entities_[slot].type = p.type;
+  for (std::size_t i = 0; i < property_stride_; ++i) {
+    properties_[slot * property_stride_ + i] = normalize_property(params_.game, i, p.values[i]);
+  }
+}
+
+void World::set_property(std::uint32_t slot, std::size_t property, std::int64_t value) {
+  if (property >= property_stride_ || !entities_[slot].live() || entities_[slot].ghost) return;
+  properties_[slot * property_stride_ + property] =
+      normalize_property(params_.game, property, value);
+}
+
+PropertyValues World::property_values(std::uint32_t slot) const {
+  PropertyValues p;
+  p.type = entities_[slot].type;
+  p.assign(properties(slot));
+  return p;
 }
 
 const Entity* World::find(EntityId id) const {
@@ -359,7 +394,8 @@ std::uint32_t World::adopt(const Arrival& a) {
   } else {
     const aoi::EntityHandle h = aoi_.add({a.x, a.y}, 0.0, false);
     if (!h.valid()) return kNoSlot;
-    occupy(h, a.id, a.kind, a.x, a.y, a.name, a.max_health);
+    occupy(h, a.id, a.kind, a.x, a.y, a.name,
+           a.kind == EntityKind::kPlayer ? params_.game.player_type : params_.game.npc_type);
     slot = h.index;
   }
   Entity& e = entities_[slot];
@@ -371,8 +407,7 @@ std::uint32_t World::adopt(const Arrival& a) {
   e.catch_y = a.y;
   const double x = e.x, y = e.y;
   e.heading = a.heading;
-  e.health = a.health;
-  e.max_health = a.max_health;
+  copy_properties(slot, a.properties);
   e.name = a.name;
   e.vx = e.vy = 0.0;
   e.crossing = false;
@@ -473,6 +508,19 @@ void World::update_precision() {
     e.precision = precise ? p.player : p.npc;
     ambient_ += !precise && p.npc != p.player ? 1 : 0;
   }
+}
+
+GameTypes default_game_types() {
+  GameTypes game;
+  game.defaults.resize(game.schema.types().size());
+  game.player_type = 0;
+  game.npc_type = 1;
+  return game;
+}
+
+std::int32_t normalize_property(const GameTypes& game, std::size_t property, std::int64_t value) {
+  const protocol::FieldSpec& f = game.schema.field(protocol::kEngineFieldCount + property);
+  return protocol::fields::normalize(f, static_cast<std::uint32_t>(value));
 }
 
 }  // namespace zone::world

@@ -16,6 +16,7 @@
 #include "aoi/static_grid.hpp"
 #include "util/splitmix64.hpp"
 #include "world/entity.hpp"
+#include "world/game_types.hpp"
 #include "world/groups.hpp"
 #include "world/npc_brain.hpp"
 #include "world/static_objects.hpp"
@@ -36,8 +37,7 @@ struct WorldParams {
   double player_view_radius = 30.0;
   bool broadcast = false;         // players see the whole world (AOI off baseline)
   double player_max_speed = 7.0;  // m/s
-  std::uint16_t player_max_health = 100;
-  std::uint64_t spawn_seed = 1;  // player spawn points
+  std::uint64_t spawn_seed = 1;   // player spawn points
   // Index of this zone in the world map (0 alone): the top bits of its entity ids.
   std::uint32_t zone_index = 0;
   // Metres beyond grid.bounds that the AOI also covers, for the ghosts of neighbouring
@@ -51,6 +51,9 @@ struct WorldParams {
   GroupParams guilds;
   PrecisionParams precision;
   StaticParams statics;
+  // The game's schema and entity types (configs/game/); by default the engine's rows
+  // alone, with the types "player" and "npc".
+  GameTypes game = default_game_types();
 };
 
 class World {
@@ -70,10 +73,10 @@ class World {
   // Ghosts: read-only copies of other zones' entities (world/ghosts.hpp keeps them).
   // Places one with the given id, which must not be in use; returns its slot.
   std::uint32_t spawn_ghost(EntityId id, EntityKind kind, std::string name,
-                            std::uint16_t max_health);
+                            const PropertyValues& properties);
   // Sets a ghost's state as its owner reported it (position within the AOI's limits).
   void set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx, double vy,
-                       std::uint16_t health);
+                       const PropertyValues& properties);
   std::uint32_t ghost_count() const { return ghosts_; }
   // Which zone a ghost's reports come from (world::Ghosts keeps it up to date).
   void set_ghost_owner(std::uint32_t slot, std::uint32_t zone_index) {
@@ -103,8 +106,7 @@ class World {
     double x = 0.0;
     double y = 0.0;
     double heading = 0.0;
-    std::uint16_t health = 0;
-    std::uint16_t max_health = 0;
+    PropertyValues properties;  // its type and game properties, as its old zone had them
     std::string name;
   };
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
@@ -150,6 +152,18 @@ class World {
   std::uint64_t engagements() const { return engagements_; }  // NPCs that became engaged, ever
 
   const Entity& entity(std::uint32_t slot) const { return entities_[slot]; }
+  // The game's properties (configs/game/): the schema, the types and, per entity, one
+  // value per property (rows kEngineFieldCount.. of the schema), in slot order.
+  const GameTypes& game() const { return params_.game; }
+  std::span<const std::int32_t> properties(std::uint32_t slot) const {
+    const std::size_t n = property_stride_;
+    return {properties_.data() + static_cast<std::size_t>(slot) * n, n};
+  }
+  // Sets property `property` (0 = the schema's first game row) of a live entity this zone
+  // owns, wrapped to the property's width as a client will read it.
+  void set_property(std::uint32_t slot, std::size_t property, std::int64_t value);
+  // Copies an entity's type and properties out (a ghost report, a handoff).
+  PropertyValues property_values(std::uint32_t slot) const;
   // One past the highest slot ever used (slots index per-entity arrays).
   std::uint32_t slot_count() const { return static_cast<std::uint32_t>(entities_.size()); }
   const Entity* find(EntityId id) const;
@@ -188,10 +202,13 @@ class World {
 
  private:
   // The record of the slot the AOI just gave `h`, reset and filled in, its id registered.
+  // Its properties are the defaults of `type`.
   Entity& occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double x, double y,
-                 std::string name, std::uint16_t max_health);
+                 std::string name, std::uint16_t type);
   std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
-                      double radius, bool observer, std::uint16_t max_health);
+                      double radius, bool observer, std::uint16_t type);
+  // Copies a type and property values reported by another zone (unknown type: ignored).
+  void copy_properties(std::uint32_t slot, const PropertyValues& properties);
   void keep_inside(Entity& e, bool reflect);
   bool in_open_area(double x, double y) const;
   // One step of an adopted entity towards where its old zone had it.
@@ -208,6 +225,8 @@ class World {
   aoi::StaticGrid static_grid_;
   std::uint64_t collisions_ = 0;
   std::vector<Entity> entities_;  // by AOI slot; see Entity::live()
+  std::size_t property_stride_ = 0;
+  std::vector<std::int32_t> properties_;  // by slot, property_stride_ values each
   std::vector<NpcBrain> npcs_;
   Groups parties_;
   Groups guilds_;

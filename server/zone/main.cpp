@@ -20,6 +20,7 @@
 
 #include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
+#include "config/game_data.hpp"
 #include "config/static_map.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
@@ -167,6 +168,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     statics = zone::make_static_params(map, cfg.statics);
+  }
+  // The game's data, checked the same way (game.data_file needs a restart too).
+  if (!cfg.game.data_file.empty()) {
+    const zone::config::GameDataResult game = zone::config::load_game_data_file(cfg.game.data_file);
+    if (!game.ok()) {
+      std::fputs(game.error_report().c_str(), stderr);
+      return 2;
+    }
   }
   if (check_only) {
     std::printf("# %s: OK\n%s", config_path.c_str(), zone::config::describe(cfg).c_str());

@@ -40,7 +40,7 @@ inline bool needs_restart(std::string_view key) {
       "players.max_players",
       "players.max_speed",
       "npcs.speed",
-      "players.max_health",
+      "game.data_file",
       "npcs.count",
       "npcs.seed",
   };
@@ -52,7 +52,7 @@ inline bool needs_restart(std::string_view key) {
   for (std::string_view k : kKeys) {
     if (key == k) return true;
   }
-  return key == "npcs.max_health";
+  return false;
 }
 
 }  // namespace zone

@@ -318,13 +318,15 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
   const config::WorldConfig& w = config_.world;
   fbb_.Clear();
   const auto zone = fbb_.CreateString(config_.name);
+  const auto schema = protocol::build_schema(fbb_, world_.game().schema);
   const auto welcome = protocol::CreateWelcome(
       fbb_, e.id, tick, static_cast<std::uint16_t>(config_.tick.rate_hz),
       static_cast<float>(world_.effective_player_radius()),
       static_cast<float>(config_.aoi.hysteresis), static_cast<float>(w.min_x),
       static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
       config_.aoi.enabled,
-      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)), zone);
+      static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)), zone, schema,
+      e.type);
   fbb_.Finish(
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,

@@ -16,8 +16,12 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
   f.party_full_range = world.parties().params().enabled && world.parties().params().full_range;
   f.guild_full_range = world.guilds().params().enabled && world.guilds().params().full_range;
   f.entities.clear();
-  world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+  f.properties.clear();
+  f.property_count = world.game().property_count();
+  world.for_each_entity([&](std::uint32_t slot, const world::Entity& e) {
     f.entities.push_back({e.id, e.x, e.y, e.party, e.guild, e.precision.position_cm});
+    const auto properties = world.properties(slot);
+    f.properties.insert(f.properties.end(), properties.begin(), properties.end());
   });
   std::size_t n = 0;
   for (replication::ClientId c = 0; c < replicator.client_slots(); ++c) {
@@ -83,6 +87,8 @@ std::optional<std::string> TruthRecorder::json_for(
     copy.party_full_range = f.party_full_range;
     copy.guild_full_range = f.guild_full_range;
     copy.entities = f.entities;
+    copy.property_count = f.property_count;
+    copy.properties = f.properties;
     if (detail == TruthDetail::kFull) {
       for (const Deferred& d : f.deferred) {
         if (wanted(d.player)) copy.deferred.push_back(d);
@@ -101,8 +107,15 @@ std::optional<std::string> TruthRecorder::json_for(
   j["party_full_range"] = copy.party_full_range;
   j["guild_full_range"] = copy.guild_full_range;
   auto& entities = j["entities"] = nlohmann::json::array();
-  for (const Position& p : copy.entities) {
-    entities.push_back({p.id, p.x, p.y, p.party, p.guild, p.position_cm});
+  // Each entity: id, x, y, party, guild, position_cm, then its game properties in the
+  // schema's order (rows 8.. of the Welcome's schema).
+  for (std::size_t i = 0; i < copy.entities.size(); ++i) {
+    const Position& p = copy.entities[i];
+    const auto first =
+        copy.properties.begin() + static_cast<std::ptrdiff_t>(i * copy.property_count);
+    entities.push_back({p.id, p.x, p.y, p.party, p.guild, p.position_cm,
+                        std::vector<std::int32_t>(
+                            first, first + static_cast<std::ptrdiff_t>(copy.property_count))});
   }
   if (detail == TruthDetail::kPositions) return j.dump();
   if (players != nullptr) j["players"] = *players;

@@ -1,9 +1,9 @@
-// Ground truth for verification runs (debug.truth): every entity's exact position, party
-// and guild at each recent tick (and whether each is full range), and, per player, the entities in
-// its view whose spawn the bandwidth budget held back (with the tick each entered the view), and
-// the entities whose interest tier lets their updates wait (with how many ticks), served as JSON at
-// /debug/truth?tick=N (optionally for some players only) so client-sim can compare its
-// bots' replicas with the world.
+// Ground truth for verification runs (debug.truth): every entity's exact position, party,
+// guild and game properties (in the schema's order) at each recent tick (and whether each is full
+// range), and, per player, the entities in its view whose spawn the bandwidth budget held back
+// (with the tick each entered the view), and the entities whose interest tier lets their updates
+// wait (with how many ticks), served as JSON at /debug/truth?tick=N (optionally for some players
+// only) so client-sim can compare its bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
 // out under the same mutex and formats it after releasing it, so a request never holds
@@ -76,6 +76,8 @@ class TruthRecorder {
     bool party_full_range = false;
     bool guild_full_range = false;
     std::vector<Position> entities;
+    std::size_t property_count = 0;
+    std::vector<std::int32_t> properties;  // property_count per entity, in entities' order
     std::vector<Deferred> deferred;
     std::vector<Tiered> tiers;
   };

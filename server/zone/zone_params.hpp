@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/capacity.hpp"
+#include "config/game_data.hpp"
 #include "config/static_map.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
@@ -35,8 +36,18 @@ inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
   p.turn_rate = c.turn_rate;
   p.patrol_length = c.patrol_length;
   p.idle_fraction = c.idle_fraction;
-  p.max_health = c.max_health;
   return p;
+}
+
+// The game's entity types and properties (game.data_file, or the built-in game) as the
+// world holds them.
+inline world::GameTypes make_game_types(const config::GameData& data) {
+  world::GameTypes game;
+  game.schema = data.schema;
+  for (const config::GameTypeData& t : data.types) game.defaults.push_back({t.defaults});
+  game.player_type = static_cast<std::uint16_t>(data.player_type());
+  game.npc_type = static_cast<std::uint16_t>(data.npc_type());
+  return game;
 }
 
 inline world::PrecisionParams make_precision_params(const config::PrecisionConfig& c) {
@@ -75,7 +86,7 @@ inline world::WorldParams make_world_params(const config::ZoneConfig& c,
   p.player_view_radius = c.aoi.view_radius;
   p.broadcast = !c.aoi.enabled;
   p.player_max_speed = c.players.max_speed;
-  p.player_max_health = c.players.max_health;
+  p.game = make_game_types(config::builtin_game_data());
   p.spawn_seed = c.npcs.seed ^ 0x5A17E5EEDull;
   p.npcs = make_npc_params(c.npcs);
   p.parties = {c.party.enabled, c.party.max_size, c.party.full_range};

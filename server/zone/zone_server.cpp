@@ -31,6 +31,14 @@ world::StaticParams load_statics(const config::ZoneConfig& config, world::Static
   return make_static_params(map, config.statics);
 }
 
+// The game's entity types and properties: game.data_file's, or the built-in game.
+world::GameTypes load_game(const config::ZoneConfig& config) {
+  if (config.game.data_file.empty()) return make_game_types(config::builtin_game_data());
+  const config::GameDataResult game = config::load_game_data_file(config.game.data_file);
+  if (!game.ok()) throw std::runtime_error("game data: " + game.error_report());
+  return make_game_types(game.data);
+}
+
 // Handoff between the world's zones and this zone's sessions, for one tick.
 class SessionHandoff final : public cluster::HandoffHooks {
  public:
@@ -57,10 +65,15 @@ class SessionHandoff final : public cluster::HandoffHooks {
 // its place in a world of zones.
 world::WorldParams world_params(const config::ZoneConfig& config, const WorldSetup& setup,
                                 world::StaticParams statics) {
-  if (!setup.map) return make_world_params(config, 0, 0.0, std::move(statics));
+  if (!setup.map) {
+    world::WorldParams p = make_world_params(config, 0, 0.0, std::move(statics));
+    p.game = load_game(config);
+    return p;
+  }
   world::WorldParams p = make_world_params(config, static_cast<std::uint32_t>(setup.zone_index),
                                            setup.map->ghost_distance, std::move(statics));
   p.open_areas = neighbour_areas(*setup.map, setup.zone_index);
+  p.game = load_game(config);
   return p;
 }
 

@@ -16,8 +16,8 @@ inline constexpr std::uint32_t zigzag(std::int32_t v) {
 inline constexpr std::int32_t unzigzag(std::uint32_t v) {
   return static_cast<std::int32_t>((v >> 1) ^ (~(v & 1) + 1));
 }
-// Bytes a 32-bit varint takes (1 to 5).
-inline constexpr std::uint32_t varint_size(std::uint32_t v) {
+// Bytes a varint takes (1 to 5 for 32 bits, 1 to 10 for 64).
+inline constexpr std::uint32_t varint_size(std::uint64_t v) {
   std::uint32_t n = 1;
   while (v >= 0x80) {
     v >>= 7;
@@ -55,7 +55,7 @@ class ByteWriter {
     std::memcpy(&bits, &v, sizeof bits);
     u64(bits);
   }
-  void varint(std::uint32_t v) {
+  void varint(std::uint64_t v) {
     while (v >= 0x80) {
       u8(static_cast<std::uint8_t>(v | 0x80));
       v >>= 7;
@@ -137,6 +137,19 @@ class ByteReader {
     return 0;
   }
   std::int32_t svarint() { return unzigzag(varint()); }
+  // A varint of at most 10 bytes whose value fits 64 bits; anything else fails.
+  std::uint64_t varint64() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      const std::uint8_t b = u8();
+      if (failed_) return 0;
+      if (shift == 63 && (b & 0xFE) != 0) break;  // more than 64 bits
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    failed_ = true;
+    return 0;
+  }
   std::span<const std::uint8_t> bytes(std::size_t n) {
     if (n > in_.size() - pos_) {
       failed_ = true;

@@ -1,5 +1,7 @@
 #include "protocol/codec.hpp"
 
+#include <vector>
+
 namespace zone::protocol {
 namespace {
 
@@ -62,6 +64,71 @@ void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key) {
   fbb.Clear();
   const auto join = CreateJoinGuild(fbb, key);
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::JoinGuild, join.Union()));
+}
+
+flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
+                                            const Schema& schema) {
+  std::vector<flatbuffers::Offset<FieldDef>> fields;
+  fields.reserve(schema.size());
+  for (const FieldSpec& f : schema.fields()) {
+    fields.push_back(CreateFieldDef(fbb, fbb.CreateString(f.name), static_cast<FieldRule>(f.rule),
+                                    f.bits, f.is_signed, static_cast<FieldAudience>(f.audience),
+                                    static_cast<FieldUpdate>(f.update), fbb.CreateString(f.unit)));
+  }
+  std::vector<flatbuffers::Offset<EntityTypeDef>> types;
+  types.reserve(schema.types().size());
+  for (const EntityTypeSpec& t : schema.types()) {
+    types.push_back(
+        CreateEntityTypeDef(fbb, fbb.CreateString(t.name), static_cast<EntityKindDef>(t.kind)));
+  }
+  return CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(types));
+}
+
+std::optional<Schema> read_schema(const SchemaDef* def, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<Schema> {
+    if (why != nullptr) *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (def == nullptr || def->fields() == nullptr || def->types() == nullptr) {
+    return fail("the Welcome carries no schema");
+  }
+  const Schema engine;
+  const auto& fields = *def->fields();
+  if (fields.size() < kEngineFieldCount) return fail("fewer fields than the engine's eight");
+  Schema schema;
+  for (flatbuffers::uoffset_t i = 0; i < fields.size(); ++i) {
+    const FieldDef* d = fields.Get(i);
+    if (d->name() == nullptr) return fail("field " + std::to_string(i) + " has no name");
+    FieldSpec f;
+    f.name = d->name()->str();
+    f.rule = static_cast<DeltaRule>(d->rule());
+    f.bits = d->bits();
+    f.is_signed = d->signed_();
+    f.audience = static_cast<Audience>(d->audience());
+    f.update = static_cast<UpdateTier>(d->update());
+    f.unit = d->unit() ? d->unit()->str() : std::string();
+    if (d->rule() > FieldRule::MAX || d->audience() > FieldAudience::MAX ||
+        d->update() > FieldUpdate::MAX) {
+      return fail("field '" + f.name + "' has an unknown rule, audience or update tier");
+    }
+    if (i < kEngineFieldCount) {
+      const FieldSpec& e = engine.field(i);
+      if (f.name != e.name || f.rule != e.rule || f.bits != e.bits || f.is_signed != e.is_signed) {
+        return fail("field " + std::to_string(i) + " is not the engine's '" + e.name + "'");
+      }
+      continue;
+    }
+    if (auto error = schema.add_field(std::move(f))) return fail(*error);
+  }
+  std::vector<EntityTypeSpec> types;
+  for (const EntityTypeDef* t : *def->types()) {
+    if (t->name() == nullptr || t->kind() > EntityKindDef::MAX) {
+      return fail("an entity type without a name or with an unknown kind");
+    }
+    types.push_back({t->name()->str(), static_cast<EntityKind>(t->kind())});
+  }
+  if (auto error = schema.set_types(std::move(types))) return fail(*error);
+  return schema;
 }
 
 const char* to_string(DisconnectReason reason) {

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include <flatbuffers/flatbuffers.h>
 
 #include "protocol/compact.hpp"
+#include "protocol/schema.hpp"
 #include "protocol/zone_generated.h"
 
 namespace zone::protocol {
@@ -38,6 +41,14 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
 
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
+
+// The schema as the Welcome carries it.
+flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
+                                            const Schema& schema);
+// A client's reading of a Welcome's schema: nullopt (with the reason in *why) unless it
+// starts with the engine's eight rows as they are, and every field and type is
+// well-formed (names, widths, counts: docs/protocol.md, "The schema").
+std::optional<Schema> read_schema(const SchemaDef* def, std::string* why = nullptr);
 
 inline std::span<const std::uint8_t> bytes_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {fbb.GetBufferPointer(), fbb.GetSize()};

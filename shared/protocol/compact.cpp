@@ -36,10 +36,9 @@ void SnapshotPartWriter::skip_to(std::uint32_t index) {
   last_index_ = index;
 }
 
-void SnapshotPartWriter::change(std::uint32_t index, std::uint32_t mask, const FieldValues& base,
-                                const FieldValues& now) {
+void SnapshotPartWriter::change(std::uint32_t index, std::uint64_t mask, Values base, Values now) {
   skip_to(index);
-  fields::encode(w_, kEntityFields, mask, base, now);
+  fields::encode(w_, schema_, mask, base, now);
 }
 
 void SnapshotPartWriter::despawn(std::uint32_t index) {
@@ -47,21 +46,22 @@ void SnapshotPartWriter::despawn(std::uint32_t index) {
   w_.varint(0);
 }
 
-void SnapshotPartWriter::spawn(std::uint32_t id, std::uint8_t kind, std::uint16_t max_health,
-                               std::string_view name, const FieldValues& values) {
+void SnapshotPartWriter::spawn(std::uint32_t id, std::uint16_t type, std::string_view name,
+                               Values values) {
   w_.varint(id - last_id_ - 1);
   last_id_ = id;
-  w_.u8(kind);
-  w_.varint(max_health);
+  w_.varint(type);
   const std::size_t n = std::min<std::size_t>(name.size(), kMaxNameBytes);
   w_.u8(static_cast<std::uint8_t>(n));
   w_.bytes({reinterpret_cast<const std::uint8_t*>(name.data()), n});
-  fields::encode(w_, kEntityFields, fields::change_mask(kZeroFields, values), kZeroFields, values);
+  fields::encode(w_, schema_, fields::nonzero_mask(values), {}, values);
 }
 
-ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, SnapshotPart& out) {
+ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, const Schema& schema,
+                               SnapshotPart& out) {
   out.changes.clear();
   out.spawns.clear();
+  out.wire.clear();
   if (bytes.size() < kSnapshotHeaderBytes) return ParseError::kMalformed;
   ByteReader r(bytes);
   SnapshotHeader& h = out.header;
@@ -76,8 +76,9 @@ ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, SnapshotPart
     return ParseError::kMalformed;
   }
   out.self_mask = 0;
+  out.self_wire_begin = 0;
   if ((h.flags & kSnapshotHasSelf) &&
-      (!fields::read(r, kEntityFields, out.self_mask, out.self_wire) || out.self_mask == 0)) {
+      (!fields::read(r, schema, out.self_mask, out.wire) || out.self_mask == 0)) {
     return ParseError::kMalformed;
   }
   // Every record takes at least two bytes, which bounds what a count may announce.
@@ -92,7 +93,8 @@ ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, SnapshotPart
     index += static_cast<std::int64_t>(r.varint()) + 1;
     if (r.failed() || index > 0xFFFFFFFFll) return ParseError::kMalformed;
     c.index = static_cast<std::uint32_t>(index);
-    if (!fields::read(r, kEntityFields, c.mask, c.wire)) return ParseError::kMalformed;
+    c.wire_begin = static_cast<std::uint32_t>(out.wire.size());
+    if (!fields::read(r, schema, c.mask, out.wire)) return ParseError::kMalformed;
   }
   const std::uint32_t spawns = r.varint();
   if (!plausible(spawns)) return ParseError::kMalformed;
@@ -100,17 +102,17 @@ ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, SnapshotPart
   std::uint64_t id = 0;
   for (SpawnRecord& s : out.spawns) {
     id += static_cast<std::uint64_t>(r.varint()) + 1;
-    s.kind = r.u8();
-    const std::uint32_t max_health = r.varint();
+    const std::uint32_t type = r.varint();
     const std::uint8_t name_length = r.u8();
     const auto name = r.bytes(name_length);
-    if (r.failed() || id > 0xFFFFFFFFull || s.kind > kKindNpc || max_health > 0xFFFF) {
+    if (r.failed() || id > 0xFFFFFFFFull || type >= schema.types().size()) {
       return ParseError::kMalformed;
     }
     s.id = static_cast<std::uint32_t>(id);
-    s.max_health = static_cast<std::uint16_t>(max_health);
+    s.type = static_cast<std::uint16_t>(type);
     s.name = {reinterpret_cast<const char*>(name.data()), name.size()};
-    if (!fields::read(r, kEntityFields, s.mask, s.wire)) return ParseError::kMalformed;
+    s.wire_begin = static_cast<std::uint32_t>(out.wire.size());
+    if (!fields::read(r, schema, s.mask, out.wire)) return ParseError::kMalformed;
   }
   if (r.failed() || !r.at_end()) return ParseError::kMalformed;
   return ParseError::kNone;

@@ -13,8 +13,9 @@
 //     record                            entity_fields.hpp; mask 0 = despawn
 //   varint spawn_count, then per spawn:
 //     varint id_gap                     id - previous spawn id in this part - 1 (first: id - 1)
-//     u8 kind, varint max_health, u8 name_length, name bytes (UTF-8)
+//     varint type, u8 name_length, name bytes (UTF-8)
 //     record                            every non-zero field, against all-zero values
+// Records follow the schema the client received in its Welcome (protocol/record.hpp).
 // and nothing after the last spawn.
 #pragma once
 
@@ -25,7 +26,8 @@
 #include <vector>
 
 #include "protocol/byte_io.hpp"
-#include "protocol/entity_fields.hpp"
+#include "protocol/record.hpp"
+#include "protocol/schema.hpp"
 
 namespace zone::protocol {
 
@@ -65,64 +67,62 @@ struct SnapshotHeader {
   std::uint32_t baseline_tick() const { return baseline_age ? server_tick - baseline_age : 0; }
 };
 
-using WireValues = std::array<std::uint32_t, kFieldCount>;
-
+// Records keep their raw wire values in the part's `wire` pool, in row order from
+// `wire_begin`; applying them needs the baseline (fields::apply).
 struct ChangeRecord {
   std::uint32_t index = 0;  // position of the entity in the baseline frame (sorted by id)
-  std::uint32_t mask = 0;   // fields present; 0 = despawn
-  WireValues wire{};
+  std::uint64_t mask = 0;   // fields present; 0 = despawn
+  std::uint32_t wire_begin = 0;
 };
 
 struct SpawnRecord {
   std::uint32_t id = 0;
-  std::uint8_t kind = 0;  // 0 player, 1 NPC
-  std::uint16_t max_health = 0;
-  std::string_view name;  // points into the packet
-  std::uint32_t mask = 0;
-  WireValues wire{};
+  std::uint16_t type = 0;  // index into the schema's entity types
+  std::string_view name;   // points into the packet
+  std::uint64_t mask = 0;
+  std::uint32_t wire_begin = 0;
 };
 
-inline constexpr std::uint8_t kKindPlayer = 0;
-inline constexpr std::uint8_t kKindNpc = 1;
-
-// One part, structurally checked. Records keep their raw wire values; applying them needs
-// the baseline (fields::apply).
+// One part, structurally checked against the schema.
 struct SnapshotPart {
   SnapshotHeader header;
-  std::uint32_t self_mask = 0;
-  WireValues self_wire{};
+  std::uint64_t self_mask = 0;
+  std::uint32_t self_wire_begin = 0;
   std::vector<ChangeRecord> changes;
   std::vector<SpawnRecord> spawns;
+  std::vector<std::uint32_t> wire;
+  const std::uint32_t* wire_at(std::uint32_t begin) const { return wire.data() + begin; }
 };
 
 // Parses a whole part; `out`'s vectors are reused. Malformed: a short header, part numbers
 // out of range, an age beyond the tick, baseline indices or spawn ids that do not strictly
-// increase, an id of 0, an unknown kind, a bad record, or bytes after the last spawn.
-ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, SnapshotPart& out);
+// increase, an id of 0, a type the schema does not have, a bad record, or bytes after the
+// last spawn.
+ParseError parse_snapshot_part(std::span<const std::uint8_t> bytes, const Schema& schema,
+                               SnapshotPart& out);
 
 // Writes one part: the header, then the self record, the changes and the spawns, each
 // announced by its count. The caller plans the part so that it fits.
 class SnapshotPartWriter {
  public:
-  explicit SnapshotPartWriter(std::span<std::uint8_t> out) : w_(out) {}
+  SnapshotPartWriter(std::span<std::uint8_t> out, const Schema& schema)
+      : w_(out), schema_(schema) {}
 
   void header(const SnapshotHeader& h);
-  void self(std::uint32_t mask, const FieldValues& base, const FieldValues& now) {
-    fields::encode(w_, kEntityFields, mask, base, now);
+  void self(std::uint64_t mask, Values base, Values now) {
+    fields::encode(w_, schema_, mask, base, now);
   }
   void begin_changes(std::uint32_t count) {
     w_.varint(count);
     last_index_ = -1;
   }
-  void change(std::uint32_t index, std::uint32_t mask, const FieldValues& base,
-              const FieldValues& now);
+  void change(std::uint32_t index, std::uint64_t mask, Values base, Values now);
   void despawn(std::uint32_t index);
   void begin_spawns(std::uint32_t count) {
     w_.varint(count);
     last_id_ = 0;
   }
-  void spawn(std::uint32_t id, std::uint8_t kind, std::uint16_t max_health, std::string_view name,
-             const FieldValues& values);
+  void spawn(std::uint32_t id, std::uint16_t type, std::string_view name, Values values);
 
   std::size_t size() const { return w_.size(); }
   bool overflow() const { return w_.overflow(); }
@@ -131,6 +131,7 @@ class SnapshotPartWriter {
  private:
   void skip_to(std::uint32_t index);
   ByteWriter w_;
+  const Schema& schema_;
   std::int64_t last_index_ = -1;
   std::uint32_t last_id_ = 0;
 };
@@ -138,15 +139,12 @@ class SnapshotPartWriter {
 // Upper bounds used to plan parts before their exact contents are known.
 inline constexpr std::uint32_t kMaxCountBytes = 3;  // varint of a count below 2^21
 inline constexpr std::uint32_t kMaxNameBytes = 255;
-inline constexpr FieldValues kZeroFields{};
 
 // Bytes a spawn record takes at most in a part (its id gap is bounded by its id).
-inline std::uint32_t spawn_cost(std::uint32_t id, std::string_view name, std::uint16_t max_health,
-                                const FieldValues& values) {
-  return varint_size(id) + 1 + varint_size(max_health) + 1 +
-         static_cast<std::uint32_t>(name.size()) +
-         fields::encoded_size(kEntityFields, fields::change_mask(kZeroFields, values), kZeroFields,
-                              values);
+inline std::uint32_t spawn_cost(const Schema& schema, std::uint32_t id, std::uint16_t type,
+                                std::string_view name, Values values) {
+  return varint_size(id) + varint_size(type) + 1 + static_cast<std::uint32_t>(name.size()) +
+         fields::encoded_size(schema, fields::nonzero_mask(values), {}, values);
 }
 
 }  // namespace zone::protocol

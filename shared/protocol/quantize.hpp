@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <numbers>
 
-#include "protocol/entity_fields.hpp"
+#include "protocol/schema.hpp"
 
 namespace zone::protocol {
 
@@ -29,11 +29,11 @@ inline double dequantize_heading(std::uint16_t q) {
 inline constexpr std::uint32_t kMaxPositionUnitCm = 256;  // 1 + the field's 8-bit value
 inline constexpr std::uint32_t kMaxHeadingShift = 8;      // 1/256 turn at the coarsest
 
-inline std::uint32_t position_unit_cm(const FieldValues& v) {
+inline std::uint32_t position_unit_cm(Values v) {
   return 1u + (static_cast<std::uint32_t>(v[kPositionUnit]) & 0xFFu);
 }
 // Larger values than the server ever sends are read as the coarsest unit.
-inline std::uint32_t heading_shift(const FieldValues& v) {
+inline std::uint32_t heading_shift(Values v) {
   return std::min(static_cast<std::uint32_t>(v[kHeadingUnit]) & 0xFFu, kMaxHeadingShift);
 }
 inline std::int32_t quantize_position(double metres, std::uint32_t unit_cm = 1) {
@@ -48,13 +48,13 @@ inline std::uint16_t quantize_heading(double radians, std::uint32_t shift = 0) {
                                     (units - 1));
 }
 // An entity's x or y (axis kX or kY) in centimetres, whatever its unit.
-inline double position_cm(const FieldValues& v, Field axis) {
+inline double position_cm(Values v, Field axis) {
   return static_cast<double>(v[axis]) * position_unit_cm(v);
 }
-inline double position_metres(const FieldValues& v, Field axis) {
+inline double position_metres(Values v, Field axis) {
   return position_cm(v, axis) * kPositionStep;
 }
-inline double heading_radians(const FieldValues& v) {
+inline double heading_radians(Values v) {
   const std::uint32_t turn_units = (static_cast<std::uint32_t>(v[kHeading]) & 0xFFFFu)
                                    << heading_shift(v);
   return (turn_units & 0xFFFFu) * (2.0 * std::numbers::pi / 65536.0);

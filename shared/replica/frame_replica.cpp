@@ -8,7 +8,6 @@
 namespace zone::replica {
 
 namespace fields = protocol::fields;
-using protocol::kEntityFields;
 
 const char* to_string(Violation v) {
   switch (v) {
@@ -32,9 +31,35 @@ const char* to_string(Violation v) {
   return "unknown";
 }
 
-void FrameReplica::reset(const ReplicaLimits& limits) {
+std::size_t EntityList::lower_bound(std::uint32_t id) const {
+  return static_cast<std::size_t>(std::lower_bound(ids_.begin(), ids_.end(), id) - ids_.begin());
+}
+
+std::size_t EntityList::index_of(std::uint32_t id) const {
+  const std::size_t i = lower_bound(id);
+  return (i < ids_.size() && ids_[i] == id) ? i : size();
+}
+
+void clear_frame(Frame& frame, std::size_t stride) {
+  frame.tick = 0;
+  frame.self.assign(stride, 0);
+  frame.entities.reset(stride);
+  frame.updated.clear();
+}
+
+void FrameReplica::reset(const ReplicaLimits& limits, const protocol::Schema& schema) {
   *this = FrameReplica{};
   limits_ = limits;
+  schema_ = schema;
+  clear_frames();
+}
+
+void FrameReplica::clear_frames() {
+  clear_frame(current_, schema_.size());
+  for (Frame& f : history_) clear_frame(f, schema_.size());
+  clear_frame(scratch_, schema_.size());
+  spawned_.reset(schema_.size());
+  zeros_.assign(schema_.size(), 0);
 }
 
 const Frame* FrameReplica::frame_at(std::uint32_t tick) const {
@@ -42,10 +67,10 @@ const Frame* FrameReplica::frame_at(std::uint32_t tick) const {
   return (tick != 0 && f.tick == tick) ? &f : nullptr;
 }
 
-const EntityState* FrameReplica::find(std::uint32_t id) const {
-  auto it = std::lower_bound(current_.entities.begin(), current_.entities.end(), id,
-                             [](const EntityState& e, std::uint32_t k) { return e.id < k; });
-  return (it != current_.entities.end() && it->id == id) ? &*it : nullptr;
+FoundEntity FrameReplica::find(std::uint32_t id) const {
+  const std::size_t i = current_.entities.index_of(id);
+  if (i == current_.entities.size()) return std::nullopt;
+  return current_.entities[i];
 }
 
 const EntityInfo* FrameReplica::info(std::uint32_t id) const {
@@ -59,7 +84,7 @@ void FrameReplica::violation(Violation v, std::uint32_t tick, std::uint32_t id) 
 
 bool FrameReplica::apply(std::span<const std::uint8_t> packet) {
   protocol::SnapshotPart& part = parts_[0];
-  if (protocol::parse_snapshot_part(packet, part) != protocol::ParseError::kNone) {
+  if (protocol::parse_snapshot_part(packet, schema_, part) != protocol::ParseError::kNone) {
     violation(Violation::kMalformed, 0, 0);
     return false;
   }
@@ -101,7 +126,7 @@ bool FrameReplica::apply(std::span<const std::uint8_t> packet) {
                  pending_.end());
   if (parts_.size() < done.parts.size()) parts_.resize(done.parts.size());
   for (std::size_t p = 0; p < done.parts.size(); ++p) {
-    protocol::parse_snapshot_part(done.parts[p], parts_[p]);
+    protocol::parse_snapshot_part(done.parts[p], schema_, parts_[p]);
   }
   complete(tick, baseline, {parts_.data(), done.parts.size()});
   return current_.tick == tick;
@@ -110,10 +135,8 @@ bool FrameReplica::apply(std::span<const std::uint8_t> packet) {
 void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
                             std::span<const protocol::SnapshotPart> parts) {
   Frame& next = scratch_;
+  clear_frame(next, schema_.size());
   next.tick = tick;
-  next.self = {};
-  next.entities.clear();
-  next.updated.clear();
   if (baseline != 0) {
     const Frame* base = frame_at(baseline);
     if (base == nullptr) {
@@ -141,7 +164,7 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
       if (self_seen) {
         violation(Violation::kInconsistentParts, tick, limits_.self_id);
       } else {
-        fields::apply(kEntityFields, part.self_mask, part.self_wire, next.self);
+        fields::apply(schema_, part.self_mask, part.wire_at(part.self_wire_begin), next.self);
       }
       self_seen = true;
     }
@@ -151,9 +174,10 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
                   c.index);
         continue;
       }
-      EntityState& e = next.entities[c.index];
+      const std::uint32_t id = next.entities.id(c.index);
+      const protocol::MutableValues values = next.entities.values(c.index);
       if (touched_[c.index] != 0) {
-        violation(Violation::kInconsistentParts, tick, e.id);
+        violation(Violation::kInconsistentParts, tick, id);
         continue;
       }
       if (c.mask == 0) {
@@ -161,18 +185,19 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
         continue;
       }
       touched_[c.index] = 1;
-      const FieldValues before = e.values;
-      fields::apply(kEntityFields, c.mask, c.wire, e.values);
+      before_.assign(values.begin(), values.end());
+      const protocol::Values before = before_;
+      fields::apply(schema_, c.mask, part.wire_at(c.wire_begin), values);
       // In centimetres: a record may change the entity's precision tier, and with it
       // the units of x and y; each end is rounded to half its own unit.
-      const double dx = protocol::position_cm(e.values, protocol::kX) -
-                        protocol::position_cm(before, protocol::kX);
-      const double dy = protocol::position_cm(e.values, protocol::kY) -
-                        protocol::position_cm(before, protocol::kY);
+      const double dx =
+          protocol::position_cm(values, protocol::kX) - protocol::position_cm(before, protocol::kX);
+      const double dy =
+          protocol::position_cm(values, protocol::kY) - protocol::position_cm(before, protocol::kY);
       const double rounding =
-          0.5 * (protocol::position_unit_cm(e.values) + protocol::position_unit_cm(before));
+          0.5 * (protocol::position_unit_cm(values) + protocol::position_unit_cm(before));
       if (std::hypot(dx, dy) > max_step_cm(next.updated[c.index]) + rounding * std::sqrt(2.0)) {
-        violation(Violation::kImpossibleJump, tick, e.id);
+        violation(Violation::kImpossibleJump, tick, id);
       }
       // Every record carries all of an entity's changed fields, so after one the
       // entity's values are as of this tick.
@@ -183,12 +208,12 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
         violation(Violation::kSelfInView, tick, s.id);
         continue;
       }
-      EntityState e{s.id, {}};
-      fields::apply(kEntityFields, s.mask, s.wire, e.values);
-      spawned_.push_back(e);
+      spawned_.push_back(s.id, zeros_);
+      fields::apply(schema_, s.mask, part.wire_at(s.wire_begin),
+                    spawned_.values(spawned_.size() - 1));
       EntityInfo& info = info_[s.id];
-      info.kind = s.kind;
-      info.max_health = s.max_health;
+      info.type = s.type;
+      info.kind = schema_.types()[s.type].kind;
       info.name.assign(s.name);
     }
   }
@@ -197,24 +222,29 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
   std::size_t kept = 0;
   for (std::size_t i = 0; i < next.entities.size(); ++i) {
     if (touched_[i] == 2) continue;
-    next.entities[kept] = next.entities[i];
+    next.entities.move_down(i, kept);
     next.updated[kept] = next.updated[i];
     ++kept;
   }
-  next.entities.resize(kept);
+  next.entities.truncate(kept);
   next.updated.resize(kept);
-  std::sort(spawned_.begin(), spawned_.end(),
-            [](const EntityState& a, const EntityState& b) { return a.id < b.id; });
-  for (std::size_t k = 0; k < spawned_.size(); ++k) {
-    const EntityState& s = spawned_[k];
-    auto pos = std::lower_bound(next.entities.begin(), next.entities.end(), s.id,
-                                [](const EntityState& e, std::uint32_t id) { return e.id < id; });
-    if ((pos != next.entities.end() && pos->id == s.id) || (k > 0 && spawned_[k - 1].id == s.id)) {
-      violation(Violation::kDuplicateSpawn, tick, s.id);
+  spawn_order_.resize(spawned_.size());
+  for (std::uint32_t k = 0; k < spawn_order_.size(); ++k) spawn_order_[k] = k;
+  std::sort(spawn_order_.begin(), spawn_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return spawned_.id(a) != spawned_.id(b) ? spawned_.id(a) < spawned_.id(b) : a < b;
+  });
+  std::uint32_t previous = 0;
+  for (std::size_t k = 0; k < spawn_order_.size(); ++k) {
+    const std::uint32_t id = spawned_.id(spawn_order_[k]);
+    const std::size_t at = next.entities.index_of(id);
+    if (at != next.entities.size() || (k > 0 && previous == id)) {
+      violation(Violation::kDuplicateSpawn, tick, id);
       continue;
     }
-    next.updated.insert(next.updated.begin() + (pos - next.entities.begin()), tick);
-    next.entities.insert(pos, s);
+    previous = id;
+    const std::size_t pos = next.entities.lower_bound(id);
+    next.updated.insert(next.updated.begin() + static_cast<std::ptrdiff_t>(pos), tick);
+    next.entities.insert(pos, id, spawned_.values(spawn_order_[k]));
   }
 
   ++frames_completed_;
@@ -225,13 +255,14 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
   stored.updated = next.updated;
   if (tick > current_.tick) {
     // Count view changes between the frames the client actually displayed.
-    auto a = current_.entities.begin();
-    auto b = next.entities.begin();
-    while (a != current_.entities.end() || b != next.entities.end()) {
-      if (b == next.entities.end() || (a != current_.entities.end() && a->id < b->id)) {
+    std::size_t a = 0, b = 0;
+    const EntityList& was = current_.entities;
+    const EntityList& now = next.entities;
+    while (a < was.size() || b < now.size()) {
+      if (b == now.size() || (a < was.size() && was.id(a) < now.id(b))) {
         ++leaves_;
         ++a;
-      } else if (a == current_.entities.end() || b->id < a->id) {
+      } else if (a == was.size() || now.id(b) < was.id(a)) {
         ++enters_;
         ++b;
       } else {
@@ -246,11 +277,7 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
   if (frames_completed_ % kFrameHistory == 0 && info_.size() > 2 * current_.entities.size() + 64) {
     std::erase_if(info_, [&](const auto& kv) {
       for (const Frame& f : history_) {
-        if (std::binary_search(
-                f.entities.begin(), f.entities.end(), EntityState{kv.first, {}},
-                [](const EntityState& a, const EntityState& b) { return a.id < b.id; })) {
-          return false;
-        }
+        if (f.entities.index_of(kv.first) != f.entities.size()) return false;
       }
       return true;
     });

@@ -7,7 +7,10 @@
 // jump, no frame built on a baseline the client does not have, no malformed part.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -15,10 +18,9 @@
 
 #include "protocol/compact.hpp"
 #include "protocol/limits.hpp"
+#include "protocol/schema.hpp"
 
 namespace zone::replica {
-
-using protocol::FieldValues;
 
 enum class Violation : std::uint8_t {
   kUnknownBaseline,    // snapshot built on a frame this client never completed
@@ -39,9 +41,31 @@ struct ViolationRecord {
   std::uint32_t entity_id;
 };
 
+// One entity of a frame, read in place: its id and its values (one per schema row).
+struct EntityView {
+  std::uint32_t id = 0;
+  protocol::Values values;
+  std::int32_t x() const { return values[protocol::kX]; }
+  std::int32_t y() const { return values[protocol::kY]; }
+  std::uint32_t party() const { return static_cast<std::uint32_t>(values[protocol::kParty]); }
+  std::uint32_t guild() const { return static_cast<std::uint32_t>(values[protocol::kGuild]); }
+};
+
+// What find() returns: the entity, or nothing (compares equal to nullptr then, as a
+// pointer would).
+class FoundEntity : public std::optional<EntityView> {
+ public:
+  using std::optional<EntityView>::optional;
+  friend bool operator==(const FoundEntity& f, std::nullptr_t) { return !f.has_value(); }
+};
+
+// A copy of one entity's values that outlives the frame it came from.
 struct EntityState {
   std::uint32_t id = 0;
-  FieldValues values{};
+  std::vector<std::int32_t> values;
+  EntityState() = default;
+  EntityState(std::uint32_t entity, protocol::Values v) : id(entity), values(v.begin(), v.end()) {}
+  EntityState(const EntityView& v) : EntityState(v.id, v.values) {}  // NOLINT: a copy of it
   std::int32_t x() const { return values[protocol::kX]; }
   std::int32_t y() const { return values[protocol::kY]; }
   std::uint32_t party() const { return static_cast<std::uint32_t>(values[protocol::kParty]); }
@@ -51,15 +75,86 @@ struct EntityState {
 
 // What never changes about an entity: sent with its spawn.
 struct EntityInfo {
-  std::uint8_t kind = 0;  // protocol::kKindPlayer / kKindNpc
-  std::uint16_t max_health = 0;
+  std::uint16_t type = 0;  // index into the schema's entity types
+  protocol::EntityKind kind = protocol::EntityKind::kNpc;
   std::string name;
+};
+
+// The entities of a frame, sorted by id, with their values side by side in one array
+// (one row of `stride` values per entity): a frame is copied whole as the next one's
+// start, so it is kept contiguous.
+class EntityList {
+ public:
+  std::size_t size() const { return ids_.size(); }
+  bool empty() const { return ids_.empty(); }
+  std::uint32_t id(std::size_t i) const { return ids_[i]; }
+  protocol::Values values(std::size_t i) const { return {values_.data() + i * stride_, stride_}; }
+  protocol::MutableValues values(std::size_t i) { return {values_.data() + i * stride_, stride_}; }
+  EntityView operator[](std::size_t i) const { return {ids_[i], values(i)}; }
+  EntityView front() const { return (*this)[0]; }
+  EntityView back() const { return (*this)[size() - 1]; }
+  // Position of `id`, or size() when absent.
+  std::size_t index_of(std::uint32_t id) const;
+  // Position of the first entity whose id is not below `id`.
+  std::size_t lower_bound(std::uint32_t id) const;
+
+  class Iterator {
+   public:
+    using value_type = EntityView;
+    using difference_type = std::ptrdiff_t;
+    Iterator(const EntityList* list, std::size_t i) : list_(list), i_(i) {}
+    EntityView operator*() const { return (*list_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const EntityList* list_;
+    std::size_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+  void reset(std::size_t stride) {
+    stride_ = stride;
+    clear();
+  }
+  void clear() {
+    ids_.clear();
+    values_.clear();
+  }
+  void push_back(std::uint32_t id, protocol::Values v) {
+    ids_.push_back(id);
+    values_.insert(values_.end(), v.begin(), v.end());
+  }
+  void insert(std::size_t at, std::uint32_t id, protocol::Values v) {
+    ids_.insert(ids_.begin() + static_cast<std::ptrdiff_t>(at), id);
+    values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(at * stride_), v.begin(), v.end());
+  }
+  // Keeps entity i at position `to` (to <= i), for compaction; then truncate().
+  void move_down(std::size_t i, std::size_t to) {
+    ids_[to] = ids_[i];
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(i * stride_), stride_,
+                values_.begin() + static_cast<std::ptrdiff_t>(to * stride_));
+  }
+  void truncate(std::size_t n) {
+    ids_.resize(n);
+    values_.resize(n * stride_);
+  }
+  std::size_t stride() const { return stride_; }
+
+ private:
+  std::size_t stride_ = 0;
+  std::vector<std::uint32_t> ids_;
+  std::vector<std::int32_t> values_;
 };
 
 struct Frame {
   std::uint32_t tick = 0;
-  FieldValues self{};
-  std::vector<EntityState> entities;  // sorted by id
+  std::vector<std::int32_t> self;  // one value per schema row
+  EntityList entities;             // sorted by id
   // Per entity (same order): the server tick its values were last set at. A record the
   // server deferred leaves an entity's values older than the frame, and the jump check
   // must measure movement from then.
@@ -72,11 +167,18 @@ struct ReplicaLimits {
   std::uint32_t self_id = 0;
 };
 
+// A Frame from nothing: its own values all zero, no entities.
+void clear_frame(Frame& frame, std::size_t stride);
+
 class FrameReplica {
  public:
   static constexpr std::uint32_t kFrameHistory = protocol::kClientFrameHistory;
 
-  void reset(const ReplicaLimits& limits);
+  FrameReplica() { clear_frames(); }
+
+  // Starts again (a Welcome): the session's schema says how to read every record.
+  void reset(const ReplicaLimits& limits, const protocol::Schema& schema);
+  const protocol::Schema& schema() const { return schema_; }
 
   // Feeds one snapshot part (the packet's bytes). Returns true when it completed a frame
   // newer than the current one. Violations, malformed parts included, go to violations().
@@ -88,9 +190,9 @@ class FrameReplica {
   // A recent complete frame by server tick, or nullptr if the client never completed it
   // (or it is older than kFrameHistory ticks).
   const Frame* frame_at(std::uint32_t tick) const;
-  const EntityState* find(std::uint32_t id) const;
+  FoundEntity find(std::uint32_t id) const;
   // The client's own entity as of the newest complete frame.
-  const FieldValues& self() const { return current_.self; }
+  protocol::Values self() const { return current_.self; }
   std::uint32_t last_input_sequence() const { return last_input_sequence_; }
   const EntityInfo* info(std::uint32_t id) const;
 
@@ -113,8 +215,11 @@ class FrameReplica {
   void complete(std::uint32_t tick, std::uint32_t baseline,
                 std::span<const protocol::SnapshotPart> parts);
   void violation(Violation v, std::uint32_t tick, std::uint32_t id);
+  // Every frame empty, in the current schema's stride.
+  void clear_frames();
 
   ReplicaLimits limits_;
+  protocol::Schema schema_;
   Frame current_;
   std::vector<Frame> history_ = std::vector<Frame>(kFrameHistory);  // ring by tick
   std::vector<PendingFrame> pending_;
@@ -129,7 +234,10 @@ class FrameReplica {
   Frame scratch_;
   std::vector<protocol::SnapshotPart> parts_ = std::vector<protocol::SnapshotPart>(1);
   std::vector<std::uint8_t> touched_;  // per baseline entity: 1 changed, 2 despawned
-  std::vector<EntityState> spawned_;
+  EntityList spawned_;
+  std::vector<std::uint32_t> spawn_order_;
+  std::vector<std::int32_t> before_;
+  std::vector<std::int32_t> zeros_;
 };
 
 }  // namespace zone::replica

@@ -26,15 +26,16 @@ GhostMessage sample() {
   a.heading = 1.5f;
   a.vx = 7.0f;
   a.vy = -2.0f;
-  a.health = 80;
-  a.max_health = 100;
+  a.properties.type = 2;
+  a.properties.assign(std::vector<std::int32_t>{80, 100, -7, 2147483647});
   a.name = "alice";
   world::GhostState b;
   b.id = (3u << 26) | 9;
   b.kind = world::EntityKind::kNpc;
   b.x = 40.0;
   b.y = 1e6;
-  b.health = b.max_health = 65535;
+  b.properties.type = 1;
+  b.properties.assign(std::vector<std::int32_t>{65535, 65535, 0, -2147483647 - 1});
   m.ghosts = {a, b};
   return m;
 }
@@ -67,8 +68,7 @@ TEST_CASE("ghost codec: a message reads back exactly") {
     CHECK(a.heading == b.heading);
     CHECK(a.vx == b.vx);
     CHECK(a.vy == b.vy);
-    CHECK(a.health == b.health);
-    CHECK(a.max_health == b.max_health);
+    CHECK(a.properties == b.properties);
     CHECK(a.name == b.name);
   }
   // 26 header bytes, then 38 + name per ghost.
@@ -103,7 +103,7 @@ TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a 
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kNotGhost);
   }
   SUBCASE("another version (version 1 had no epoch)") {
-    for (const std::uint8_t version : {1, 3}) {
+    for (const std::uint8_t version : {1, 2, 4}) {
       bytes[1] = version;
       CHECK(cluster::decode(bytes, got) == GhostDecodeError::kVersion);
     }
@@ -128,6 +128,11 @@ TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a 
   SUBCASE("a coordinate that is not finite") {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     std::memcpy(&bytes[26 + 5], &nan, sizeof nan);
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+  }
+  SUBCASE("more properties than an entity has rows for") {
+    // After id, kind, x, y, heading, vx, vy and the u16 type: the property count.
+    bytes[26 + 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2] = 57;
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
   }
   SUBCASE("entity id 0") {

@@ -34,7 +34,7 @@ GhostState ghost(world::EntityId local, double x, double y) {
   g.kind = world::EntityKind::kNpc;
   g.x = x;
   g.y = y;
-  g.health = g.max_health = 100;
+  g.properties.type = 1;
   g.name = "npc-" + std::to_string(local);
   return g;
 }

@@ -27,8 +27,29 @@ constexpr double kGhostDistance = 40.0;
 const aoi::Bounds kWest{{0.0, 0.0}, {200.0, 200.0}};
 const aoi::Bounds kEast{{200.0, 0.0}, {400.0, 200.0}};
 
+// The game of these zones: health and max_health, as the zone's built-in game has them.
+world::GameTypes health_game() {
+  world::GameTypes game;
+  for (const char* name : {"health", "max_health"}) {
+    protocol::FieldSpec f;
+    f.name = name;
+    f.bits = 16;
+    game.schema.add_field(f);
+  }
+  game.defaults = {{{100, 100}}, {{100, 100}}};
+  return game;
+}
+
+world::PropertyValues health(std::uint16_t type, std::int32_t now, std::int32_t max) {
+  world::PropertyValues p;
+  p.type = type;
+  p.assign(std::vector<std::int32_t>{now, max});
+  return p;
+}
+
 world::WorldParams zone_params(std::uint32_t index) {
   world::WorldParams p = test::small_world(0);
+  p.game = health_game();
   p.zone_index = index;
   p.grid.bounds = index == 0 ? kWest : kEast;
   p.ghost_margin = kGhostDistance;
@@ -52,14 +73,13 @@ bool steer(world::World& w, std::uint32_t slot, double x, double y) {
 }
 
 // The entity as its zone offers it (the handoff's offer carries these fields).
-world::World::Arrival arrival_of(const world::Entity& e) {
+world::World::Arrival arrival_of(const world::World& w, const world::Entity& e) {
   return {.id = e.id,
           .kind = e.kind,
           .x = e.x,
           .y = e.y,
           .heading = e.heading,
-          .health = e.health,
-          .max_health = e.max_health,
+          .properties = w.property_values(w.find(e.id)->aoi.index),
           .name = e.name};
 }
 
@@ -157,7 +177,7 @@ TEST_CASE("handoff: a player walks into the next zone and every client sees one 
     if (offered && !taken) {
       const world::Entity& e = z.west.world.entity(*offered);
       z.east_ghosts.release(bob_id);
-      const std::uint32_t slot = z.east.world.adopt(arrival_of(e));
+      const std::uint32_t slot = z.east.world.adopt(arrival_of(z.west.world, e));
       REQUIRE(slot != world::World::kNoSlot);
       taken = slot;
     }
@@ -275,8 +295,7 @@ TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap 
                     .kind = world::EntityKind::kPlayer,
                     .x = 250,
                     .y = 50,
-                    .health = 1,
-                    .max_health = 1,
+                    .properties = health(0, 1, 1),
                     .name = "x"}) == world::World::kNoSlot);
   // NPCs only to a zone whose NPCs wander (these stand).
   CHECK(east.adopt({.id = 77,
@@ -284,18 +303,17 @@ TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap 
                     .x = 250,
                     .y = 50,
                     .heading = 0,
-                    .health = 1,
-                    .max_health = 1,
+                    .properties = health(0, 1, 1),
                     .name = "npc"}) == world::World::kNoSlot);
   east.step(0.05);  // sets the AOI's per-tick bound (7 m/s * 0.05 s)
-  const std::uint32_t g = east.spawn_ghost(42, world::EntityKind::kPlayer, "bob", 100);
-  east.set_ghost_state(g, 201.0, 50.0, 0.0, 0.0, 0.0, 100);
+  const std::uint32_t g =
+      east.spawn_ghost(42, world::EntityKind::kPlayer, "bob", health(0, 100, 100));
+  east.set_ghost_state(g, 201.0, 50.0, 0.0, 0.0, 0.0, health(0, 100, 100));
   const std::uint32_t slot = east.adopt({.id = 42,
                                          .kind = world::EntityKind::kPlayer,
                                          .x = 202.0,
                                          .y = 50.0,
-                                         .health = 90,
-                                         .max_health = 100,
+                                         .properties = health(0, 90, 100),
                                          .name = "bob"});
   REQUIRE(slot == g);  // the ghost itself: same slot, so no AOI event anywhere
   const world::Entity& e = east.entity(slot);
@@ -309,7 +327,8 @@ TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap 
   east.step(0.05);
   CHECK(e.x == 202.0);
   CHECK_FALSE(e.catching_up);
-  CHECK(e.health == 90);
+  CHECK(east.properties(slot)[0] == 90);
+  CHECK(east.properties(slot)[1] == 100);
   CHECK(east.ghost_count() == 0);
   CHECK(east.player_count() == 2);
   CHECK_FALSE(east.aoi().is_observer(e.aoi));  // until its client comes
@@ -345,7 +364,7 @@ TEST_CASE("handoff: wandering NPCs cross into a neighbour and are taken over the
   CHECK(npc.y == y);
 
   east.step(0.05);
-  const std::uint32_t slot = east.adopt(arrival_of(npc));
+  const std::uint32_t slot = east.adopt(arrival_of(west, npc));
   REQUIRE(slot != world::World::kNoSlot);
   CHECK(east.npc_count() == 1);
   west.release(*crossed);
@@ -381,8 +400,7 @@ TEST_CASE("handoff: patrolling NPCs keep to their zone") {
                     .x = 250,
                     .y = 50,
                     .heading = 0,
-                    .health = 1,
-                    .max_health = 1,
+                    .properties = health(0, 1, 1),
                     .name = "npc"}) == world::World::kNoSlot);
 }
 

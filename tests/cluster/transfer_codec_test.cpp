@@ -11,6 +11,13 @@ using namespace zone::cluster;
 
 namespace {
 
+world::PropertyValues properties(std::uint16_t type, std::vector<std::int32_t> values) {
+  world::PropertyValues p;
+  p.type = type;
+  p.assign(values);
+  return p;
+}
+
 TransferMessage offer() {
   TransferMessage m;
   m.kind = TransferKind::kOffer;
@@ -21,8 +28,7 @@ TransferMessage offer() {
               .x = 1000.25,
               .y = -3.5,
               .heading = 1.5,
-              .health = 80,
-              .max_health = 100,
+              .properties = properties(0, {80, 100, -3}),
               .party_key = 0x1122334455667788ull,
               .guild_key = 9,
               .name = "bob"};
@@ -58,8 +64,7 @@ TEST_CASE("transfer codec: offers, answers and cancels read back exactly") {
   CHECK(back.entity.x == 1000.25);
   CHECK(back.entity.y == -3.5);
   CHECK(back.entity.heading == 1.5);
-  CHECK(back.entity.health == 80);
-  CHECK(back.entity.max_health == 100);
+  CHECK(back.entity.properties == properties(0, {80, 100, -3}));
   CHECK(back.entity.party_key == o.entity.party_key);
   CHECK(back.entity.guild_key == 9);
   CHECK(back.entity.name == "bob");
@@ -128,10 +133,11 @@ TEST_CASE("transfer codec: foreign, future and damaged messages are refused with
     encode(m, bytes);
     CHECK(decode(bytes, back) == TransferDecodeError::kBadValue);
   }
-  SUBCASE("health above its maximum") {
+  SUBCASE("more properties than an entity has rows for") {
     TransferMessage m = offer();
-    m.entity.health = 101;
     encode(m, bytes);
+    // Header 12 bytes, then kind, x, y, heading and the u16 type: the property count.
+    bytes[12 + 1 + 8 + 8 + 4 + 2] = 57;
     CHECK(decode(bytes, back) == TransferDecodeError::kBadValue);
   }
   SUBCASE("entity id 0") {

@@ -26,7 +26,6 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.players.max_players == b.players.max_players);
   CHECK(a.players.max_speed == b.players.max_speed);
   CHECK(a.players.max_name_length == b.players.max_name_length);
-  CHECK(a.players.max_health == b.players.max_health);
   CHECK(a.npcs.count == b.npcs.count);
   CHECK(a.npcs.seed == b.npcs.seed);
   CHECK(a.npcs.behaviour == b.npcs.behaviour);
@@ -34,7 +33,6 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.npcs.turn_rate == b.npcs.turn_rate);
   CHECK(a.npcs.patrol_length == b.npcs.patrol_length);
   CHECK(a.npcs.idle_fraction == b.npcs.idle_fraction);
-  CHECK(a.npcs.max_health == b.npcs.max_health);
   CHECK(a.network.bind_address == b.network.bind_address);
   CHECK(a.network.port == b.network.port);
   CHECK(a.network.channel_limit == b.network.channel_limit);

@@ -69,7 +69,7 @@ TEST_CASE("describe() round-trips unusual values exactly") {
   c.world = {-1234.5678, -0.1, 1e-7, 999.999999};
   c.tick.rate_hz = 1000;
   c.aoi = {false, 0.30000000000000004, 1.0 / 3.0, 0.0};
-  c.players = {4079, 99.99, 255, 65535};
+  c.players = {4079, 99.99, 255};
   c.npcs.count = 0;
   c.npcs.seed = std::numeric_limits<std::uint64_t>::max();
   c.npcs.behaviour = NpcBehaviour::kIdle;
@@ -77,7 +77,7 @@ TEST_CASE("describe() round-trips unusual values exactly") {
   c.npcs.turn_rate = 6.283185307179586;
   c.npcs.patrol_length = 1e-300;
   c.npcs.idle_fraction = 1.0;
-  c.npcs.max_health = 1;
+  c.game.data_file = "configs/game/other game.yaml";
   c.network = {"192.168.10.20", 0, 255, 576, 100000000, 1000, 64, 600000};
   c.limits = {64, 10000, 0};
   c.log = {LogLevel::kError, 86400};

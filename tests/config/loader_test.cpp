@@ -134,10 +134,9 @@ TEST_CASE("unknown keys are errors at every level - with the full path - line an
           "unknown key 'world.cell_size' (did you mean 'aoi.cell_size' or 'static.cell_size'?)");
   }
   SUBCASE("a key name used in two sections suggests both") {
-    const ConfigError e = only_error(load("world:\n  max_health: 16\n"));
+    const ConfigError e = only_error(load("world:\n  max_size: 16\n"));
     CHECK(e.message ==
-          "unknown key 'world.max_health' (did you mean 'players.max_health' or "
-          "'npcs.max_health'?)");
+          "unknown key 'world.max_size' (did you mean 'party.max_size' or 'guild.max_size'?)");
   }
   SUBCASE("a key at the top level instead of in its section") {
     const ConfigError e = only_error(load("port: 7000\n"));
@@ -186,10 +185,11 @@ TEST_CASE("a section that is not a map") {
     const ConfigError e = only_error(load("- zone\n- world\n"));
     CHECK(e.key.empty());
     CHECK(e.line == 1);
-    CHECK(e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
-                         "network, interest, precision, party, guild, chunks, static, threads, "
-                         "limits, log, admin, debug) at the top "
-                         "level, got a list") == 0);
+    CHECK(
+        e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
+                       "network, interest, precision, party, guild, chunks, static, game, threads, "
+                       "limits, log, admin, debug) at the top "
+                       "level, got a list") == 0);
   }
 }
 
@@ -327,9 +327,9 @@ TEST_CASE("ranges - at and just beyond their edges") {
   CHECK(error_for("players", "max_players", "52417").message ==
         "expected an integer >= 1 and <= 52416, got 52417");
   CHECK_FALSE(accepts("players", "max_players", "0"));
-  CHECK(accepts("players", "max_health", "65535"));
-  CHECK_FALSE(accepts("players", "max_health", "65536"));  // would wrap a uint16
-  CHECK_FALSE(accepts("npcs", "max_health", "0"));
+  // Hit points are the game's data now (configs/game/): no longer zone keys.
+  CHECK_FALSE(accepts("players", "max_health", "100"));
+  CHECK_FALSE(accepts("npcs", "max_health", "100"));
   CHECK(accepts("npcs", "idle_fraction", "0"));
   CHECK(accepts("npcs", "idle_fraction", "1"));
   CHECK_FALSE(accepts("npcs", "idle_fraction", "1.01"));

@@ -1,4 +1,5 @@
-// libFuzzer target: snapshot parts as a client decodes them (protocol v3, channel 1).
+// libFuzzer target: snapshot parts as a client decodes them (protocol v7, channel 1), in
+// the schema of seed_schema.hpp.
 //
 // Input: byte 0 is the client's own entity id (0 to 255; ReplicaLimits::self_id), the rest
 // a sequence of snapshot parts separated by kSeparator ("\xF5PRT", tests/fuzz/
@@ -28,6 +29,7 @@
 //     never holds id 0 or the client's own id, and is the one frame_at() returns;
 //     last_input_sequence() is the one of the newest tick's part.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -41,16 +43,17 @@
 #include <vector>
 
 #include "protocol/compact.hpp"
-#include "protocol/entity_fields.hpp"
+#include "protocol/record.hpp"
+#include "protocol/schema.hpp"
 #include "replica/frame_replica.hpp"
+#include "seed_schema.hpp"
 
 namespace {
 
 namespace protocol = zone::protocol;
 namespace replica = zone::replica;
-using protocol::FieldValues;
-using protocol::kEntityFields;
 using protocol::SnapshotPart;
+using FieldValues = std::vector<std::int32_t>;  // one value per schema row
 using replica::Violation;
 
 constexpr std::uint8_t kSeparator[] = {0xF5, 'P', 'R', 'T'};
@@ -64,14 +67,32 @@ void require(bool condition, const char* what) {
   }
 }
 
-FieldValues applied(std::uint32_t mask, const protocol::WireValues& wire, FieldValues values = {}) {
-  protocol::fields::apply(kEntityFields, mask, wire, values);
+// Every input is read in one schema (seed_schema.hpp).
+const protocol::Schema& schema() {
+  return zone::fuzz::seed_schema();
+}
+FieldValues zeros() {
+  return FieldValues(schema().size(), 0);
+}
+
+FieldValues applied(std::uint64_t mask, const std::uint32_t* wire, FieldValues values = zeros()) {
+  protocol::fields::apply(schema(), mask, wire, values);
   return values;
 }
 
-bool same_wire(std::uint32_t mask, const protocol::WireValues& a, const protocol::WireValues& b) {
-  for (std::size_t i = 0; i < protocol::kFieldCount; ++i) {
-    if ((mask & (1u << i)) && a[i] != b[i]) return false;
+// A record's wire values (one per mask bit, in row order) are the same.
+bool same_wire(std::uint64_t mask, const std::uint32_t* a, const std::uint32_t* b) {
+  return std::equal(a, a + std::popcount(mask), b);
+}
+
+bool same_values(protocol::Values a, protocol::Values b) {
+  return std::ranges::equal(a, b);
+}
+
+bool same_entities(const replica::EntityList& a, const replica::EntityList& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a.id(i) != b.id(i) || !same_values(a.values(i), b.values(i))) return false;
   }
   return true;
 }
@@ -81,22 +102,22 @@ bool same_wire(std::uint32_t mask, const protocol::WireValues& a, const protocol
 void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& part) {
   // As long as the original at most: the writer overflows if it needs more.
   std::vector<std::uint8_t> buf(original.size());
-  protocol::SnapshotPartWriter w(buf);
+  protocol::SnapshotPartWriter w(buf, schema());
   w.header(part.header);
   if (part.header.flags & protocol::kSnapshotHasSelf) {
-    w.self(part.self_mask, protocol::kZeroFields, applied(part.self_mask, part.self_wire));
+    w.self(part.self_mask, {}, applied(part.self_mask, part.wire_at(part.self_wire_begin)));
   }
   w.begin_changes(static_cast<std::uint32_t>(part.changes.size()));
   for (const protocol::ChangeRecord& c : part.changes) {
     if (c.mask == 0) {
       w.despawn(c.index);
     } else {
-      w.change(c.index, c.mask, protocol::kZeroFields, applied(c.mask, c.wire));
+      w.change(c.index, c.mask, {}, applied(c.mask, part.wire_at(c.wire_begin)));
     }
   }
   w.begin_spawns(static_cast<std::uint32_t>(part.spawns.size()));
   for (const protocol::SpawnRecord& s : part.spawns) {
-    w.spawn(s.id, s.kind, s.max_health, s.name, applied(s.mask, s.wire));
+    w.spawn(s.id, s.type, s.name, applied(s.mask, part.wire_at(s.wire_begin)));
   }
   require(!w.overflow(), "a re-written part is no longer than the original");
   const auto again = w.bytes();
@@ -106,7 +127,7 @@ void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& p
   }
 
   SnapshotPart back;
-  require(protocol::parse_snapshot_part(again, back) == protocol::ParseError::kNone,
+  require(protocol::parse_snapshot_part(again, schema(), back) == protocol::ParseError::kNone,
           "a re-written part parses");
   const auto& h = part.header;
   const auto& h2 = back.header;
@@ -116,24 +137,27 @@ void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& p
           "a re-written part keeps its header");
   if (h.flags & protocol::kSnapshotHasSelf) {
     require(back.self_mask == part.self_mask &&
-                same_wire(part.self_mask, back.self_wire, part.self_wire),
+                same_wire(part.self_mask, back.wire_at(back.self_wire_begin),
+                          part.wire_at(part.self_wire_begin)),
             "a re-written part keeps its self record");
   }
   require(back.changes.size() == part.changes.size(), "a re-written part keeps its changes");
   for (std::size_t i = 0; i < part.changes.size(); ++i) {
     const auto& a = part.changes[i];
     const auto& b = back.changes[i];
-    require(a.index == b.index && a.mask == b.mask && same_wire(a.mask, a.wire, b.wire),
+    require(a.index == b.index && a.mask == b.mask &&
+                same_wire(a.mask, part.wire_at(a.wire_begin), back.wire_at(b.wire_begin)),
             "a re-written change is the same change");
   }
   require(back.spawns.size() == part.spawns.size(), "a re-written part keeps its spawns");
   for (std::size_t i = 0; i < part.spawns.size(); ++i) {
     const auto& a = part.spawns[i];
     const auto& b = back.spawns[i];
-    require(a.id == b.id && a.kind == b.kind && a.max_health == b.max_health && a.name == b.name &&
-                applied(a.mask, a.wire) == applied(b.mask, b.wire),
+    require(a.id == b.id && a.type == b.type && a.name == b.name &&
+                applied(a.mask, part.wire_at(a.wire_begin)) ==
+                    applied(b.mask, back.wire_at(b.wire_begin)),
             "a re-written spawn is the same spawn");
-    require(b.mask == protocol::fields::change_mask(protocol::kZeroFields, applied(b.mask, b.wire)),
+    require(b.mask == protocol::fields::nonzero_mask(applied(b.mask, back.wire_at(b.wire_begin))),
             "a written spawn carries exactly its non-zero fields");
   }
 }
@@ -146,11 +170,10 @@ void check_rewrite(std::span<const std::uint8_t> original, const SnapshotPart& p
 // one frame ends up with is not specified: only its presence is.
 struct Expected {
   bool frame = false;  // a frame is rebuilt (its baseline is held)
-  FieldValues self{};
+  FieldValues self = zeros();
   std::map<std::uint32_t, std::optional<FieldValues>> entities;
   struct Info {
-    std::uint8_t kind;
-    std::uint16_t max_health;
+    std::uint16_t type;
     std::string name;
   };
   std::map<std::uint32_t, Info> info;                // the last spawn of each id
@@ -174,7 +197,9 @@ Expected rebuild(const replica::FrameReplica& r, std::span<const SnapshotPart> p
   x.frame = true;
   if (base != nullptr) {
     x.self = base->self;
-    for (const auto& e : base->entities) x.entities[e.id] = e.values;
+    for (const replica::EntityView e : base->entities) {
+      x.entities[e.id] = FieldValues(e.values.begin(), e.values.end());
+    }
   }
   const std::size_t held = base != nullptr ? base->entities.size() : 0;
   std::vector<std::uint8_t> touched(held, 0);                    // 1 changed, 2 despawned
@@ -185,7 +210,7 @@ Expected rebuild(const replica::FrameReplica& r, std::span<const SnapshotPart> p
       if (self_seen) {
         violation(Violation::kInconsistentParts, self_id);  // a second self record
       } else {
-        x.self = applied(part.self_mask, part.self_wire, x.self);
+        x.self = applied(part.self_mask, part.wire_at(part.self_wire_begin), x.self);
       }
       self_seen = true;
     }
@@ -194,13 +219,14 @@ Expected rebuild(const replica::FrameReplica& r, std::span<const SnapshotPart> p
         violation(c.mask == 0 ? Violation::kDespawnUnknown : Violation::kDeltaForUnknown, c.index);
         continue;
       }
-      const std::uint32_t id = base->entities[c.index].id;
+      const std::uint32_t id = base->entities.id(c.index);
       if (touched[c.index] != 0) {
         violation(Violation::kInconsistentParts, id);  // named twice in the frame
         continue;
       }
       touched[c.index] = c.mask == 0 ? 2 : 1;
-      if (c.mask != 0) x.entities[id] = applied(c.mask, c.wire, *x.entities[id]);
+      if (c.mask != 0)
+        x.entities[id] = applied(c.mask, part.wire_at(c.wire_begin), *x.entities[id]);
     }
     for (const protocol::SpawnRecord& s : part.spawns) {
       if (s.id == self_id) {
@@ -209,12 +235,12 @@ Expected rebuild(const replica::FrameReplica& r, std::span<const SnapshotPart> p
       }
       auto& [times, values] = spawned[s.id];
       ++times;
-      values = applied(s.mask, s.wire);
-      x.info[s.id] = {s.kind, s.max_health, std::string(s.name)};
+      values = applied(s.mask, part.wire_at(s.wire_begin));
+      x.info[s.id] = {s.type, std::string(s.name)};
     }
   }
   for (std::size_t i = 0; i < held; ++i) {
-    if (touched[i] == 2) x.entities.erase(base->entities[i].id);
+    if (touched[i] == 2) x.entities.erase(base->entities.id(i));
   }
   for (const auto& [id, spawn] : spawned) {
     int duplicates = spawn.first;
@@ -267,7 +293,8 @@ Expected expect(const replica::FrameReplica& r, std::vector<Pending>& pending,
   std::erase_if(pending, [&](const Pending& p) { return p.tick <= h.server_tick; });
   std::vector<SnapshotPart> parts(done.parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    require(protocol::parse_snapshot_part(done.parts[i], parts[i]) == protocol::ParseError::kNone,
+    require(protocol::parse_snapshot_part(done.parts[i], schema(), parts[i]) ==
+                protocol::ParseError::kNone,
             "a part parses every time");
   }
   return rebuild(r, parts, self_id);  // copies what it keeps of the names
@@ -294,15 +321,15 @@ void check_expected(const replica::FrameReplica& r, std::uint32_t tick, const Ex
   require(f.self == x.self, "the completed frame's own values");
   require(f.entities.size() == x.entities.size(), "the completed frame's entities, by count");
   auto it = x.entities.begin();
-  for (const auto& e : f.entities) {
-    require(e.id == it->first && (!it->second || e.values == *it->second),
+  for (const replica::EntityView e : f.entities) {
+    require(e.id == it->first && (!it->second || same_values(e.values, *it->second)),
             "the completed frame's entities, one by one");
     ++it;
   }
   for (const auto& [id, spawn] : x.info) {
     const replica::EntityInfo* info = r.info(id);
-    require(info != nullptr && info->kind == spawn.kind && info->max_health == spawn.max_health &&
-                info->name == spawn.name,
+    require(info != nullptr && info->type == spawn.type &&
+                info->kind == schema().types()[spawn.type].kind && info->name == spawn.name,
             "a spawned entity's info is its last spawn's");
   }
 }
@@ -313,16 +340,17 @@ void check_replica(const replica::FrameReplica& r, std::uint32_t self_id) {
   const replica::Frame& f = r.current();
   require(f.updated.size() == f.entities.size(), "an update tick per entity");
   for (std::size_t i = 0; i < f.entities.size(); ++i) {
-    require(f.entities[i].id != 0, "no entity has id 0");
-    require(self_id == 0 || f.entities[i].id != self_id, "the own entity is not in view");
-    require(i == 0 || f.entities[i - 1].id < f.entities[i].id, "entities sorted by id");
+    require(f.entities.id(i) != 0, "no entity has id 0");
+    require(self_id == 0 || f.entities.id(i) != self_id, "the own entity is not in view");
+    require(i == 0 || f.entities.id(i - 1) < f.entities.id(i), "entities sorted by id");
+    require(f.entities.values(i).size() == schema().size(), "a value per schema row");
     require(f.updated[i] != 0 && f.updated[i] <= f.tick, "an entity's values date from the past");
   }
   require(r.ack_tick() == f.tick, "the acknowledged tick is the current frame's");
   if (f.tick != 0) {
     const replica::Frame* stored = r.frame_at(f.tick);
-    require(stored != nullptr && stored->self == f.self && stored->entities == f.entities &&
-                stored->updated == f.updated,
+    require(stored != nullptr && stored->self == f.self &&
+                same_entities(stored->entities, f.entities) && stored->updated == f.updated,
             "the current frame is the stored one");
   }
 }
@@ -333,7 +361,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::uint32_t self_id = data[0];
   replica::FrameReplica r;
-  r.reset({kMaxSpeed, kTickRate, self_id});
+  r.reset({kMaxSpeed, kTickRate, self_id}, schema());
   const std::uint8_t* const end = data + size;
   const std::uint8_t* at = data + 1;
   std::uint32_t newest_tick = 0;
@@ -346,7 +374,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::vector<std::uint8_t> packet(at, next);
     at = next == end ? end + 1 : next + sizeof kSeparator;
 
-    const protocol::ParseError parsed = protocol::parse_snapshot_part(packet, part);
+    const protocol::ParseError parsed = protocol::parse_snapshot_part(packet, schema(), part);
     const std::uint32_t ack = r.ack_tick();
     const std::size_t violations = r.violations().size();
     const std::uint32_t tick = part.header.server_tick;

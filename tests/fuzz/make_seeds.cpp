@@ -24,7 +24,9 @@
 
 #include "protocol/codec.hpp"
 #include "protocol/compact.hpp"
-#include "protocol/entity_fields.hpp"
+#include "protocol/record.hpp"
+#include "protocol/schema.hpp"
+#include "seed_schema.hpp"
 
 namespace {
 
@@ -115,17 +117,34 @@ void client_packet_seeds(const std::filesystem::path& dir) {
 
 constexpr std::uint8_t kSeparator[] = {0xF5, 'P', 'R', 'T'};
 
+using zone::fuzz::kHealthRow;
+using zone::fuzz::kMaxHealthRow;
+using zone::fuzz::kNpcType;
+using zone::fuzz::kPlayerType;
+using zone::fuzz::seed_schema;
+
+using FieldValues = std::vector<std::int32_t>;
+
 FieldValues v(std::int32_t x, std::int32_t y, std::int32_t heading = 0, std::int32_t moving = 0,
               std::int32_t health = 100, std::int32_t party = 0, std::int32_t guild = 0) {
-  return {x, y, heading, moving, health, party, guild};
+  FieldValues out(seed_schema().size(), 0);
+  out[kX] = x;
+  out[kY] = y;
+  out[kHeading] = heading;
+  out[kMoveState] = moving;
+  out[kParty] = party;
+  out[kGuild] = guild;
+  out[kHealthRow] = health;
+  out[kMaxHealthRow] = 100;
+  return out;
 }
 
 struct Spawn {
   std::uint32_t id;
   FieldValues values;
   std::string name;
-  std::uint8_t kind = kKindNpc;
-  std::uint16_t max_health = 100;
+  std::uint16_t type = kNpcType;
+  std::int32_t max_health = 100;  // written as the max_health row of its values
 };
 struct Change {
   std::uint32_t index;
@@ -139,15 +158,15 @@ struct Part {
   std::uint8_t part = 0;
   std::uint8_t part_count = 1;
   bool has_self = false;
-  FieldValues self_base{};
-  FieldValues self_now{};
+  FieldValues self_base = FieldValues(seed_schema().size(), 0);
+  FieldValues self_now = FieldValues(seed_schema().size(), 0);
   std::vector<Change> changes;
   std::vector<Spawn> spawns;
 };
 
 Bytes encode(const Part& p) {
   Bytes buf(4096);
-  SnapshotPartWriter w(buf);
+  SnapshotPartWriter w(buf, seed_schema());
   SnapshotHeader h;
   h.server_tick = p.tick;
   h.last_input_sequence = p.tick > 1 ? p.tick - 1 : 0;
@@ -166,7 +185,11 @@ Bytes encode(const Part& p) {
     }
   }
   w.begin_spawns(static_cast<std::uint32_t>(p.spawns.size()));
-  for (const Spawn& s : p.spawns) w.spawn(s.id, s.kind, s.max_health, s.name, s.values);
+  for (const Spawn& s : p.spawns) {
+    FieldValues values = s.values;
+    values[kMaxHealthRow] = s.max_health;
+    w.spawn(s.id, s.type, s.name, values);
+  }
   if (w.overflow()) {
     std::fprintf(stderr, "fuzz_make_seeds: a seed part does not fit\n");
     std::exit(1);
@@ -195,8 +218,8 @@ Part full_frame() {
   p.has_self = true;
   p.self_now = kSelf1;
   p.spawns = {{10, kTen, "ten"},
-              {11, kEleven, "eleven", kKindPlayer, 120},
-              {12, kTwelve, "tw\xC3\xA9lve", kKindNpc, 65535}};
+              {11, kEleven, "eleven", kPlayerType, 120},
+              {12, kTwelve, "tw\xC3\xA9lve", kNpcType, 65535}};
   return p;
 }
 
@@ -215,7 +238,7 @@ void snapshot_part_seeds(const std::filesystem::path& dir) {
     t2.changes = {{0, kTen, v(1040, 1980, 120, 1, 90)},
                   {1, {}, {}, true},
                   {2, kTwelve, v(0, 300, 300, 0, 55)}};
-    t2.spawns = {{20, v(700, -700, 16384, 1, 50), "bob", kKindPlayer, 100}};
+    t2.spawns = {{20, v(700, -700, 16384, 1, 50), "bob", kPlayerType, 100}};
     Part t3;
     t3.tick = 3;
     t3.baseline = 2;
@@ -343,8 +366,9 @@ void snapshot_part_seeds(const std::filesystem::path& dir) {
     write(dir, "extremes", sequence(7, {encode(p), encode(q0), encode(q)}));
   }
   {
-    // Malformed parts among good ones: a short header, trailing bytes, an unknown kind, a
-    // record with a mask bit beyond the table, a varint of six bytes, a zero tick; and one
+    // Malformed parts among good ones: a short header, trailing bytes, an unknown type, a
+    // record with a mask bit beyond the schema, a mask varint of eleven bytes, a zero tick;
+    // and one
     // the parser accepts although no writer would write it (a count in two bytes).
     const Bytes good = encode(full_frame());
     Bytes short_header(good.begin(), good.begin() + 11);
@@ -355,11 +379,13 @@ void snapshot_part_seeds(const std::filesystem::path& dir) {
     one.baseline = 1;
     one.spawns = {{30, v(1, 2), "k"}};
     Bytes bad_kind = encode(one);
-    bad_kind[kSnapshotHeaderBytes + 3] = 2;  // change count, spawn count, id gap, kind
+    bad_kind[kSnapshotHeaderBytes + 3] = 2;  // change count, spawn count, id gap, type 2
     Bytes bad_mask = encode(one);
-    bad_mask[bad_mask.size() - 4] = 0x20;  // the spawn's mask (then x, y, health): bit 5
-    Bytes overlong = good;                 // the self mask in six bytes
-    overlong.insert(overlong.begin() + kSnapshotHeaderBytes, 5, std::uint8_t{0x80});
+    // The spawn's mask is two bytes (rows 0, 1, 8, 9), then x, y, health and max_health
+    // one byte each: its second byte gets bit 10, a row the schema does not have.
+    bad_mask[bad_mask.size() - 5] |= 0x08;
+    Bytes overlong = good;  // the self mask in eleven bytes: longer than any 64-bit varint
+    overlong.insert(overlong.begin() + kSnapshotHeaderBytes, 9, std::uint8_t{0x80});
     Bytes zero_tick = encode(one);
     zero_tick[0] = zero_tick[1] = zero_tick[2] = zero_tick[3] = 0;
     Part canonical;

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,8 +50,9 @@ Bytes hello_packet(std::uint16_t version, std::string_view name) {
 
 Bytes welcome_packet() {
   flatbuffers::FlatBufferBuilder fbb;
+  const auto schema = build_schema(fbb, test::test_schema());
   const auto w = CreateWelcome(fbb, 4242, 987654, 30, 45.5f, 2.25f, -100.0f, -200.0f, 300.0f,
-                               400.0f, true, 7.5f);
+                               400.0f, true, 7.5f, 0, schema, test::kNpcType);
   fbb.Finish(CreateServerPacket(fbb, ServerMessage::Welcome, w.Union()));
   return copy(fbb);
 }
@@ -90,6 +92,12 @@ std::uint64_t touch(const ServerPacket& p) {
     h += bits_of(w->view_radius()) + bits_of(w->hysteresis()) + bits_of(w->max_speed());
     h += bits_of(w->world_min_x()) + bits_of(w->world_min_y()) + bits_of(w->world_max_x()) +
          bits_of(w->world_max_y());
+    h += w->entity_type();
+    // The schema, through the client's own reading of it (every field and type it reads).
+    if (const auto schema = read_schema(w->schema())) {
+      for (const FieldSpec& f : schema->fields()) h = h * 31 + f.bits + f.name.size();
+      h += schema->types().size();
+    }
   }
   if (const ZoneParams* z = p.message_as_ZoneParams()) {
     h += z->server_tick() + bits_of(z->view_radius()) + bits_of(z->hysteresis()) +
@@ -101,15 +109,19 @@ std::uint64_t touch(const ServerPacket& p) {
 std::uint64_t touch(const SnapshotPart& p) {
   std::uint64_t h = p.header.server_tick + p.header.last_input_sequence + p.header.baseline_age +
                     p.header.part + p.header.part_count + p.header.flags + p.self_mask;
-  for (const auto v : p.self_wire) h = h * 31 + v;
+  const auto wire_of = [&](std::uint32_t begin, std::uint64_t mask) {
+    const std::uint32_t* w = p.wire_at(begin);
+    for (int i = 0; i < std::popcount(mask); ++i) h = h * 31 + w[i];
+  };
+  if (p.header.flags & kSnapshotHasSelf) wire_of(p.self_wire_begin, p.self_mask);
   for (const ChangeRecord& c : p.changes) {
     h = h * 31 + c.index + c.mask;
-    for (const auto v : c.wire) h = h * 31 + v;
+    wire_of(c.wire_begin, c.mask);
   }
   for (const SpawnRecord& s : p.spawns) {
-    h = h * 31 + s.id + s.kind + s.max_health + s.mask;
+    h = h * 31 + s.id + s.type + s.mask;
     for (const char c : s.name) h = h * 31 + static_cast<std::uint8_t>(c);
-    for (const auto v : s.wire) h = h * 31 + v;
+    wire_of(s.wire_begin, s.mask);
   }
   return h;
 }
@@ -186,7 +198,7 @@ struct Raw {
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
     return *this;
   }
-  Raw& varint(std::uint32_t v) {
+  Raw& varint(std::uint64_t v) {
     while (v >= 0x80) {
       b.push_back(static_cast<std::uint8_t>(v | 0x80));
       v >>= 7;
@@ -210,7 +222,7 @@ struct Raw {
 
 ParseError parse(const Bytes& b) {
   SnapshotPart part;
-  return parse_snapshot_part(b, part);
+  return parse_snapshot_part(b, test::test_schema(), part);
 }
 
 // A part exercising every record kind and extreme values, for round trips and mutations.
@@ -230,14 +242,17 @@ test::PartSpec rich_part() {
       test::despawn(300),
       test::change(0xFFFFFFF0u, test::values(1, 2, 3, 0, 4), test::values(1, 2, 3, 0, 65535)),
   };
+  test::EntityState big = test::make_state(11, -1000000, 2000000, 40000, 1, 65535);
+  big.values[test::kMaxHealth] = 65535;
+  test::EntityState zero = test::make_state(12, 0, 0, 0, 0, 0);
+  zero.values[test::kMaxHealth] = 0;
   s.spawns = {
       test::spawn(test::make_state(10, 1, 2, 3, 0, 4), "npc-10"),
-      test::spawn(test::make_state(11, -1000000, 2000000, 40000, 1, 65535), std::string(255, 'x'),
-                  kKindPlayer, 65535),
-      test::spawn(test::make_state(12, 0, 0, 0, 0, 0), "", kKindNpc, 0),
+      test::spawn(big, std::string(255, 'x'), test::kPlayerType),
+      test::spawn(zero, "", test::kNpcType),
       test::spawn(test::make_state(0xFFFFFFFFu, std::numeric_limits<std::int32_t>::min(),
                                    std::numeric_limits<std::int32_t>::max(), 65535, 1, 1),
-                  "J\xC3\xBCrgen \xE2\x98\x83", kKindPlayer, 1),
+                  "J\xC3\xBCrgen \xE2\x98\x83", test::kPlayerType),
   };
   return s;
 }
@@ -247,7 +262,7 @@ test::PartSpec rich_part() {
 // ---- Channel 0: FlatBuffers ---------------------------------------------------------
 
 TEST_CASE("protocol: Hello round-trips through build_hello and parse_client_packet") {
-  CHECK(kProtocolVersion == 6);
+  CHECK(kProtocolVersion == 7);
   const std::string long_name(255, 'n');
   const std::string utf8 = "J\xC3\xBCrgen \xE2\x98\x83";
   for (const std::string& name : {std::string("alice"), std::string(""), long_name, utf8}) {
@@ -302,6 +317,19 @@ TEST_CASE("protocol: Welcome round-trips every field") {
   CHECK(w->world_max_y() == 400.0f);
   CHECK(w->aoi_enabled());
   CHECK(w->max_speed() == 7.5f);
+  CHECK(w->entity_type() == test::kNpcType);
+  std::string why_not;
+  const auto schema = read_schema(w->schema(), &why_not);
+  REQUIRE_MESSAGE(schema.has_value(), why_not);
+  // Everything but `persistent` (the server's own business: not sent) comes back.
+  Schema sent = test::test_schema();
+  Schema expected;
+  for (std::size_t i = kEngineFieldCount; i < sent.size(); ++i) {
+    FieldSpec f = sent.field(i);
+    f.persistent = false;
+    REQUIRE_FALSE(expected.add_field(f).has_value());
+  }
+  CHECK(*schema == expected);
 }
 
 TEST_CASE("protocol: ZoneParams round-trips every field") {
@@ -586,8 +614,7 @@ TEST_CASE("compact: a snapshot part round-trips every record kind and extreme va
   for (std::size_t i = 0; i < in.spawns.size(); ++i) {
     CAPTURE(i);
     CHECK(d->spawns[i].id == in.spawns[i].id);
-    CHECK(d->spawns[i].kind == in.spawns[i].kind);
-    CHECK(d->spawns[i].max_health == in.spawns[i].max_health);
+    CHECK(d->spawns[i].type == in.spawns[i].type);
     CHECK(d->spawns[i].name == in.spawns[i].name);
     CHECK(d->spawns[i].values == in.spawns[i].values);
   }
@@ -616,21 +643,21 @@ TEST_CASE("compact: the writer caps names at 255 bytes and never writes past its
   CHECK(d->spawns[0].name == std::string(255, 'z'));
   // Too small a buffer: overflow is reported, the bytes after it are untouched.
   auto write = [](std::span<std::uint8_t> out) {
-    SnapshotPartWriter w(out);
+    SnapshotPartWriter w(out, test::test_schema());
     SnapshotHeader h;
     h.server_tick = 9;
     w.header(h);
     w.begin_changes(0);
     w.begin_spawns(1);
-    w.spawn(1, kKindNpc, 1, std::string(200, 'q'), test::values(1, 2));
+    w.spawn(1, test::kNpcType, std::string(200, 'q'), test::values(1, 2));
     return std::pair{w.size(), w.overflow()};
   };
   Bytes big(1024);
   const auto [need, big_overflow] = write(big);
   CHECK_FALSE(big_overflow);
-  // Header and counts, id gap, kind, max_health, name length, the name, and a record of
-  // x, y and health (one byte each) behind its mask.
-  CHECK(need == kSnapshotHeaderBytes + 2 + 4 + 200 + 4);
+  // Header and counts, id gap, type, name length, the name, and a record of x, y, health
+  // and max_health (one byte each) behind its mask (rows 0, 1, 8, 9: two bytes).
+  CHECK(need == kSnapshotHeaderBytes + 2 + 3 + 200 + 6);
   for (std::size_t cap = 0; cap <= need; ++cap) {
     CAPTURE(cap);
     Bytes buf(cap + 16, 0xAB);
@@ -678,7 +705,7 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
     if (bad) {
       r.varint(0);
     } else {
-      r.varint(1u << kHealth).varint(5);
+      r.varint(1u << test::kHealth).varint(5);
     }
     return r.varint(0).varint(0).b;
   });
@@ -702,7 +729,7 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
   both("spawn count beyond the bytes left", [](bool bad) {
     Raw r;
     r.header(9).varint(0).varint(bad ? 3 : 1);
-    return r.varint(0).u8(kKindNpc).varint(100).u8(0).varint(0).b;  // one bare spawn
+    return r.varint(0).varint(test::kNpcType).u8(0).varint(0).b;  // one bare spawn
   });
   both("a change count with no spawn count after it", [](bool bad) {
     Raw r;
@@ -720,87 +747,90 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
   both("id overflow", [](bool bad) {
     Raw r;
     r.header(9).varint(0).varint(bad ? 2 : 1);
-    r.varint(0xFFFFFFFEu).u8(kKindNpc).varint(1).u8(0).varint(0);  // id 2^32 - 1
-    if (bad) r.varint(0).u8(kKindNpc).varint(1).u8(0).varint(0);   // id 2^32
+    r.varint(0xFFFFFFFEu).varint(test::kNpcType).u8(0).varint(0);  // id 2^32 - 1
+    if (bad) r.varint(0).varint(test::kNpcType).u8(0).varint(0);   // id 2^32
     return r.b;
   });
   both("id gap beyond 32 bits at once", [](bool bad) {
     Raw r;
     r.header(9).varint(0).varint(2);
-    r.varint(5).u8(kKindNpc).varint(1).u8(0).varint(0);  // id 6
-    r.varint(bad ? 0xFFFFFFFFu : 0xFFFFFFF0u).u8(kKindNpc).varint(1).u8(0).varint(0);
+    r.varint(5).varint(test::kNpcType).u8(0).varint(0);  // id 6
+    r.varint(bad ? 0xFFFFFFFFu : 0xFFFFFFF0u).varint(test::kNpcType).u8(0).varint(0);
     return r.b;
   });
-  for (const std::uint8_t kind : {2, 3, 255}) {
-    both("kind > 1", [kind](bool bad) {
+  // The schema has two types (player 0, npc 1): a spawn's type is an index into them.
+  for (const std::uint32_t type : {2u, 3u, 255u, 300u, 65536u, 0xFFFFFFFFu}) {
+    both("type beyond the schema's types", [type](bool bad) {
       return Raw{}
           .header(9)
           .varint(0)
           .varint(1)
           .varint(0)
-          .u8(bad ? kind : kKindPlayer)
-          .varint(1)
+          .varint(bad ? type : test::kNpcType)
           .u8(0)
           .varint(0)
           .b;
     });
   }
-  both("max_health wider than 16 bits", [](bool bad) {
-    return Raw{}
-        .header(9)
-        .varint(0)
-        .varint(1)
-        .varint(0)
-        .u8(kKindNpc)
-        .varint(bad ? 65536 : 65535)
-        .u8(0)
-        .varint(0)
-        .b;
-  });
   both("name longer than the bytes left", [](bool bad) {
     Raw r;
-    r.header(9).varint(0).varint(1).varint(0).u8(kKindNpc).varint(1);
+    r.header(9).varint(0).varint(1).varint(0).varint(test::kNpcType);
     r.u8(bad ? 5 : 3).text("abc").varint(0);
     return r.b;
   });
   both("name length 255 with 254 bytes", [](bool bad) {
     Raw r;
-    r.header(9).varint(0).varint(1).varint(0).u8(kKindNpc).varint(1).u8(255);
+    r.header(9).varint(0).varint(1).varint(0).varint(test::kNpcType).u8(255);
     return r.text(std::string(bad ? 254 : 255, 'n')).varint(0).b;
   });
-  for (const std::uint32_t mask : {1u << kFieldCount, 1u << 9, 1u << 31, 0xFFFFFFFFu}) {
-    both("change mask bits beyond the table", [mask](bool bad) {
+  // test_schema() has 10 rows: bits 10 .. 63 name no row.
+  const std::size_t rows = test::test_schema().size();
+  for (const std::uint64_t mask : {1ull << rows, 1ull << (rows + 1), 1ull << 31, 0xFFFFFFFFull,
+                                   1ull << 32, 1ull << 63, ~0ull}) {
+    both("change mask bits beyond the schema", [mask](bool bad) {
       Raw r;
       r.header(9, 1).varint(1).varint(0).varint(bad ? mask : 1u);
-      for (int i = 0; i < 32; ++i) {
-        if ((bad ? mask : 1u) & (1u << i)) r.varint(2);
+      for (int i = 0; i < 64; ++i) {
+        if ((bad ? mask : 1u) & (1ull << i)) r.varint(2);
       }
       return r.varint(0).b;
     });
-    both("spawn mask bits beyond the table", [mask](bool bad) {
+    both("spawn mask bits beyond the schema", [mask](bool bad) {
       Raw r;
-      r.header(9).varint(0).varint(1).varint(0).u8(kKindNpc).varint(1).u8(0);
+      r.header(9).varint(0).varint(1).varint(0).varint(test::kNpcType).u8(0);
       r.varint(bad ? mask : 1u);
-      for (int i = 0; i < 32; ++i) {
-        if ((bad ? mask : 1u) & (1u << i)) r.varint(2);
+      for (int i = 0; i < 64; ++i) {
+        if ((bad ? mask : 1u) & (1ull << i)) r.varint(2);
       }
       return r.b;
     });
-    both("self mask bits beyond the table", [mask](bool bad) {
+    both("self mask bits beyond the schema", [mask](bool bad) {
       Raw r;
       r.header(9, 0, 0, 1, kSnapshotHasSelf).varint(bad ? mask : 1u);
-      for (int i = 0; i < 32; ++i) {
-        if ((bad ? mask : 1u) & (1u << i)) r.varint(2);
+      for (int i = 0; i < 64; ++i) {
+        if ((bad ? mask : 1u) & (1ull << i)) r.varint(2);
       }
       return r.varint(0).varint(0).b;
     });
   }
+  both("a mask varint beyond 64 bits", [](bool bad) {
+    Raw r;
+    r.header(9, 1).varint(1).varint(0);
+    if (bad) {
+      r.raw({0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00});  // 11 bytes
+    } else {
+      r.raw({0x81, 0x00});  // bit 0, in a longer encoding than needed
+      r.varint(2);
+    }
+    return r.varint(0).b;
+  });
   // Field widths: heading and health 16 bits, move_state 8; x and y take any 32 bits.
   struct Width {
     std::size_t field;
     std::uint32_t widest;
   };
-  for (const Width w : {Width{kHeading, 0xFFFF}, Width{kHealth, 0xFFFF}, Width{kMoveState, 0xFF}}) {
+  for (const Width w :
+       {Width{kHeading, 0xFFFF}, Width{test::kHealth, 0xFFFF}, Width{kMoveState, 0xFF}}) {
     both("a field's value wider than the field", [w](bool bad) {
       Raw r;
       r.header(9, 1)
@@ -812,7 +842,7 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
     });
     both("a spawn field's value far wider than the field", [w](bool bad) {
       Raw r;
-      r.header(9).varint(0).varint(1).varint(0).u8(kKindNpc).varint(1).u8(0);
+      r.header(9).varint(0).varint(1).varint(0).varint(test::kNpcType).u8(0);
       return r.varint(1u << w.field).varint(bad ? 0xFFFFFFFFu : 1u).b;
     });
   }
@@ -844,7 +874,7 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
   });
   both("trailing bytes after a spawn", [](bool bad) {
     Raw r;
-    r.header(9).varint(0).varint(1).varint(0).u8(kKindNpc).varint(1).u8(1).text("a").varint(0);
+    r.header(9).varint(0).varint(1).varint(0).varint(test::kNpcType).u8(1).text("a").varint(0);
     if (bad) r.text("junk");
     return r.b;
   });
@@ -877,16 +907,16 @@ TEST_CASE("compact: every structural rule of a snapshot part is checked") {
 TEST_CASE("compact: parse_snapshot_part reuses its output and clears it on every call") {
   SnapshotPart part;
   const Bytes rich = test::encode(rich_part());
-  REQUIRE(parse_snapshot_part(rich, part) == ParseError::kNone);
+  REQUIRE(parse_snapshot_part(rich, test::test_schema(), part) == ParseError::kNone);
   CHECK(part.changes.size() == 5);
   CHECK(part.spawns.size() == 4);
   const Bytes empty = test::encode(test::part_on(3, 1));
-  REQUIRE(parse_snapshot_part(empty, part) == ParseError::kNone);
+  REQUIRE(parse_snapshot_part(empty, test::test_schema(), part) == ParseError::kNone);
   CHECK(part.changes.empty());
   CHECK(part.spawns.empty());
   CHECK(part.self_mask == 0);
   CHECK(part.header.server_tick == 3);
-  CHECK(parse_snapshot_part(Bytes(3, 0), part) == ParseError::kMalformed);
+  CHECK(parse_snapshot_part(Bytes(3, 0), test::test_schema(), part) == ParseError::kMalformed);
   CHECK(part.changes.empty());
   CHECK(part.spawns.empty());
 }
@@ -914,7 +944,7 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
   }
   std::mt19937_64 rng(2025);
   replica::FrameReplica r;
-  r.reset({10.0, 20, 9});
+  r.reset({10.0, 20, 9}, test::test_schema());
   std::uint64_t sink = 0;
   std::size_t accepted = 0, rejected = 0;
   SnapshotPart part;
@@ -931,7 +961,7 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
     const std::size_t malformed_before = static_cast<std::size_t>(
         std::count_if(r.violations().begin(), r.violations().end(),
                       [](const auto& v) { return v.kind == replica::Violation::kMalformed; }));
-    const bool ok = parse_snapshot_part(b, part) == ParseError::kNone;
+    const bool ok = parse_snapshot_part(b, test::test_schema(), part) == ParseError::kNone;
     if (ok) {
       ++accepted;
       sink += touch(part);
@@ -945,7 +975,7 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
     // The replica calls malformed exactly what the parser refuses.
     REQUIRE(malformed_after - malformed_before == (ok ? 0u : 1u));
     if (r.violations().size() > 1000) r.clear_violations();
-    if (rng() % 128 == 0) r.reset({10.0, 20, 9});
+    if (rng() % 128 == 0) r.reset({10.0, 20, 9}, test::test_schema());
     sink += r.ack_tick() + r.current().entities.size();
   }
   CHECK(accepted > kRounds / 20);
@@ -955,7 +985,7 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
     Bytes b(static_cast<std::size_t>(rng() % 200));
     for (auto& x : b) x = static_cast<std::uint8_t>(rng());
     r.apply(b);
-    if (parse_snapshot_part(b, part) == ParseError::kNone) sink += touch(part);
+    if (parse_snapshot_part(b, test::test_schema(), part) == ParseError::kNone) sink += touch(part);
   }
   // Not a check: keeps the reads from being optimised away.
   g_protocol_test_sink = sink;
@@ -963,10 +993,11 @@ TEST_CASE("compact: random mutations of valid parts never crash the parser or th
 
 TEST_CASE("compact: planning bounds are upper bounds of the bytes really written") {
   std::mt19937_64 rng(31337);
+  const Schema& schema = test::test_schema();
   auto random_values = [&] {
-    FieldValues v{};
-    for (std::size_t i = 0; i < kFieldCount; ++i) {
-      const FieldSpec& f = kEntityFields[i];
+    test::FieldValues v;
+    for (std::size_t i = 0; i < schema.size(); ++i) {
+      const FieldSpec& f = schema.field(i);
       switch (rng() % 4) {
         case 0:
           v[i] = 0;
@@ -987,7 +1018,7 @@ TEST_CASE("compact: planning bounds are upper bounds of the bytes really written
   Bytes buf(1 << 20);
   // Part overhead: header and both counts (below 2^21 each).
   for (const std::uint32_t count : {0u, 1u, 127u, 128u, 16383u, 16384u, (1u << 21) - 1}) {
-    SnapshotPartWriter w(buf);
+    SnapshotPartWriter w(buf, schema);
     w.header({});
     w.begin_changes(count);
     w.begin_spawns(count);
@@ -1002,18 +1033,18 @@ TEST_CASE("compact: planning bounds are upper bounds of the bytes really written
       id = 1 + static_cast<std::uint32_t>(rng() % (rng() % 2 ? 1000 : 0xFFFFFFFEu));
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    SnapshotPartWriter w(buf);
+    SnapshotPartWriter w(buf, schema);
     w.header({});
     w.begin_changes(0);
     w.begin_spawns(static_cast<std::uint32_t>(ids.size()));
     std::uint64_t planned = kSnapshotHeaderBytes + 2 * kMaxCountBytes;
     for (const std::uint32_t id : ids) {
       const std::string name(rng() % 300, 'n');
-      const auto max_health = static_cast<std::uint16_t>(rng());
-      const FieldValues v = random_values();
+      const auto type = static_cast<std::uint16_t>(rng() % schema.types().size());
+      const test::FieldValues v = random_values();
       const std::size_t before = w.size();
-      w.spawn(id, static_cast<std::uint8_t>(rng() % 2), max_health, name, v);
-      const std::uint32_t cost = spawn_cost(id, name, max_health, v);
+      w.spawn(id, type, name, v);
+      const std::uint32_t cost = spawn_cost(schema, id, type, name, v);
       CHECK(w.size() - before <= cost);
       planned += cost;
     }
@@ -1028,7 +1059,7 @@ TEST_CASE("compact: planning bounds are upper bounds of the bytes really written
     for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % base_size);
     std::sort(idx.begin(), idx.end());
     idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-    SnapshotPartWriter c(buf);
+    SnapshotPartWriter c(buf, schema);
     c.header({});
     c.begin_changes(static_cast<std::uint32_t>(idx.size()));
     for (const std::uint32_t i : idx) {
@@ -1037,12 +1068,11 @@ TEST_CASE("compact: planning bounds are upper bounds of the bytes really written
         c.despawn(i);
         CHECK(c.size() - before <= index_bytes + 1);
       } else {
-        const FieldValues base = random_values();
-        const FieldValues now = rng() % 2 ? random_values() : base;
-        const std::uint32_t mask = fields::change_mask(base, now);
+        const test::FieldValues base = random_values();
+        const test::FieldValues now = rng() % 2 ? random_values() : base;
+        const std::uint64_t mask = fields::change_mask(base, now);
         c.change(i, mask, base, now);
-        CHECK(c.size() - before <=
-              index_bytes + fields::encoded_size(kEntityFields, mask, base, now));
+        CHECK(c.size() - before <= index_bytes + fields::encoded_size(schema, mask, base, now));
       }
     }
     REQUIRE_FALSE(c.overflow());
@@ -1073,7 +1103,7 @@ TEST_CASE("compact: a writer on a reused buffer writes exactly what a fresh one 
     }
     // Leave garbage from the last round in the reused buffer.
     for (auto& x : reused) x = static_cast<std::uint8_t>(rng());
-    SnapshotPartWriter w(reused);
+    SnapshotPartWriter w(reused, test::test_schema());
     SnapshotHeader h;
     h.server_tick = s.tick;
     h.last_input_sequence = s.last_input;
@@ -1090,7 +1120,7 @@ TEST_CASE("compact: a writer on a reused buffer writes exactly what a fresh one 
       }
     }
     w.begin_spawns(static_cast<std::uint32_t>(s.spawns.size()));
-    for (const auto& sp : s.spawns) w.spawn(sp.id, sp.kind, sp.max_health, sp.name, sp.values);
+    for (const auto& sp : s.spawns) w.spawn(sp.id, sp.type, sp.name, sp.values);
     REQUIRE_FALSE(w.overflow());
     const Bytes fresh = test::encode(s);
     CHECK(Bytes(w.bytes().begin(), w.bytes().end()) == fresh);

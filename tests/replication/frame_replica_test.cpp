@@ -29,7 +29,7 @@ constexpr std::uint32_t kSelf = 1;
 
 FrameReplica make_replica(double max_speed = 10.0, std::uint32_t tick_rate = 20) {
   FrameReplica r;
-  r.reset({max_speed, tick_rate, kSelf});
+  r.reset({max_speed, tick_rate, kSelf}, test::test_schema());
   return r;
 }
 
@@ -64,23 +64,23 @@ std::string violations_of(const FrameReplica& r) {
 }
 
 // Tick 1's values of entities 10, 11, 12 (baseline positions 0, 1, 2).
-const protocol::FieldValues kTen = values(1000, 2000, 100, 0, 90);
-const protocol::FieldValues kEleven = values(-500, 0, 200, 0, 80);
-const protocol::FieldValues kTwelve = values(0, 300, 300, 0, 70);
+const test::FieldValues kTen = values(1000, 2000, 100, 0, 90);
+const test::FieldValues kEleven = values(-500, 0, 200, 0, 80);
+const test::FieldValues kTwelve = values(0, 300, 300, 0, 70);
 
 // Tick 1: a full frame with entities 10, 11, 12.
 FrameReplica with_three_entities() {
   FrameReplica r = make_replica();
   PartSpec s = frame(1, 0);
-  s.spawns = {spawn({10, kTen}, "ten", protocol::kKindNpc, 100),
-              spawn({11, kEleven}, "eleven", protocol::kKindPlayer, 120),
-              spawn({12, kTwelve}, "twelve", protocol::kKindNpc, 140)};
+  s.spawns = {spawn({10, kTen}, "ten", test::kNpcType),
+              spawn({11, kEleven}, "eleven", test::kPlayerType),
+              spawn({12, kTwelve}, "twelve", test::kNpcType)};
   REQUIRE(feed(r, s));
   REQUIRE(r.violations().empty());
   return r;
 }
 
-protocol::FieldValues moved(protocol::FieldValues v, std::int32_t dx, std::int32_t dy) {
+test::FieldValues moved(test::FieldValues v, std::int32_t dx, std::int32_t dy) {
   v[protocol::kX] += dx;
   v[protocol::kY] += dy;
   return v;
@@ -92,22 +92,24 @@ TEST_CASE("replica: spawn then changes against the baseline") {
   FrameReplica r = make_replica();
   CHECK(r.ack_tick() == 0);
   CHECK(r.current().entities.empty());
-  const protocol::FieldValues v1 = values(10000, 20000, 1234, 1, 77);
+  test::FieldValues v1 = values(10000, 20000, 1234, 1, 77);
+  v1[test::kMaxHealth] = 150;  // max_health is a row of the spawn's values now
   PartSpec s1 = frame(1, 0);
-  s1.spawns = {spawn({5, v1}, "wolf", protocol::kKindNpc, 150)};
+  s1.spawns = {spawn({5, v1}, "wolf", test::kNpcType)};
   CHECK(feed(r, s1));
   CHECK(r.ack_tick() == 1);
   REQUIRE(r.find(5) != nullptr);
   CHECK(r.find(5)->values == v1);
   REQUIRE(r.info(5) != nullptr);
   CHECK(r.info(5)->name == "wolf");
-  CHECK(r.info(5)->kind == protocol::kKindNpc);
-  CHECK(r.info(5)->max_health == 150);
+  CHECK(r.info(5)->type == test::kNpcType);
+  CHECK(r.info(5)->kind == protocol::EntityKind::kNpc);
+  CHECK(r.find(5)->values[test::kMaxHealth] == 150);
   CHECK(r.info(6) == nullptr);
   CHECK(r.find(6) == nullptr);
 
   PartSpec s2 = frame(2, 1);
-  const protocol::FieldValues v2 = moved(v1, 30, -20);
+  const test::FieldValues v2 = moved(v1, 30, -20);
   s2.changes = {change(0, v1, v2)};
   CHECK(feed(r, s2));
   CHECK(r.ack_tick() == 2);
@@ -116,15 +118,15 @@ TEST_CASE("replica: spawn then changes against the baseline") {
   // Tick 3 is encoded against tick 1 (the client's tick-2 ack was lost): the change is
   // relative to tick 1's values, not the current ones.
   PartSpec s3 = frame(3, 1);
-  const protocol::FieldValues v3 = values(10050, 20000, 999, 0, 12);
+  const test::FieldValues v3 = values(10050, 20000, 999, 0, 12);
   s3.changes = {change(0, v1, v3)};
   CHECK(feed(r, s3));
   CHECK(r.find(5)->values == v3);
 
   // A record carrying some fields only: the others keep the baseline's values.
   PartSpec s4 = frame(4, 3);
-  protocol::FieldValues v4 = v3;
-  v4[protocol::kHealth] = 65535;
+  test::FieldValues v4 = v3;
+  v4[test::kHealth] = 65535;
   s4.changes = {change(0, v3, v4)};
   CHECK(feed(r, s4));
   CHECK(r.find(5)->values == v4);
@@ -132,7 +134,7 @@ TEST_CASE("replica: spawn then changes against the baseline") {
   CHECK(r.frames_completed() == 4);
   // Every frame stays available by tick, as the server meant it.
   REQUIRE(r.frame_at(2) != nullptr);
-  CHECK(r.frame_at(2)->entities == std::vector<replica::EntityState>{{5, v2}});
+  CHECK(test::states(r.frame_at(2)->entities) == std::vector<replica::EntityState>{{5, v2}});
   CHECK(r.frame_at(5) == nullptr);
   CHECK(r.frame_at(0) == nullptr);
 }
@@ -147,7 +149,7 @@ TEST_CASE("replica: entities not mentioned keep their baseline values and empty 
   CHECK(r.find(12)->values == kTwelve);
   // A change to the middle entity only.
   PartSpec s = frame(3, 2);
-  const protocol::FieldValues e = moved(kEleven, 5, 5);
+  const test::FieldValues e = moved(kEleven, 5, 5);
   s.changes = {change(1, kEleven, e)};
   CHECK(feed(r, s));
   CHECK(r.find(10)->values == kTen);
@@ -200,7 +202,7 @@ TEST_CASE("replica: self values come from complete frames, the input sequence fr
   CHECK(r.self() == values(-333, 444, 65535, 0, 66));
   // ... and a full frame without one means all zeros (nothing against nothing).
   CHECK(feed(r, frame(7, 0)));
-  CHECK(r.self() == protocol::FieldValues{});
+  CHECK(r.self() == test::FieldValues{});
   CHECK(r.violations().empty());
 }
 
@@ -216,7 +218,9 @@ TEST_CASE("replica: a split frame completes only with all parts in any order") {
     parts[0].changes = {change(0, kTen, moved(kTen, 10, 10)), despawn(1)};
     parts[1].spawns = {spawn(make_state(20, 5, 5), "twenty")};
     parts[2].changes = {change(2, kTwelve, values(0, 300, 300, 0, 1))};
-    parts[2].spawns = {spawn(make_state(21, 6, 6), "twenty-one", protocol::kKindPlayer, 60)};
+    replica::EntityState twenty_one = make_state(21, 6, 6);
+    twenty_one.values[test::kMaxHealth] = 60;
+    parts[2].spawns = {spawn(twenty_one, "twenty-one", test::kPlayerType)};
     for (std::size_t k = 0; k < order.size(); ++k) {
       const bool done = feed(r, parts[static_cast<std::size_t>(order[k])]);
       if (k + 1 < order.size()) {
@@ -233,11 +237,12 @@ TEST_CASE("replica: a split frame completes only with all parts in any order") {
     CHECK(r.ack_tick() == 2);
     CHECK(ids_of(r) == std::vector<std::uint32_t>{10, 12, 20, 21});
     CHECK(r.find(10)->values == moved(kTen, 10, 10));
-    CHECK(r.find(12)->values[protocol::kHealth] == 1);
+    CHECK(r.find(12)->values[test::kHealth] == 1);
     REQUIRE(r.info(21) != nullptr);
     CHECK(r.info(21)->name == "twenty-one");
-    CHECK(r.info(21)->kind == protocol::kKindPlayer);
-    CHECK(r.info(21)->max_health == 60);
+    CHECK(r.info(21)->type == test::kPlayerType);
+    CHECK(r.info(21)->kind == protocol::EntityKind::kPlayer);
+    CHECK(r.find(21)->values[test::kMaxHealth] == 60);
     CHECK(r.current().updated == std::vector<std::uint32_t>{2, 2, 2, 2});
     CHECK_MESSAGE(r.violations().empty(), violations_of(r));
     // Parts of the completed tick arriving late are ignored.
@@ -423,9 +428,9 @@ TEST_CASE("replica: a move larger than max speed allows is an impossible jump") 
   // 10 m/s at 20 Hz: 50 cm per tick, plus 2 cm of rounding slack.
   FrameReplica r = with_three_entities();
   PartSpec ok = frame(2, 1);
-  const protocol::FieldValues ten2 = moved(kTen, 52, 0);
-  const protocol::FieldValues eleven2 = moved(kEleven, -30, 40);  // exactly 50 cm
-  const protocol::FieldValues twelve2 = moved(kTwelve, 0, 1);     // 12 is now as of tick 2
+  const test::FieldValues ten2 = moved(kTen, 52, 0);
+  const test::FieldValues eleven2 = moved(kEleven, -30, 40);  // exactly 50 cm
+  const test::FieldValues twelve2 = moved(kTwelve, 0, 1);     // 12 is now as of tick 2
   ok.changes = {change(0, kTen, ten2), change(1, kEleven, eleven2), change(2, kTwelve, twelve2)};
   CHECK(feed(r, ok));
   CHECK(r.violations().empty());
@@ -438,7 +443,7 @@ TEST_CASE("replica: a move larger than max speed allows is an impossible jump") 
 
   // The allowance grows with the ticks since the last update: 5 ticks allow 252 cm.
   PartSpec later = frame(7, 2);
-  const protocol::FieldValues twelve7 = moved(twelve2, 250, 0);
+  const test::FieldValues twelve7 = moved(twelve2, 250, 0);
   later.changes = {change(2, twelve2, twelve7)};
   CHECK(feed(r, later));
   CHECK(r.violations().empty());
@@ -470,7 +475,7 @@ TEST_CASE("replica: the jump allowance counts from when an entity was last updat
   for (std::uint32_t t = 2; t <= 5; ++t) CHECK(feed(r, frame(t, t - 1)));
   CHECK(r.current().updated == std::vector<std::uint32_t>{1, 1, 1});
   PartSpec s = frame(6, 5);
-  const protocol::FieldValues twelve6 = moved(kTwelve, 240, 0);
+  const test::FieldValues twelve6 = moved(kTwelve, 240, 0);
   s.changes = {change(2, kTwelve, twelve6)};
   CHECK(feed(r, s));
   CHECK(r.violations().empty());
@@ -541,7 +546,7 @@ TEST_CASE("replica: a full frame (no baseline) replaces everything") {
 TEST_CASE("replica: the client's own entity replicated as foreign is a violation") {
   FrameReplica r = make_replica();
   PartSpec s = frame(1, 0);
-  s.spawns = {spawn(make_state(kSelf, 0, 0), "me", protocol::kKindPlayer),
+  s.spawns = {spawn(make_state(kSelf, 0, 0), "me", test::kPlayerType),
               spawn(make_state(2, 0, 0), "other")};
   CHECK(feed(r, s));
   CHECK(only_violation(r, Violation::kSelfInView, 1, kSelf));
@@ -630,7 +635,7 @@ TEST_CASE("replica: enters and leaves count view changes between displayed frame
   CHECK(r.enters() == 8);
   CHECK(r.leaves() == 3);
   // reset() starts over.
-  r.reset({10.0, 20, kSelf});
+  r.reset({10.0, 20, kSelf}, test::test_schema());
   CHECK(r.enters() == 0);
   CHECK(r.leaves() == 0);
   CHECK(r.ack_tick() == 0);
@@ -697,4 +702,69 @@ TEST_CASE("replica: violation names are distinct") {
   CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
   CHECK(std::string(replica::to_string(static_cast<Violation>(replica::kViolationKinds))) ==
         "unknown");
+}
+
+TEST_CASE("replica: a spawn's type is an index into the session's schema") {
+  // test_schema() has two types: a spawn naming a third is malformed, and changes nothing.
+  FrameReplica r = with_three_entities();
+  PartSpec s = frame(2, 1);
+  s.spawns = {spawn(make_state(20, 1, 1), "twenty", 2)};
+  const test::Bytes bytes = test::encode(s);
+  REQUIRE_FALSE(bytes.empty());
+  CHECK_FALSE(r.apply(bytes));
+  CHECK(only_violation(r, Violation::kMalformed, 0, 0));
+  CHECK(r.ack_tick() == 1);
+  CHECK(r.find(20) == nullptr);
+  // A session whose schema has a third type reads the same bytes.
+  protocol::Schema three = test::test_schema();
+  REQUIRE_FALSE(three.add_type({"merchant", protocol::EntityKind::kNpc}).has_value());
+  FrameReplica other;
+  other.reset({10.0, 20, kSelf}, three);
+  CHECK(other.schema() == three);
+  PartSpec full = frame(1, 0);
+  full.spawns = {spawn(make_state(20, 1, 1), "twenty", 2)};
+  CHECK(other.apply(test::encode(full, three)));
+  REQUIRE(other.info(20) != nullptr);
+  CHECK(other.info(20)->type == 2);
+  CHECK(other.info(20)->kind == protocol::EntityKind::kNpc);
+  CHECK(other.violations().empty());
+}
+
+TEST_CASE("replica: records follow the schema given at reset") {
+  // One more row, signed 8 bits: the replica reads and applies it like any other.
+  protocol::Schema schema = test::test_schema();
+  protocol::FieldSpec mood;
+  mood.name = "mood";
+  mood.bits = 8;
+  mood.is_signed = true;
+  REQUIRE_FALSE(schema.add_field(mood).has_value());
+  const std::size_t row = schema.size() - 1;
+  FrameReplica r;
+  r.reset({10.0, 20, kSelf}, schema);
+  CHECK(r.self().size() == schema.size());
+  test::FieldValues v(std::vector<std::int32_t>(schema.size(), 0));
+  v[protocol::kX] = 100;
+  v[row] = -5;
+  PartSpec s1 = frame(1, 0);
+  s1.spawns = {spawn({7, v}, "seven")};
+  s1.spawns[0].values = v;
+  s1.has_self = true;
+  s1.self_base = test::FieldValues(std::vector<std::int32_t>(schema.size(), 0));
+  s1.self_now = v;
+  REQUIRE(r.apply(test::encode(s1, schema)));
+  REQUIRE(r.find(7) != nullptr);
+  CHECK(r.find(7)->values.size() == schema.size());
+  CHECK(r.find(7)->values[row] == -5);
+  CHECK(r.self()[row] == -5);
+  test::FieldValues w = v;
+  w[row] = 127;
+  PartSpec s2 = frame(2, 1);
+  s2.changes = {change(0, v, w)};
+  REQUIRE(r.apply(test::encode(s2, schema)));
+  CHECK(r.find(7)->values[row] == 127);
+  CHECK(r.violations().empty());
+  // The same bytes under test_schema() name a row it does not have: malformed.
+  FrameReplica narrow = make_replica();
+  CHECK_FALSE(narrow.apply(test::encode(s1, schema)));
+  CHECK(only_violation(narrow, Violation::kMalformed, 0, 0));
 }

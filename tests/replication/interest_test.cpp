@@ -76,7 +76,7 @@ TierRun run_tiers(const world::WorldParams& wp, const replication::ReplicationPa
   Loopback lb(wp, rp);
   LoopClient& a = lb.connect("watcher");
   TierRun run;
-  std::map<std::uint32_t, std::unordered_map<std::uint32_t, protocol::FieldValues>> truth;
+  std::map<std::uint32_t, std::unordered_map<std::uint32_t, std::vector<std::int32_t>>> truth;
   const double mid = (wp.grid.bounds.min.x + wp.grid.bounds.max.x) / 2.0;
   for (int t = 1; t <= ticks; ++t) {
     const world::Entity& me = lb.world.entity(a.slot);
@@ -92,13 +92,13 @@ TierRun run_tiers(const world::WorldParams& wp, const replication::ReplicationPa
     lb.step();
     auto& now = truth[lb.tick];
     lb.world.for_each_entity(
-        [&](std::uint32_t, const world::Entity& e) { now[e.id] = replication::entity_fields(e); });
+        [&](std::uint32_t slot, const world::Entity& e) { now[e.id] = lb.values_of(slot); });
     while (truth.size() > 64) truth.erase(truth.begin());
     if (t < 40) continue;  // the first spawns settle
     const replication::ClientView& view = lb.rep.client(a.id);
     const replica::Frame& f = a.replica.current();
     if (f.tick != lb.tick) continue;  // no complete frame this tick
-    for (const replica::EntityState& e : f.entities) {
+    for (const replica::EntityView e : f.entities) {
       auto in = std::lower_bound(
           view.interest.begin(), view.interest.end(), e.id,
           [](const replication::InterestEntry& x, world::EntityId id) { return x.id < id; });
@@ -110,7 +110,7 @@ TierRun run_tiers(const world::WorldParams& wp, const replication::ReplicationPa
         auto it = truth.find(lb.tick - age);
         if (it == truth.end()) break;
         auto v = it->second.find(e.id);
-        if (v != it->second.end() && v->second == e.values) break;
+        if (v != it->second.end() && test::same(v->second, e.values)) break;
       }
       ++run.held[tier];
       if (age > 0) ++run.behind_truth[tier];
@@ -217,10 +217,10 @@ TEST_CASE("interest crowd: past K in view, only the K nearest keep their tier") 
     if (view.interest.size() <= crowd.crowd_threshold) continue;
     ++crowded_ticks;
     // Rank the view by the distance the server used (quantised positions), ties by id.
-    const protocol::FieldValues& self = lb.rep.current_values(a.slot);
+    const protocol::Values self = lb.rep.current_values(a.slot);
     std::vector<std::pair<double, world::EntityId>> ranked;
     for (const replication::InterestEntry& e : view.interest) {
-      const protocol::FieldValues& p = lb.rep.current_values(e.slot);
+      const protocol::Values p = lb.rep.current_values(e.slot);
       const double dx = p[protocol::kX] - self[protocol::kX];
       const double dy = p[protocol::kY] - self[protocol::kY];
       ranked.push_back({dx * dx + dy * dy, e.id});
@@ -281,10 +281,10 @@ TEST_CASE("interest cone: entities behind the player, beyond the short radius, a
     const double angle = t / 30.0;
     lb.world.set_intent(a.slot, std::cos(angle) * 0.3, std::sin(angle) * 0.3);
     lb.step();
-    const protocol::FieldValues& self = lb.rep.current_values(a.slot);
+    const protocol::Values self = lb.rep.current_values(a.slot);
     const double h = self[protocol::kHeading] * (2.0 * 3.14159265358979323846 / 65536.0);
     for (const replication::InterestEntry& e : lb.rep.client(a.id).interest) {
-      const protocol::FieldValues& p = lb.rep.current_values(e.slot);
+      const protocol::Values p = lb.rep.current_values(e.slot);
       const double dx = (p[protocol::kX] - self[protocol::kX]) / 100.0;
       const double dy = (p[protocol::kY] - self[protocol::kY]) / 100.0;
       const double d = std::hypot(dx, dy);

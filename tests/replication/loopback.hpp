@@ -23,7 +23,7 @@
 
 #include "protocol/quantize.hpp"
 #include "replica/frame_replica.hpp"
-#include "replication/entity_fields.hpp"
+#include "replication/entity_values.hpp"
 #include "replication/replicator.hpp"
 #include "wire.hpp"
 #include "world/world.hpp"
@@ -68,7 +68,20 @@ struct LoopClient {
   }
 };
 
-// Default world for the tests: 200 m square, idle NPCs, 30 m view, 2 m hysteresis.
+// The zone's built-in game (zone::make_game_types): the engine's rows, health
+// (immediate) and max_health, players and NPCs starting at `max_health` hit points.
+// Its schema is test_schema() (wire.hpp): health is row kHealth.
+inline world::GameTypes test_game(std::int32_t max_health = 100) {
+  world::GameTypes game;
+  game.schema = test_schema();
+  game.defaults = {{{max_health, max_health}}, {{max_health, max_health}}};
+  game.player_type = kPlayerType;
+  game.npc_type = kNpcType;
+  return game;
+}
+
+// Default world for the tests: 200 m square, idle NPCs, 30 m view, 2 m hysteresis, the
+// game of test_game() (health and max_health 100).
 inline world::WorldParams small_world(std::uint32_t npcs,
                                       world::NpcBehaviour behaviour = world::NpcBehaviour::kIdle) {
   world::WorldParams p;
@@ -82,6 +95,7 @@ inline world::WorldParams small_world(std::uint32_t npcs,
   p.npcs.seed = 5;
   p.npcs.behaviour = behaviour;
   p.npcs.speed = 3.0;
+  p.game = test_game();
   return p;
 }
 
@@ -142,7 +156,8 @@ class Loopback {
     c.entity = world.entity(slot).id;
     c.id = rep.add_client(slot);
     c.replica.reset({std::max(world.params().player_max_speed, world.params().npcs.speed),
-                     params.tick_rate, c.entity});
+                     params.tick_rate, c.entity},
+                    world.game().schema);
     return c;
   }
   void disconnect(LoopClient& c) {
@@ -204,13 +219,15 @@ class Loopback {
   // The state the server means the client to hold: every entity in the player's AOI
   // view and every other member of its party and guild (full range), quantised, sorted
   // by id.
+  //
+  // Of another entity the client holds only the rows its audience allows: everyone's,
+  // and the party's when both are in the same party; the rest read 0.
   std::vector<EntityState> truth(const LoopClient& c) const {
     std::vector<aoi::EntityHandle> view;
     world.aoi().view_set(world.entity(c.slot).aoi, view);
     std::vector<EntityState> out;
     for (const aoi::EntityHandle h : view) {
-      const world::Entity& e = world.entity(h.index);
-      out.push_back({e.id, replication::entity_fields(e)});
+      out.push_back({world.entity(h.index).id, seen_values(c, h.index)});
     }
     for (const world::GroupKind kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
       const world::Groups& groups = world.groups(kind);
@@ -220,7 +237,7 @@ class Loopback {
         const bool listed =
             std::any_of(out.begin(), out.end(), [&](const EntityState& s) { return s.id == m.id; });
         if (m.id != c.entity && !listed) {
-          out.push_back({m.id, replication::entity_fields(world.entity(m.slot))});
+          out.push_back({m.id, seen_values(c, m.slot)});
         }
       }
     }
@@ -232,7 +249,8 @@ class Loopback {
   // "" when the client's current frame equals the truth, else the first differences.
   std::string diff(const LoopClient& c) const {
     const std::vector<EntityState> want = truth(c);
-    const std::vector<EntityState>& have = c.replica.current().entities;
+    std::vector<EntityState> have;
+    for (const replica::EntityView e : c.replica.current().entities) have.emplace_back(e);
     std::ostringstream o;
     int shown = 0;
     std::size_t i = 0, j = 0;
@@ -277,8 +295,27 @@ class Loopback {
   }
 
   // True when the client's own values in its newest frame are the player's.
-  bool self_ok(const LoopClient& c) const {
-    return c.replica.self() == replication::entity_fields(world.entity(c.slot));
+  bool self_ok(const LoopClient& c) const { return same(c.replica.self(), values_of(c.slot)); }
+
+  // Every row of the entity in `slot`, quantised as the replicator sends them.
+  std::vector<std::int32_t> values_of(std::uint32_t slot) const {
+    std::vector<std::int32_t> v(world.game().schema.size(), 0);
+    replication::entity_values(world, slot, v);
+    return v;
+  }
+
+  // The rows of the entity in `slot` that client `c` may receive; the others 0.
+  std::vector<std::int32_t> seen_values(const LoopClient& c, std::uint32_t slot) const {
+    std::vector<std::int32_t> v = values_of(slot);
+    if (slot == c.slot) return v;
+    const protocol::Schema& schema = world.game().schema;
+    const world::GroupId party = world.entity(c.slot).party;
+    const bool same_party = party != world::kNoGroup && world.entity(slot).party == party;
+    const std::uint64_t keep = same_party ? schema.party_mask() : schema.public_mask();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (((keep >> i) & 1) == 0) v[i] = 0;
+    }
+    return v;
   }
 
   world::World world;
@@ -354,7 +391,7 @@ class Loopback {
     ++c.packets;
     c.max_packet = std::max(c.max_packet, bytes.size());
     if (c.keep_bytes) c.log.emplace_back(tick, bytes);
-    std::optional<Decoded> d = decode(bytes);
+    std::optional<Decoded> d = decode(bytes, world.game().schema);
     if (!d) {
       ++c.malformed;
       return;
@@ -362,12 +399,12 @@ class Loopback {
     SentPart sp;
     sp.size = bytes.size();
     const replica::Frame* base = d->baseline() ? c.replica.frame_at(d->baseline()) : nullptr;
-    for (const protocol::ChangeRecord& ch : d->changes) {
+    for (const DecodedChange& ch : d->changes) {
       if (base == nullptr || ch.index >= base->entities.size()) {
         ++c.unresolved;
         continue;
       }
-      (ch.mask == 0 ? sp.despawned : sp.changed).push_back(base->entities[ch.index].id);
+      (ch.mask == 0 ? sp.despawned : sp.changed).push_back(base->entities.id(ch.index));
     }
     sp.part = std::move(*d);
     c.sent.push_back(std::move(sp));
@@ -382,8 +419,8 @@ class Loopback {
     bool same = server != nullptr && client != nullptr && server->self == client->self &&
                 server->entities.size() == client->entities.size();
     for (std::size_t i = 0; same && i < server->entities.size(); ++i) {
-      same = server->entities[i].id == client->entities[i].id &&
-             server->entities[i].values == client->entities[i].values;
+      same = server->entities[i].id == client->entities.id(i) &&
+             test::same(server->values_of(i), client->entities.values(i));
     }
     if (!same) ++c.baseline_mismatches;
   }

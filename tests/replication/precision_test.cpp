@@ -27,8 +27,8 @@ world::PrecisionParams tiers(double engage_radius) {
   return {kPlayerTier, kAmbient, engage_radius};
 }
 
-protocol::FieldValues with_units(std::uint32_t position_cm, std::uint32_t heading_shift) {
-  protocol::FieldValues v{};
+test::FieldValues with_units(std::uint32_t position_cm, std::uint32_t heading_shift) {
+  test::FieldValues v{};
   v[protocol::kPositionUnit] = static_cast<std::int32_t>(position_cm - 1);
   v[protocol::kHeadingUnit] = static_cast<std::int32_t>(heading_shift);
   return v;
@@ -39,7 +39,7 @@ protocol::FieldValues with_units(std::uint32_t position_cm, std::uint32_t headin
 TEST_CASE("precision: positions and headings in an entity's own units") {
   for (const std::uint32_t unit : {1u, 2u, 10u, 256u}) {
     CAPTURE(unit);
-    protocol::FieldValues v = with_units(unit, 0);
+    test::FieldValues v = with_units(unit, 0);
     CHECK(protocol::position_unit_cm(v) == unit);
     for (const double m : {0.0, 0.004, 0.05, 123.456, -77.77, 1999.999}) {
       CAPTURE(m);
@@ -54,7 +54,7 @@ TEST_CASE("precision: positions and headings in an entity's own units") {
   CHECK(protocol::quantize_position(12.345, 1) == protocol::quantize_position(12.345));
   for (const std::uint32_t shift : {0u, 4u, 8u}) {
     CAPTURE(shift);
-    protocol::FieldValues v = with_units(1, shift);
+    test::FieldValues v = with_units(1, shift);
     const std::uint32_t units = 65536u >> shift;
     for (const double r : {0.0, 0.3, 1.0, 3.14159, -2.0, 6.2831}) {
       CAPTURE(r);
@@ -69,11 +69,11 @@ TEST_CASE("precision: positions and headings in an entity's own units") {
     }
   }
   // A heading unit beyond what the protocol allows is read as the coarsest.
-  protocol::FieldValues odd = with_units(1, 200);
+  test::FieldValues odd = with_units(1, 200);
   CHECK(protocol::heading_shift(odd) == protocol::kMaxHeadingShift);
   // The default record (both fields 0) is the finest.
-  CHECK(protocol::position_unit_cm(protocol::FieldValues{}) == 1);
-  CHECK(protocol::heading_shift(protocol::FieldValues{}) == 0);
+  CHECK(protocol::position_unit_cm(test::FieldValues{}) == 1);
+  CHECK(protocol::heading_shift(test::FieldValues{}) == 0);
 }
 
 TEST_CASE("precision: an NPC is engaged within the radius - released beyond radius + hysteresis") {

@@ -69,6 +69,11 @@ std::set<std::uint32_t> ids_of(const std::vector<replica::EntityState>& entities
   for (const auto& e : entities) ids.insert(e.id);
   return ids;
 }
+std::set<std::uint32_t> ids_of(const replica::EntityList& entities) {
+  std::set<std::uint32_t> ids;
+  for (const replica::EntityView e : entities) ids.insert(e.id);
+  return ids;
+}
 
 }  // namespace
 
@@ -108,9 +113,11 @@ TEST_CASE("replicator: replica converges to exactly the AOI view with quantised 
       const replica::EntityInfo* info = c->replica.info(e.id);
       REQUIRE(info != nullptr);
       CHECK(info->name == we->name);
-      CHECK(info->max_health == we->max_health);
-      CHECK(info->kind ==
-            (we->kind == world::EntityKind::kPlayer ? protocol::kKindPlayer : protocol::kKindNpc));
+      CHECK(info->type == we->type);
+      CHECK(info->kind == (we->kind == world::EntityKind::kPlayer ? protocol::EntityKind::kPlayer
+                                                                  : protocol::EntityKind::kNpc));
+      // max_health is a row of the values now (it was a spawn field).
+      CHECK(e.values[test::kMaxHealth] == lb.world.properties(we->aoi.index)[1]);
     }
   }
   CHECK(lb.rep.stats().deferred == 0);
@@ -124,13 +131,15 @@ TEST_CASE("replicator: other players are replicated as players with their names"
   REQUIRE(a.replica.find(b.entity) != nullptr);
   REQUIRE(b.replica.find(a.entity) != nullptr);
   REQUIRE(a.replica.info(b.entity) != nullptr);
-  CHECK(a.replica.info(b.entity)->kind == protocol::kKindPlayer);
+  CHECK(a.replica.info(b.entity)->kind == protocol::EntityKind::kPlayer);
+  CHECK(a.replica.info(b.entity)->type == lb.world.game().player_type);
   CHECK(a.replica.info(b.entity)->name == "bob");
   CHECK(b.replica.info(a.entity)->name == "alice");
   CHECK(a.replica.current().entities.size() == 6);
   for (const auto& e : a.replica.current().entities) {
     if (e.id == b.entity) continue;
-    CHECK(a.replica.info(e.id)->kind == protocol::kKindNpc);
+    CHECK(a.replica.info(e.id)->kind == protocol::EntityKind::kNpc);
+    CHECK(a.replica.info(e.id)->type == lb.world.game().npc_type);
     CHECK(a.replica.info(e.id)->name.rfind("npc-", 0) == 0);
   }
   CHECK(lb.self_ok(a));
@@ -224,11 +233,11 @@ TEST_CASE("replicator: acknowledged baselines make snapshots small deltas") {
     if (lb.world.entity(other).x < 59.0) {
       REQUIRE(s.part.changes.size() == 1);
       CHECK(s.changed == std::vector<std::uint32_t>{walker});
-      const protocol::ChangeRecord& c = s.part.changes[0];
+      const test::DecodedChange& c = s.part.changes[0];
       // 7 m/s for 50 ms: +35 cm in x, one byte; the first move also carries the
       // Idle -> Walking change, later ones only x.
       CHECK((c.mask & (1u << protocol::kX)) != 0);
-      CHECK(c.wire[protocol::kX] == protocol::zigzag(35));
+      CHECK(c.wire_of(protocol::kX) == protocol::zigzag(35));
       CHECK((c.mask & (1u << protocol::kY)) == 0);
       if (t == 0) {
         CHECK((c.mask & (1u << protocol::kMoveState)) != 0);
@@ -683,7 +692,7 @@ void check_bounded_deferral(std::uint32_t interval, std::uint32_t max_deferral,
   LoopClient& a = lb.connect("starved");
   Tour tour = square_tour(20.0, 80.0);
   // The world's quantised values of every entity, per tick, for the last ticks.
-  std::map<std::uint32_t, std::unordered_map<std::uint32_t, protocol::FieldValues>> truth;
+  std::map<std::uint32_t, std::unordered_map<std::uint32_t, std::vector<std::int32_t>>> truth;
   int stale = 0, late_spawns = 0, inconsistent = 0, checked = 0;
   std::uint32_t oldest = 0;
   std::string first;
@@ -692,7 +701,7 @@ void check_bounded_deferral(std::uint32_t interval, std::uint32_t max_deferral,
     lb.step();
     auto& now = truth[lb.tick];
     lb.world.for_each_entity(
-        [&](std::uint32_t, const world::Entity& e) { now[e.id] = replication::entity_fields(e); });
+        [&](std::uint32_t slot, const world::Entity& e) { now[e.id] = lb.values_of(slot); });
     while (truth.size() > bound + 2 * interval + 4) truth.erase(truth.begin());
     // From the first tick on: the initial flood of spawns strains the budget most.
     const replica::Frame& f = a.replica.current();
@@ -705,7 +714,7 @@ void check_bounded_deferral(std::uint32_t interval, std::uint32_t max_deferral,
         auto it = truth.find(lb.tick - age);
         if (it == truth.end()) continue;
         auto v = it->second.find(e.id);
-        if (v != it->second.end() && v->second == e.values) break;
+        if (v != it->second.end() && test::same(v->second, e.values)) break;
       }
       oldest = std::max(oldest, age);
       if (age > bound && stale++ == 0) {
@@ -865,7 +874,11 @@ TEST_CASE("replicator: a frame needing more than 255 parts sends 255 and the res
   Loopback lb(wp, rparams(100'000'000, 576));
   LoopClient& a = lb.connect("swamped");
   lb.step();
-  CHECK(a.sent.size() == 255);
+  // Nearly 255 parts: the spawns it did not hold take no more than the next frame is sure
+  // to carry again (each part may then be short by up to one record: about 25 of 558
+  // bytes).
+  CHECK(a.sent.size() > 240);
+  CHECK(a.sent.size() <= 255);
   const std::string p = parts_problem(a.sent, lb.tick, 576);
   CHECK_MESSAGE(p.empty(), p);
   CHECK(a.replica.ack_tick() == lb.tick);  // what was sent is a complete frame
@@ -883,15 +896,16 @@ TEST_CASE("replicator: a frame needing more than 255 parts sends 255 and the res
   }
   CHECK(ticks == 2);
   CHECK(lb.diff(a).empty());
-  // A client that never acknowledges gets 255 parts of spawns every tick and always the
-  // same entities: those it already holds go first, it never loses any.
+  // A client that never acknowledges gets nearly 255 parts of spawns every tick and always
+  // the same entities: those it already holds go first, it never loses any.
   LoopClient& b = lb.connect("swamped-silent");
   b.acks = false;
   lb.step();
   const std::set<std::uint32_t> held = ids_of(b.replica.current().entities);
   for (int t = 0; t < 3; ++t) {
     lb.step();
-    CHECK(b.sent.size() == 255);
+    CHECK(b.sent.size() > 240);
+    CHECK(b.sent.size() <= 255);
     CHECK(b.replica.ack_tick() == lb.tick);
     const std::set<std::uint32_t> now = ids_of(b.replica.current().entities);
     CHECK(std::includes(now.begin(), now.end(), held.begin(), held.end()));
@@ -904,7 +918,8 @@ TEST_CASE("replicator: past 255 parts, what the client displays still goes first
   // A client whose acknowledgments never arrive gets every frame whole, as spawns, in a
   // crowd that needs more than 255 parts. As it walks, entities enter its view; those
   // with low ids must not push an entity it already displays out of the 255 parts sent
-  // (it would vanish from its view without a despawn).
+  // (it would vanish from its view without a despawn), and a frame must never take in so
+  // many that the next, packing them in another order, cannot carry them all again.
   world::WorldParams wp = test::small_world(6000);
   wp.grid.bounds = {{0.0, 0.0}, {200.0, 100.0}};
   wp.grid.cell_size = 25.0;
@@ -919,7 +934,8 @@ TEST_CASE("replicator: past 255 parts, what the client displays still goes first
     const std::set<std::uint32_t> before = ids_of(a.replica.current().entities);
     tour.steer(lb.world, a.slot);
     lb.step();
-    if (a.sent.size() == 255) ++truncated;
+    // Cut short: the view holds more than 255 parts can carry.
+    if (lb.truth(a).size() > a.replica.current().entities.size()) ++truncated;
     const std::string p = parts_problem(a.sent, lb.tick, 200);
     CHECK_MESSAGE(p.empty(), p);
     REQUIRE(a.replica.ack_tick() == lb.tick);
@@ -935,7 +951,7 @@ TEST_CASE("replicator: past 255 parts, what the client displays still goes first
     }
   }
   CHECK(truncated == 40);
-  CHECK(entered > 2000);  // the first frame, and many entering since
+  CHECK(entered > 1800);  // the first frame, and many entering since
   CHECK_MESSAGE(vanished == 0, first);
   check_clean(lb, a);
 }

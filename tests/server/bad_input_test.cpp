@@ -202,7 +202,8 @@ TEST_CASE("bad input: a client that keeps sending garbage is disconnected, other
   CHECK(test::self_of(good).id == good_before.id);
   CHECK(test::self_of(good).x() == good_before.x());
   CHECK(test::self_of(good).y() == good_before.y());
-  CHECK(test::self_of(good).values[protocol::kHealth] == good_before.values[protocol::kHealth]);
+  CHECK(test::property_of(good, test::self_of(good).values, "health") ==
+        test::property_of(good, good_before.values, "health"));
   CHECK(good.replica().current().entities.size() == seen_before - 1);
 
   ZoneServer& zone = server.stop();

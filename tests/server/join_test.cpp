@@ -51,18 +51,19 @@ TEST_CASE("join: the welcome describes the zone, and two nearby players see each
     CHECK(b->replica().find(w.entity_id) == nullptr);
     CHECK(test::metres(test::self_of(*b).x()) >= w.world_min_x);
     CHECK(test::metres(test::self_of(*b).x()) <= w.world_max_x);
-    CHECK(b->replica().self()[protocol::kHealth] == cfg.players.max_health);
+    CHECK(test::property_of(*b, b->replica().self(), "health") == 100);  // the built-in game
+    CHECK(test::property_of(*b, b->replica().self(), "max_health") == 100);
     // Every NPC too: the zone is smaller than the view.
     CHECK(b->replica().current().entities.size() == cfg.npcs.count + 1);
   }
   CHECK(alice.welcome().entity_id != bob.welcome().entity_id);
 
-  const replica::EntityState* bob_at_alice = alice.replica().find(bob.welcome().entity_id);
-  const replica::EntityState* alice_at_bob = bob.replica().find(alice.welcome().entity_id);
+  const auto bob_at_alice = alice.replica().find(bob.welcome().entity_id);
+  const auto alice_at_bob = bob.replica().find(alice.welcome().entity_id);
   REQUIRE(bob_at_alice != nullptr);
   REQUIRE(alice_at_bob != nullptr);
-  CHECK(test::kind_of(alice, bob.welcome().entity_id) == protocol::kKindPlayer);
-  CHECK(test::kind_of(bob, alice.welcome().entity_id) == protocol::kKindPlayer);
+  CHECK(test::kind_of(alice, bob.welcome().entity_id) == test::kPlayerKind);
+  CHECK(test::kind_of(bob, alice.welcome().entity_id) == test::kPlayerKind);
   CHECK(test::name_of(alice, bob.welcome().entity_id) == "bob");
   CHECK(test::name_of(bob, alice.welcome().entity_id) == "alice");
   // What one sees of the other is what the other knows of itself (both stand still).
@@ -248,7 +249,7 @@ TEST_CASE("join: with the AOI switched off a client is sent every entity of the 
   CHECK(max_d > 100.0);
   std::set<std::string> names;
   for (const auto& e : ents) {
-    if (test::kind_of(alice, e.id) == protocol::kKindNpc) names.insert(test::name_of(alice, e.id));
+    if (test::kind_of(alice, e.id) == test::kNpcKind) names.insert(test::name_of(alice, e.id));
   }
   CHECK(names.size() == cfg.npcs.count);
 

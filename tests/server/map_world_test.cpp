@@ -63,11 +63,13 @@ TEST_CASE("live map: in a world, the covered area, ghosts by kind and owner, and
   // An NPC of east's and a player of north's, both in the band around west.
   const std::uint32_t east_npc = world::first_entity_id(1) + 6;
   const std::uint32_t north_player = world::first_entity_id(2) + 2;
-  const std::uint32_t a = w.spawn_ghost(east_npc, world::EntityKind::kNpc, "wolf", 50);
-  w.set_ghost_state(a, 50.0, 20.0, 0.0, 0.0, 0.0, 50);
+  const std::uint32_t a =
+      w.spawn_ghost(east_npc, world::EntityKind::kNpc, "wolf", world::PropertyValues{1});
+  w.set_ghost_state(a, 50.0, 20.0, 0.0, 0.0, 0.0, world::PropertyValues{1});
   w.set_ghost_owner(a, 1);  // world::Ghosts sets the source whose lists it follows
-  const std::uint32_t b = w.spawn_ghost(north_player, world::EntityKind::kPlayer, "scout", 100);
-  w.set_ghost_state(b, 20.0, 55.0, 0.0, 0.0, 0.0, 100);
+  const std::uint32_t b =
+      w.spawn_ghost(north_player, world::EntityKind::kPlayer, "scout", world::PropertyValues{0});
+  w.set_ghost_state(b, 20.0, 55.0, 0.0, 0.0, 0.0, world::PropertyValues{0});
   w.set_ghost_owner(b, 2);
   REQUIRE(w.ghost_count() == 2);
 
@@ -136,8 +138,9 @@ TEST_CASE("live map: in a world, the covered area, ghosts by kind and owner, and
 TEST_CASE("live map: a ghost of a zone that is not a neighbour is counted, its owner unnamed") {
   world::World w(west_params());
   const std::uint32_t stray = world::first_entity_id(5) + 1;
-  const std::uint32_t slot = w.spawn_ghost(stray, world::EntityKind::kNpc, "stray", 10);
-  w.set_ghost_state(slot, -10.0, 10.0, 0.0, 0.0, 0.0, 10);
+  const std::uint32_t slot =
+      w.spawn_ghost(stray, world::EntityKind::kNpc, "stray", world::PropertyValues{1});
+  w.set_ghost_state(slot, -10.0, 10.0, 0.0, 0.0, 0.0, world::PropertyValues{1});
   w.set_ghost_owner(slot, 5);
   MapPublisher map(1);
   map.set_world(west_world());
@@ -176,8 +179,9 @@ TEST_CASE("live map: a ghost handed over between zones names its owner now, not 
   world::World w(west_params());
   // Made by north (its id's top bits), handed over to east, seen from west.
   const std::uint32_t id = world::first_entity_id(2) + 9;
-  const std::uint32_t slot = w.spawn_ghost(id, world::EntityKind::kPlayer, "traveller", 100);
-  w.set_ghost_state(slot, 45.0, 30.0, 0.0, 0.0, 0.0, 100);
+  const std::uint32_t slot =
+      w.spawn_ghost(id, world::EntityKind::kPlayer, "traveller", world::PropertyValues{0});
+  w.set_ghost_state(slot, 45.0, 30.0, 0.0, 0.0, 0.0, world::PropertyValues{0});
   w.set_ghost_owner(slot, 1);
   MapPublisher map(1);
   map.set_world(west_world());

@@ -80,7 +80,7 @@ void check_npc_deltas(config::NpcBehaviour behaviour) {
   CHECK(movers >= cfg.npcs.count / 2);
   std::size_t displaced = 0;
   for (const auto& [id, s] : first_seen) {
-    const replica::EntityState* now = r.find(id);
+    const auto now = r.find(id);
     if (now != nullptr && test::distance_m(s, *now) > 1.0) ++displaced;
   }
   CHECK(displaced >= cfg.npcs.count / 2);

@@ -85,7 +85,7 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   const auto holds_members = [&](const client::Bot& me) {
     for (const client::Bot* other : {&alice, &bob, &carol}) {
       if (other == &me) continue;
-      const replica::EntityState* e = me.replica().find(other->welcome().entity_id);
+      const auto e = me.replica().find(other->welcome().entity_id);
       if (e == nullptr || e->party() != party) return false;
     }
     return me.replica().self()[protocol::kParty] == static_cast<std::int32_t>(party);
@@ -124,7 +124,7 @@ TEST_CASE("party: a shared key makes a party whose members see each other across
   CHECK(last_result(alice) == GroupResult::Changed);
   REQUIRE(clients.pump_until(
       [&] {
-        const replica::EntityState* b = alice.replica().find(bob.welcome().entity_id);
+        const auto b = alice.replica().find(bob.welcome().entity_id);
         return b == nullptr || b->party() == 0;
       },
       5s));
@@ -235,7 +235,7 @@ TEST_CASE("party: a guild is joined with JoinGuild and answered with GuildStatus
   CHECK(gina.party().statuses == 0);  // a guild is not a party
   REQUIRE(clients.pump_until(
       [&] {
-        const replica::EntityState* h = gina.replica().find(hugo.welcome().entity_id);
+        const auto h = gina.replica().find(hugo.welcome().entity_id);
         return h != nullptr && h->guild() == guild && h->party() == 0;
       },
       5s));

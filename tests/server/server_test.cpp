@@ -28,7 +28,7 @@ TEST_CASE("a client joins - gets a welcome and sees exactly the NPCs within its 
   zone.world().for_each_entity([&](std::uint32_t, const world::Entity& e) {
     if (e.id == self->id) return;
     const double d = std::hypot(e.x - self->x, e.y - self->y);
-    const replica::EntityState* seen = bot.replica().find(e.id);
+    const auto seen = bot.replica().find(e.id);
     if (d <= 30.0) {
       ++expected;
       REQUIRE_MESSAGE(seen != nullptr, "entity ", e.id, " at distance ", d, " missing");

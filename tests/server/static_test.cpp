@@ -74,7 +74,7 @@ std::shared_ptr<client::StaticTruth> truth_of(const std::vector<Rock>& rocks) {
   return truth;
 }
 
-double metres(const protocol::FieldValues& v, protocol::Field axis) {
+double metres(protocol::Values v, protocol::Field axis) {
   return protocol::position_metres(v, axis);
 }
 

@@ -106,9 +106,28 @@ inline std::string name_of(const client::Bot& bot, std::uint32_t id) {
   const replica::EntityInfo* info = bot.replica().info(id);
   return info ? info->name : std::string();
 }
+inline constexpr int kPlayerKind = static_cast<int>(protocol::EntityKind::kPlayer);
+inline constexpr int kNpcKind = static_cast<int>(protocol::EntityKind::kNpc);
 inline int kind_of(const client::Bot& bot, std::uint32_t id) {
   const replica::EntityInfo* info = bot.replica().info(id);
-  return info ? info->kind : -1;
+  return info ? static_cast<int>(info->kind) : -1;
+}
+// A ghost's or arrival's type and properties in the zone's built-in game (health and
+// max_health, zone_params.hpp's make_game_types): type 0 is the player's, 1 the NPCs'.
+inline world::PropertyValues health_properties(std::uint16_t type, std::int32_t health) {
+  world::PropertyValues p;
+  p.type = type;
+  p.count = 2;
+  p.values[0] = health;
+  p.values[1] = health;
+  return p;
+}
+
+// A property's value by name in values of the bot's session schema (-1: no such row).
+inline std::int64_t property_of(const client::Bot& bot, protocol::Values values,
+                                std::string_view name) {
+  const auto row = bot.schema().find_field(name);
+  return row ? values[*row] : -1;
 }
 
 // Distance in metres between two replicated states (centimetre positions).

@@ -154,7 +154,7 @@ TEST_CASE("truth check: entities beyond the radius in the replica, or missing wi
       const LoopClient& c = run.lb.clients.front();
       const sim::TruthEntity* self = truth.find(c.entity);
       REQUIRE(self != nullptr);
-      truth.entities.push_back({4'000'000'000u, self->x + 1.0, self->y});
+      truth.entities.push_back({4'000'000'000u, self->x + 1.0, self->y, 0, 0, 1, {}});
     }
     const sim::TruthReport report = check_all(run.lb, window);
     CHECK(mentions(report, "entity 4000000000 at"));
@@ -289,7 +289,7 @@ TEST_CASE("truth check: a party member missing, a far stranger held, a wrong par
     for (auto& [tick, truth] : window.by_tick) {
       const sim::TruthEntity* self = truth.find(c.entity);
       REQUIRE(self != nullptr);
-      truth.entities.push_back({4'000'000'000u, self->x + 300.0, self->y, self->party});
+      truth.entities.push_back({4'000'000'000u, self->x + 300.0, self->y, self->party, 0, 1, {}});
     }
     const sim::TruthReport report = check_all(run.lb, window);
     CHECK(mentions(report, "entity 4000000000 at"));

@@ -1,0 +1,131 @@
+// The one schema: every replicated field of an entity and every entity type, as a table
+// that every part of replication reads at run time. The server builds it at start-up
+// from the engine's own rows and the game's data (configs/game/), sends it to each client
+// in its Welcome, and the snapshot codec, the client's replica, the truth check and the
+// codecs between zones all follow it. Adding a property is a line of game data.
+//
+// Rows 0 .. kEngineFieldCount - 1 are the engine's, always present, in this order (the
+// engine fills them: movement, precision tiers, groups); the game's properties follow in
+// the order its data declares them. A record's mask has one bit per row (64 at most).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zone::protocol {
+
+// How a field's value goes on the wire (docs/protocol.md, "The field table").
+enum class DeltaRule : std::uint8_t {
+  kDelta = 0,     // the change from the baseline, wrapped to the width, zigzag-encoded
+  kAbsolute = 1,  // the value itself, as the low `bits` bits
+};
+
+// Who receives a field of an entity.
+enum class Audience : std::uint8_t {
+  kEveryone = 0,  // every client that holds the entity
+  kOwner = 1,     // the entity's own client only (its self record)
+  kParty = 2,     // the owner and the members of the owner's party
+};
+
+// When a change of the field is sent to a client that holds the entity.
+enum class UpdateTier : std::uint8_t {
+  kTiered = 0,     // with the entity's interest tier (a far entity's change may wait)
+  kImmediate = 1,  // in the next snapshot whatever the entity's tier (health, state)
+};
+
+struct FieldSpec {
+  std::string name;  // [a-z][a-z0-9_]*, at most kMaxFieldNameBytes
+  DeltaRule rule = DeltaRule::kAbsolute;
+  std::uint8_t bits = 32;  // 1 .. 32: width of the value; deltas wrap at this width
+  bool is_signed = false;  // values are two's complement in `bits` bits
+  Audience audience = Audience::kEveryone;
+  UpdateTier update = UpdateTier::kTiered;
+  bool persistent = false;  // saved with the character (the game's data declares it)
+  std::string unit;         // what the value means, for people (sent with the schema)
+  friend bool operator==(const FieldSpec&, const FieldSpec&) = default;
+};
+
+enum class EntityKind : std::uint8_t { kPlayer = 0, kNpc = 1 };
+
+// An entity type: what a spawn names (its index in the schema's types).
+struct EntityTypeSpec {
+  std::string name;  // [a-z][a-z0-9_]*, at most kMaxFieldNameBytes
+  EntityKind kind = EntityKind::kNpc;
+  friend bool operator==(const EntityTypeSpec&, const EntityTypeSpec&) = default;
+};
+
+inline constexpr std::size_t kMaxFields = 64;
+inline constexpr std::size_t kMaxEntityTypes = 255;
+inline constexpr std::size_t kMaxFieldNameBytes = 32;
+inline constexpr std::size_t kMaxUnitBytes = 200;
+
+// The engine's rows.
+enum Field : std::size_t {
+  kX = 0,             // position_unit (a centimetre by default), world coordinates
+  kY = 1,             // the same
+  kHeading = 2,       // heading_unit (1/65536 turn by default), from +x
+  kMoveState = 3,     // 0 idle, 1 walking
+  kPositionUnit = 4,  // x and y count (1 + value) centimetres
+  kHeadingUnit = 5,   // heading counts 2^value / 65536 turn
+  kParty = 6,         // party id, 0 none
+  kGuild = 7,         // guild id, 0 none
+  kEngineFieldCount = 8
+};
+
+// A row of values, one per field (in the schema's order); quantised integers, so both
+// sides agree bit for bit.
+using Values = std::span<const std::int32_t>;
+using MutableValues = std::span<std::int32_t>;
+
+class Schema {
+ public:
+  // The engine's rows alone, and the two types every zone has ("player", "npc").
+  Schema();
+
+  // Adds a game property after the rows so far. Returns an error text (and changes
+  // nothing) if the name is taken or not well-formed, the width is out of 1..32, or the
+  // table is full.
+  std::optional<std::string> add_field(FieldSpec field);
+  // Adds an entity type; the same checks. The first player type is the one players get.
+  std::optional<std::string> add_type(EntityTypeSpec type);
+  // Replaces the types (the game's data names its own; at least one player type).
+  std::optional<std::string> set_types(std::vector<EntityTypeSpec> types);
+
+  std::size_t size() const { return fields_.size(); }
+  const FieldSpec& field(std::size_t row) const { return fields_[row]; }
+  std::span<const FieldSpec> fields() const { return fields_; }
+  std::span<const EntityTypeSpec> types() const { return types_; }
+  std::optional<std::size_t> find_field(std::string_view name) const;
+  std::optional<std::size_t> find_type(std::string_view name) const;
+
+  // Bits of the rows each audience may receive about an entity that is not its own:
+  // everyone's rows, and everyone's plus the party's.
+  std::uint64_t public_mask() const { return public_mask_; }
+  std::uint64_t party_mask() const { return party_mask_; }
+  // Every row (a client's own entity).
+  std::uint64_t all_mask() const { return size() >= 64 ? ~0ull : (1ull << size()) - 1; }
+  std::uint64_t immediate_mask() const { return immediate_mask_; }
+
+  friend bool operator==(const Schema& a, const Schema& b) {
+    return a.fields_ == b.fields_ && a.types_ == b.types_;
+  }
+
+  // Well-formed identifier: [a-z][a-z0-9_]*, 1 .. kMaxFieldNameBytes bytes.
+  static bool valid_name(std::string_view name);
+
+ private:
+  void recompute_masks();
+  std::vector<FieldSpec> fields_;
+  std::vector<EntityTypeSpec> types_;
+  std::uint64_t public_mask_ = 0;
+  std::uint64_t party_mask_ = 0;
+  std::uint64_t immediate_mask_ = 0;
+};
+
+}  // namespace zone::protocol
