@@ -83,6 +83,41 @@ int locate_trampoline(lua_State* L) {
   return 0;
 }
 
+// Under lua_pcall: interns a handler name and keeps it in the registry.
+struct InternFrame {
+  std::string_view name;
+  int ref = LUA_NOREF;
+};
+
+int intern_trampoline(lua_State* L) {
+  auto& frame = *static_cast<InternFrame*>(lua_touserdata(L, 1));
+  lua_pushlstring(L, frame.name.data(), frame.name.size());
+  frame.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+// Handlers take a few numbers and flags; calls with strings or many arguments go
+// through the trampoline.
+constexpr std::size_t kMaxDirectArgs = 8;
+
+bool all_direct(std::span<const ScriptArg> args) {
+  if (args.size() > kMaxDirectArgs) return false;
+  return std::none_of(args.begin(), args.end(), [](const ScriptArg& arg) {
+    return std::holds_alternative<std::string_view>(arg);
+  });
+}
+
+// Pushes what cannot allocate: booleans and numbers.
+void push_direct(lua_State* L, const ScriptArg& arg) {
+  if (const auto* b = std::get_if<bool>(&arg)) {
+    lua_pushboolean(L, *b ? 1 : 0);
+  } else if (const auto* i = std::get_if<std::int64_t>(&arg)) {
+    lua_pushinteger(L, static_cast<lua_Integer>(*i));
+  } else if (const auto* d = std::get_if<double>(&arg)) {
+    lua_pushnumber(L, static_cast<lua_Number>(*d));
+  }
+}
+
 struct RegisterFrame {
   std::string_view table;
   std::string_view name;
@@ -217,6 +252,20 @@ std::optional<ScriptError> ScriptVm::load_files(std::span<const ScriptFile> file
   return std::nullopt;
 }
 
+int ScriptVm::handler_name_ref(std::string_view handler) {
+  detail::VmCore& core = *core_;
+  if (const auto found = core.handler_names.find(handler); found != core.handler_names.end()) {
+    return found->second;
+  }
+  if (core.handler_names.size() >= detail::VmCore::kMaxHandlerNames) return LUA_NOREF;
+  InternFrame frame{handler};
+  if (protected_run(intern_trampoline, &frame).has_value() || frame.ref == LUA_NOREF) {
+    return LUA_NOREF;
+  }
+  core.handler_names.emplace(std::string(handler), frame.ref);
+  return frame.ref;
+}
+
 CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptArg> args) {
   detail::VmCore& core = *core_;
   lua_State* L = core.L;
@@ -228,13 +277,35 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
     return result;
   }
   const int base = lua_gettop(L);
+  // Two ways to the same call. Direct: the handler's name is interned already and the
+  // arguments are numbers or flags, so nothing before lua_pcall allocates or raises
+  // (lua_checkstack reports failure instead of raising). Otherwise the trampoline does
+  // the lookup and the pushing inside the protected call.
+  const int name_ref = all_direct(args) ? handler_name_ref(handler) : LUA_NOREF;
+  const bool direct =
+      name_ref != LUA_NOREF && lua_checkstack(L, static_cast<int>(args.size()) + 3) != 0;
   detail::begin_call(core, /*tick_counted=*/true);
-  CallFrame frame{handler, args};
-  lua_pushcfunction(L, detail::message_handler);
-  lua_pushcfunction(L, call_trampoline);
-  lua_pushlightuserdata(L, &frame);
-  const int status = lua_pcall(L, 1, LUA_MULTRET, base + 1);
-  if (status == LUA_OK && frame.missing) {
+  lua_pushcfunction(L, detail::message_handler);  // base + 1
+  int status = LUA_OK;
+  bool missing = false;
+  int first = base + 2;  // the first result
+  if (direct) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);  // base + 2
+    lua_rawgeti(L, LUA_REGISTRYINDEX, name_ref);
+    missing = lua_rawget(L, base + 2) == LUA_TNIL;
+    if (!missing) {
+      for (const ScriptArg& arg : args) push_direct(L, arg);
+      status = lua_pcall(L, static_cast<int>(args.size()), LUA_MULTRET, base + 1);
+      first = base + 3;
+    }
+  } else {
+    CallFrame frame{handler, args};
+    lua_pushcfunction(L, call_trampoline);
+    lua_pushlightuserdata(L, &frame);
+    status = lua_pcall(L, 1, LUA_MULTRET, base + 1);
+    missing = status == LUA_OK && frame.missing;
+  }
+  if (missing) {
     ++core.stats.missing_handlers;
     result.status = CallStatus::kMissingHandler;
   } else if (status != LUA_OK) {
@@ -243,7 +314,6 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
     result.error = call_error(status, handler, base);
   } else {
     ++core.stats.calls;
-    const int first = base + 2;  // above the message handler
     const int returned = lua_gettop(L) - first + 1;
     result.count =
         std::min<std::size_t>(static_cast<std::size_t>(returned), CallResult::kMaxResults);

@@ -75,6 +75,9 @@ class ScriptVm {
   // Runs `fn` with `data` as its only argument under lua_pcall and the message handler;
   // on failure returns the error and leaves the stack as it was.
   std::optional<ScriptError> protected_run(lua_CFunction fn, void* data);
+  // The registry reference of the handler's name as a Lua string, interned on first use
+  // (up to VmCore::kMaxHandlerNames names); LUA_NOREF when it cannot be.
+  int handler_name_ref(std::string_view handler);
   // After a failed call: the error, with the handler's own line when Lua gave none; the
   // stack back at `base`.
   ScriptError call_error(int status, std::string_view handler, int base);

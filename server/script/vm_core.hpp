@@ -8,8 +8,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "script/script_config.hpp"
@@ -39,6 +41,19 @@ struct VmCore {
   std::uint64_t tick_instructions = 0;
   bool tick_counted = false;  // handler calls count against the tick; loading does not
   Abort abort = Abort::kNone;
+
+  // Handler names already interned as Lua strings, each held in the registry (the value
+  // is its reference): a call by a known name looks the handler up without allocating,
+  // so it needs no protected trampoline. Only names, never functions, are cached: a
+  // script that redefines a handler is seen at the next call.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const {
+      return std::hash<std::string_view>{}(name);
+    }
+  };
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> handler_names;
+  static constexpr std::size_t kMaxHandlerNames = 256;
 
   // The loaded files' paths, to read locations back out of Lua's messages.
   std::vector<std::string> files;

@@ -195,3 +195,36 @@ TEST_CASE("a moved VM keeps its state and its budgets") {
   REQUIRE(spin.status == CallStatus::kError);
   CHECK(spin.error->kind == ScriptErrorKind::kInstructionBudget);
 }
+
+TEST_CASE("a redefined handler is the one called: names are cached, functions are not") {
+  ScriptVm vm(small_limits());
+  load_ok(vm, "rules.lua", R"(
+function on_tick(n) return n end
+function redefine() function on_tick(n) return n * 10 end end
+function define_late() function late(n) return -n end end
+)");
+  CHECK(vm.call("on_tick", 2).integer(0) == 2);  // numbers only: the direct call
+  REQUIRE(vm.call("redefine").ok());
+  CHECK(vm.call("on_tick", 2).integer(0) == 20);
+  CHECK(vm.call("on_tick", "3").integer(0) == 30);  // a string: through the trampoline
+  CHECK(vm.call("late", 4).status == CallStatus::kMissingHandler);
+  REQUIRE(vm.call("define_late").ok());
+  CHECK(vm.call("late", 4).integer(0) == -4);
+}
+
+TEST_CASE("past the cache's size of names, calls still work") {
+  ScriptVm vm(small_limits());
+  std::string source;
+  for (int i = 0; i < 300; ++i) {
+    source += "function h" + std::to_string(i) + "(a) return a + " + std::to_string(i) + " end\n";
+  }
+  load_ok(vm, "many.lua", source);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      INFO(i);
+      REQUIRE(vm.call("h" + std::to_string(i), 1).integer(0) == 1 + i);
+    }
+  }
+  CHECK(vm.call("h299", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10).integer(0) == 300);  // many arguments
+  CHECK(vm.call("nope", 1).status == CallStatus::kMissingHandler);
+}
