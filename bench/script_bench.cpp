@@ -118,7 +118,8 @@ void print_row(const char* mode, Timing call, Timing compute, long long compute_
 }
 
 // The raw C API, as the host uses it: a message handler at the bottom of the stack, the
-// hook restarted before each call, the handler looked up by name for each call.
+// hook installed once (its count runs on across calls), the handler looked up by name
+// for each call.
 void bench_raw(const char* mode, lua_State* L, bool hook) {
   HookState state;
   lua_pushlightuserdata(L, &state);
@@ -131,8 +132,8 @@ void bench_raw(const char* mode, lua_State* L, bool hook) {
   lua_settop(L, 0);
   lua_pushcfunction(L, message_handler);  // index 1
   long long checksum = 0;
+  if (hook) lua_sethook(L, count_hook, LUA_MASKCOUNT, kHookCount);
   auto call = [&](const char* name, int nargs, lua_Integer a) {
-    if (hook) lua_sethook(L, count_hook, LUA_MASKCOUNT, kHookCount);
     state.instructions = 0;
     lua_getglobal(L, name);
     for (int i = 0; i < nargs; ++i) lua_pushinteger(L, a + i);

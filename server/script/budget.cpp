@@ -66,9 +66,10 @@ void begin_call(VmCore& core, bool tick_counted) {
   core.abort = Abort::kNone;
   core.tick_counted = tick_counted;
   core.error_located = false;
-  // Setting the hook again restarts its count: the instructions of the previous call's
-  // last partial granule are not charged to this one.
-  lua_sethook(core.L, count_hook, LUA_MASKCOUNT, core.hook_count);
+  // The hook's count is not restarted: the instructions of one call's last partial
+  // granule are charged to a later call, so that short calls add up in the tick's
+  // budget and in stats.instructions (both exact to one granule), and a call is stopped
+  // at most one granule early.
 }
 
 }  // namespace zone::script::detail

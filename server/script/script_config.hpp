@@ -40,8 +40,8 @@ struct ScriptFile {
   std::string source;
 };
 
-// Counters of one VM, for /metrics. The instruction figures are multiples of the hook
-// granularity (a call shorter than one granule counts no instructions).
+// Counters of one VM, for /metrics. Instructions are counted by the hook, a granule at a
+// time: the total is exact to one granule.
 struct ScriptStats {
   std::uint64_t calls = 0;                // handler calls that ran (missing or skipped: not)
   std::uint64_t errors = 0;               // calls that ended in an error, of any kind

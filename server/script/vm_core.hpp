@@ -72,7 +72,7 @@ inline VmCore& core_of(lua_State* L) {
 // Budget enforcement (budget.cpp).
 void* budget_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) noexcept;
 void count_hook(lua_State* L, lua_Debug* ar);
-// Resets the per-call counters and restarts the hook's count, before a call or a load.
+// Resets the per-call counters, before a call or a load.
 void begin_call(VmCore& core, bool tick_counted);
 
 // Errors (vm_errors.cpp). The message handler given to every lua_pcall: keeps the

@@ -19,7 +19,7 @@ function loop(n) local s = 0 for i = 1, n do s = s + i end return s end
 
 }  // namespace
 
-TEST_CASE("an endless loop stops at the per-call budget, and the next call works") {
+TEST_CASE("an endless loop stops at the per-call budget and the next call works") {
   ScriptVm vm(ScriptLimits{
       .memory_bytes = 8u << 20, .instructions_per_call = 100'000, .instructions_per_tick = 0});
   load_ok(vm, "spin.lua", kSpin);
@@ -41,7 +41,7 @@ TEST_CASE("an endless loop stops at the per-call budget, and the next call works
   CHECK(vm.call("loop", 1000).integer(0) == 500500);
 }
 
-TEST_CASE("the tick's budget stops a call, refuses the next ones, and begin_tick restores it") {
+TEST_CASE("the tick's budget stops a call and refuses the next ones until begin_tick") {
   ScriptVm vm(ScriptLimits{.memory_bytes = 8u << 20,
                            .instructions_per_call = 100'000,
                            .instructions_per_tick = 250'000});
@@ -68,7 +68,7 @@ TEST_CASE("the tick's budget stops a call, refuses the next ones, and begin_tick
   CHECK(again.integer(0) == 2);
 }
 
-TEST_CASE("a script cannot catch its budget error with pcall, xpcall or a coroutine") {
+TEST_CASE("a script cannot catch its budget error with pcall or xpcall or a coroutine") {
   ScriptVm vm(ScriptLimits{
       .memory_bytes = 8u << 20, .instructions_per_call = 50'000, .instructions_per_tick = 0});
   load_ok(vm, "sneaky.lua", R"(
@@ -118,7 +118,7 @@ end
   CHECK(r.integer(1) == 42);
 }
 
-TEST_CASE("a memory bomb fails on the memory budget, and its memory is given back") {
+TEST_CASE("a memory bomb fails on the memory budget and its memory is given back") {
   // Instructions to spare: memory must be what stops it.
   ScriptVm vm(ScriptLimits{
       .memory_bytes = 8u << 20, .instructions_per_call = 0, .instructions_per_tick = 0});
@@ -189,7 +189,7 @@ function without_gc() local t = setmetatable({}, {__index = function() return 5 
   CHECK(vm.call("without_gc").integer(0) == 5);
 }
 
-TEST_CASE("loading counts against the per-call budget, not the tick's") {
+TEST_CASE("loading counts against the per-call budget but not the tick's") {
   ScriptVm vm(ScriptLimits{
       .memory_bytes = 8u << 20, .instructions_per_call = 20'000, .instructions_per_tick = 20'000});
   const std::vector<ScriptFile> runaway{{"top.lua", "local x = 0\nwhile true do x = x + 1 end\n"}};

@@ -13,7 +13,7 @@ using zone::script::test::error_text;
 using zone::script::test::load_ok;
 using zone::script::test::small_limits;
 
-TEST_CASE("handlers take integer, number, boolean and string arguments and return values") {
+TEST_CASE("handlers take integer and number and boolean and string arguments and return values") {
   ScriptVm vm(small_limits());
   load_ok(vm, "rules.lua", R"(
 function describe(i, x, flag, name)
@@ -73,7 +73,7 @@ TEST_CASE("a string argument is copied: it needs to live only during the call") 
   CHECK(vm.call("get").string(0) == "temporary name");
 }
 
-TEST_CASE("a missing handler is its own status, not an error, and nothing runs") {
+TEST_CASE("a missing handler is its own status (not an error) and nothing runs") {
   ScriptVm vm(small_limits());
   load_ok(vm, "rules.lua", "function on_join() return 1 end");
   const CallResult r = vm.call("on_leave", 5);
@@ -92,7 +92,7 @@ TEST_CASE("a global that is not callable is an error of the call") {
   CHECK(r.error->message.find("attempt to call") != std::string::npos);
 }
 
-TEST_CASE("many calls, ending well or badly, leave the Lua stack balanced") {
+TEST_CASE("many calls ending well or badly leave the Lua stack balanced") {
   // An unbalanced call would leave values on the stack each time: the VM's memory would
   // grow by at least 16 bytes a call (3 MB here), or the stack would overflow.
   ScriptVm vm(small_limits());
@@ -130,7 +130,8 @@ int throws(lua_State* L) {
 
 }  // namespace
 
-TEST_CASE("a registered C function is callable from Lua; its argument errors are the handler's") {
+TEST_CASE(
+    "a registered C function is callable from Lua and its argument errors are the handler's") {
   ScriptVm vm(small_limits());
   int calls = 0;
   REQUIRE_FALSE(vm.register_function("game", "get", game_get, &calls).has_value());
@@ -196,7 +197,7 @@ TEST_CASE("a moved VM keeps its state and its budgets") {
   CHECK(spin.error->kind == ScriptErrorKind::kInstructionBudget);
 }
 
-TEST_CASE("a redefined handler is the one called: names are cached, functions are not") {
+TEST_CASE("a redefined handler is the one called: names are cached but functions are not") {
   ScriptVm vm(small_limits());
   load_ok(vm, "rules.lua", R"(
 function on_tick(n) return n end
@@ -212,7 +213,7 @@ function define_late() function late(n) return -n end end
   CHECK(vm.call("late", 4).integer(0) == -4);
 }
 
-TEST_CASE("past the cache's size of names, calls still work") {
+TEST_CASE("past the cache's size of names calls still work") {
   ScriptVm vm(small_limits());
   std::string source;
   for (int i = 0; i < 300; ++i) {

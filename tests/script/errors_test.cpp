@@ -9,7 +9,7 @@ using zone::script::test::error_text;
 using zone::script::test::load_ok;
 using zone::script::test::small_limits;
 
-TEST_CASE("a syntax error names the file and the line, and later files do not load") {
+TEST_CASE("a syntax error names the file and the line and later files do not load") {
   ScriptVm vm(small_limits());
   const std::vector<ScriptFile> files{
       {"rules/a.lua", "function a() return 1 end\n"},
@@ -52,7 +52,7 @@ TEST_CASE("a runtime error in a file's top level names its file and line") {
   CHECK(error->message.find("attempt to index a nil value") != std::string::npos);
 }
 
-TEST_CASE("a runtime error in a handler names the failing line, also in a nested function") {
+TEST_CASE("a runtime error in a handler names the failing line (also in a nested function)") {
   ScriptVm vm(small_limits());
   load_ok(vm, "combat.lua", R"(local function damage(target)
   return target.armor * 2

@@ -9,7 +9,7 @@ using zone::script::test::error_text;
 using zone::script::test::load_ok;
 using zone::script::test::small_limits;
 
-TEST_CASE("io, os, package, require, debug, dofile, loadfile, load, string.dump are absent") {
+TEST_CASE("io os package require debug dofile loadfile load string.dump are absent") {
   ScriptVm vm(small_limits());
   load_ok(vm, "probe.lua", R"(
 function kind(name) return type(_G[name]) end
@@ -77,7 +77,7 @@ function collect() collectgarbage("collect") end
   CHECK(collect.error->message.find("only \"count\"") != std::string::npos);
 }
 
-TEST_CASE("print goes to the host's log callback, one call per print") {
+TEST_CASE("print goes to the host's log callback (one call per print)") {
   std::vector<std::string> lines;
   ScriptOptions options;
   options.log = [&lines](std::string_view line) { lines.emplace_back(line); };
@@ -92,7 +92,7 @@ function greet(name) print("hello", name, 3, nil, true) end
   CHECK(lines[1] == "hello\torc\t3\tnil\ttrue");
 }
 
-TEST_CASE("print without a log callback discards, and a throwing callback is a handler error") {
+TEST_CASE("print without a log callback discards and a throwing callback is a handler error") {
   ScriptVm quiet(small_limits());
   load_ok(quiet, "log.lua", "function p() print('x') return 1 end");
   CHECK(quiet.call("p").integer(0) == 1);
@@ -121,7 +121,8 @@ std::vector<std::int64_t> draws(std::int64_t seed) {
 
 }  // namespace
 
-TEST_CASE("math.random repeats with the same seed and differs with another; no reseeding") {
+TEST_CASE(
+    "math.random repeats with the same seed and differs with another and cannot be reseeded") {
   const auto a = draws(42);
   CHECK(a == draws(42));
   CHECK(a != draws(43));

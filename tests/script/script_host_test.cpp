@@ -34,7 +34,7 @@ TEST_CASE("a host starts empty and a good reload swaps the VM in") {
   CHECK(host.reload_failures() == 0);
 }
 
-TEST_CASE("a failed reload keeps the running VM, state and all, and returns file:line") {
+TEST_CASE("a failed reload keeps the running VM with its state and returns file:line") {
   ScriptHost host(small_limits(), {});
   std::vector<ScriptFile> files = version_files(1);
   files.push_back({"rules/state.lua",
@@ -58,7 +58,7 @@ TEST_CASE("a failed reload keeps the running VM, state and all, and returns file
   CHECK(host.vm().call("ok").status == CallStatus::kMissingHandler);
 }
 
-TEST_CASE("on_load runs once in the new VM; its failure fails the reload") {
+TEST_CASE("on_load runs once in the new VM and its failure fails the reload") {
   ScriptHost host(small_limits(), {});
   REQUIRE_FALSE(
       host.reload(std::vector<ScriptFile>{{"init.lua",
