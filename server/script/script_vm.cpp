@@ -276,6 +276,16 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
     result.status = CallStatus::kSkippedOverBudget;
     return result;
   }
+  if (core.in_call) {
+    ++core.stats.errors;
+    result.status = CallStatus::kError;
+    result.error = ScriptError{.file = {},
+                               .line = 0,
+                               .message = "handler '" + std::string(handler) +
+                                          "' called while another handler of the same VM runs",
+                               .kind = ScriptErrorKind::kRuntime};
+    return result;
+  }
   const int base = lua_gettop(L);
   // Two ways to the same call. Direct: the handler's name is interned already and the
   // arguments are numbers or flags, so nothing before lua_pcall allocates or raises
@@ -285,6 +295,7 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
   const bool direct =
       name_ref != LUA_NOREF && lua_checkstack(L, static_cast<int>(args.size()) + 3) != 0;
   detail::begin_call(core, /*tick_counted=*/true);
+  core.in_call = true;
   lua_pushcfunction(L, detail::message_handler);  // base + 1
   int status = LUA_OK;
   bool missing = false;
@@ -305,6 +316,7 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
     status = lua_pcall(L, 1, LUA_MULTRET, base + 1);
     missing = status == LUA_OK && frame.missing;
   }
+  core.in_call = false;
   if (missing) {
     ++core.stats.missing_handlers;
     result.status = CallStatus::kMissingHandler;

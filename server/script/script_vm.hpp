@@ -3,7 +3,9 @@
 // excepted, with std::bad_alloc, and only when the process itself is out of memory):
 // loads return std::optional<ScriptError>, calls a CallResult.
 //
-// Not thread-safe: one thread (the tick's) uses a VM at a time.
+// Not thread-safe: one thread (the tick's) uses a VM at a time. Not re-entrant: a bound
+// C function must not call a handler of its own VM (a call inside a call is refused as
+// an error; queue the event for after the handler instead).
 #pragma once
 
 #include <lua.hpp>

@@ -40,6 +40,9 @@ struct VmCore {
   std::uint64_t call_instructions = 0;
   std::uint64_t tick_instructions = 0;
   bool tick_counted = false;  // handler calls count against the tick; loading does not
+  // A handler call is running: a call from inside it (through a bound C function) would
+  // restart the per-call budget, so it is refused.
+  bool in_call = false;
   Abort abort = Abort::kNone;
 
   // Handler names already interned as Lua strings, each held in the registry (the value

@@ -229,3 +229,36 @@ TEST_CASE("past the cache's size of names calls still work") {
   CHECK(vm.call("h299", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10).integer(0) == 300);  // many arguments
   CHECK(vm.call("nope", 1).status == CallStatus::kMissingHandler);
 }
+
+namespace {
+
+// Calls back into its own VM, as a careless game API function might.
+int reenter(lua_State* L) {
+  auto& vm = *static_cast<ScriptVm*>(ScriptVm::upvalue(L));
+  bool refused = false;
+  {
+    const CallResult inner = vm.call("inner", 1);
+    refused = inner.status == CallStatus::kError &&
+              inner.error->message.find("another handler") != std::string::npos;
+  }
+  lua_pushboolean(L, refused ? 1 : 0);
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("a call from inside a handler of the same VM is refused") {
+  ScriptVm vm(small_limits());
+  REQUIRE_FALSE(vm.register_function("", "reenter", reenter, &vm).has_value());
+  load_ok(vm, "rules.lua", R"(
+inner_ran = false
+function inner() inner_ran = true end
+function outer() return reenter(), inner_ran end
+)");
+  const CallResult r = vm.call("outer");
+  REQUIRE_MESSAGE(r.ok(), error_text(r));
+  CHECK(r.boolean(0) == true);
+  CHECK(r.boolean(1) == false);
+  REQUIRE(vm.call("inner").ok());  // outside a handler it runs
+  CHECK(vm.call("outer").boolean(1) == true);
+}

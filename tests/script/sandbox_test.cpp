@@ -20,6 +20,10 @@ end
 function reach_require() return require("io") end
 function reach_load() return load("return 1")() end
 function reach_debug() return debug.getinfo(1) end
+function reach_io() return io.open("/etc/passwd") end
+function reach_dofile() return dofile("/etc/passwd") end
+function reach_loadfile() return loadfile("/etc/passwd") end
+function reach_package() return package.loadlib("libc.so.6", "system") end
 )");
   for (const char* name :
        {"io", "os", "package", "require", "debug", "dofile", "loadfile", "load", "warn"}) {
@@ -34,7 +38,8 @@ function reach_debug() return debug.getinfo(1) end
   REQUIRE(os.status == CallStatus::kError);
   CHECK(os.error->line == 5);
   CHECK(os.error->message.find("global 'os'") != std::string::npos);
-  for (const char* handler : {"reach_require", "reach_load", "reach_debug"}) {
+  for (const char* handler : {"reach_require", "reach_load", "reach_debug", "reach_io",
+                              "reach_dofile", "reach_loadfile", "reach_package"}) {
     INFO(handler);
     const CallResult r = vm.call(handler);
     REQUIRE(r.status == CallStatus::kError);
