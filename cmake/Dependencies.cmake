@@ -41,6 +41,11 @@ zone_require(HTTPLIB_FOUND libcpp-httplib-dev)
 pkg_check_modules(NATS QUIET IMPORTED_TARGET libnats)
 zone_require(NATS_FOUND libnats-dev)
 
+# Lua 5.4 (the reference interpreter, built as C): the sandboxed host for game rules
+# (server/script). LuaJIT is not used by the server: see docs/scripting.md.
+pkg_check_modules(LUA QUIET IMPORTED_TARGET lua5.4)
+zone_require(LUA_FOUND liblua5.4-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)

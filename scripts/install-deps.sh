@@ -15,6 +15,7 @@ packages=(
   libcpp-httplib-dev
   libbenchmark-dev
   libnats-dev
+  liblua5.4-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
