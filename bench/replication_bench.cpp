@@ -20,6 +20,7 @@
 
 #include "replication/replicator.hpp"
 #include "util/splitmix64.hpp"
+#include "zone/game_params.hpp"
 #include "world/world.hpp"
 
 namespace {
@@ -43,6 +44,8 @@ Result run(std::uint32_t players, std::uint32_t ticks, std::uint32_t warmup, std
   wp.player_view_radius = 30.0;
   wp.player_max_speed = 7.0;
   wp.npcs.count = 0;
+  // The zone's built-in game (health and max_health), as a zone without a data file runs.
+  wp.game = zone::make_game_types(zone::config::builtin_game_data());
   world::World world(wp);
 
   replication::ReplicationParams rp;

@@ -30,9 +30,14 @@ struct Frame {
   std::vector<std::int32_t> values;
   protocol::Values values_of(std::size_t i) const { return {values.data() + i * stride, stride}; }
   protocol::MutableValues values_of(std::size_t i) { return {values.data() + i * stride, stride}; }
+  // Appends an entity. `values` must have room (reserve): a row is a few values, copied
+  // in a loop the compiler keeps inline (a library copy per entity cost more than it).
   void push(const FrameEntry& entry, protocol::Values v) {
+    const std::size_t at = entities.size() * stride;
     entities.push_back(entry);
-    values.insert(values.end(), v.begin(), v.end());
+    values.resize(at + stride);
+    std::int32_t* out = values.data() + at;
+    for (std::size_t i = 0; i < stride; ++i) out[i] = v[i];
   }
   // Drops the entries whose id is kNoEntity, with their rows.
   void compact() {

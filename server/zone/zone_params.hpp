@@ -5,13 +5,13 @@
 #include <algorithm>
 
 #include "config/capacity.hpp"
-#include "config/game_data.hpp"
 #include "config/static_map.hpp"
 #include "config/zone_config.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/quantize.hpp"
 #include "replication/replicator.hpp"
 #include "world/world.hpp"
+#include "zone/game_params.hpp"
 #include "zone/ingest.hpp"
 #include "zone/load_governor.hpp"
 
@@ -37,17 +37,6 @@ inline world::NpcParams make_npc_params(const config::NpcConfig& c) {
   p.patrol_length = c.patrol_length;
   p.idle_fraction = c.idle_fraction;
   return p;
-}
-
-// The game's entity types and properties (game.data_file, or the built-in game) as the
-// world holds them.
-inline world::GameTypes make_game_types(const config::GameData& data) {
-  world::GameTypes game;
-  game.schema = data.schema;
-  for (const config::GameTypeData& t : data.types) game.defaults.push_back({t.defaults});
-  game.player_type = static_cast<std::uint16_t>(data.player_type());
-  game.npc_type = static_cast<std::uint16_t>(data.npc_type());
-  return game;
 }
 
 inline world::PrecisionParams make_precision_params(const config::PrecisionConfig& c) {

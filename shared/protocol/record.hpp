@@ -52,11 +52,31 @@ constexpr std::uint32_t wire_value(const FieldSpec& f, std::int32_t base, std::i
                                      : static_cast<std::uint32_t>(now) & width_mask(f.bits);
 }
 
+// The same by row, from the schema's compact rule and width arrays.
+inline std::uint32_t wire_value(const Schema& schema, std::size_t row, std::int32_t base,
+                                std::int32_t now) {
+  const std::uint8_t bits = schema.bits(row);
+  if (((schema.delta_mask() >> row) & 1) == 0) {
+    return static_cast<std::uint32_t>(now) & width_mask(bits);
+  }
+  std::uint32_t d =
+      (static_cast<std::uint32_t>(now) - static_cast<std::uint32_t>(base)) & width_mask(bits);
+  if (bits < 32) {
+    const std::uint32_t sign = 1u << (bits - 1);
+    d = static_cast<std::uint32_t>(static_cast<std::int32_t>(d ^ sign) -
+                                   static_cast<std::int32_t>(sign));
+  }
+  return zigzag(static_cast<std::int32_t>(d));
+}
+
 // Bit i set when field i differs.
 inline std::uint64_t change_mask(Values base, Values now) {
+  // Branch-free: a frame compares every row of every entity in view each snapshot.
   std::uint64_t mask = 0;
+  const std::int32_t* b = base.data();
+  const std::int32_t* n = now.data();
   for (std::size_t i = 0; i < now.size(); ++i) {
-    if (base[i] != now[i]) mask |= 1ull << i;
+    mask |= static_cast<std::uint64_t>(b[i] != n[i]) << i;
   }
   return mask;
 }
@@ -82,18 +102,23 @@ inline void for_each_row(std::uint64_t mask, Fn&& fn) {
 inline std::uint32_t encoded_size(const Schema& schema, std::uint64_t mask, Values base,
                                   Values now) {
   std::uint32_t size = varint_size(mask);
-  for_each_row(mask, [&](std::size_t i) {
-    size += varint_size(wire_value(schema.field(i), base.empty() ? 0 : base[i], now[i]));
-  });
+  if (base.empty()) {
+    for_each_row(mask, [&](std::size_t i) { size += varint_size(wire_value(schema, i, 0, now[i])); });
+  } else {
+    for_each_row(mask,
+                 [&](std::size_t i) { size += varint_size(wire_value(schema, i, base[i], now[i])); });
+  }
   return size;
 }
 
 inline void encode(ByteWriter& w, const Schema& schema, std::uint64_t mask, Values base,
                    Values now) {
   w.varint(mask);
-  for_each_row(mask, [&](std::size_t i) {
-    w.varint(wire_value(schema.field(i), base.empty() ? 0 : base[i], now[i]));
-  });
+  if (base.empty()) {
+    for_each_row(mask, [&](std::size_t i) { w.varint(wire_value(schema, i, 0, now[i])); });
+  } else {
+    for_each_row(mask, [&](std::size_t i) { w.varint(wire_value(schema, i, base[i], now[i])); });
+  }
 }
 
 // Reads a record's mask and its raw wire values (appended to `wire` in row order),

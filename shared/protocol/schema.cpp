@@ -110,9 +110,11 @@ std::optional<std::string> Schema::set_types(std::vector<EntityTypeSpec> types) 
 }
 
 void Schema::recompute_masks() {
-  public_mask_ = party_mask_ = immediate_mask_ = 0;
+  public_mask_ = party_mask_ = immediate_mask_ = delta_mask_ = 0;
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     const std::uint64_t bit = 1ull << i;
+    bits_[i] = fields_[i].bits;
+    if (fields_[i].rule == DeltaRule::kDelta) delta_mask_ |= bit;
     if (fields_[i].audience == Audience::kEveryone) public_mask_ |= bit;
     if (fields_[i].audience != Audience::kOwner) party_mask_ |= bit;
     if (fields_[i].update == UpdateTier::kImmediate) immediate_mask_ |= bit;

@@ -111,6 +111,10 @@ class Schema {
   // Every row (a client's own entity).
   std::uint64_t all_mask() const { return size() >= 64 ? ~0ull : (1ull << size()) - 1; }
   std::uint64_t immediate_mask() const { return immediate_mask_; }
+  // The rows' rules and widths side by side, for the record codec's loops (which touch
+  // them for every record written): a bit per delta row, a byte per row's width.
+  std::uint64_t delta_mask() const { return delta_mask_; }
+  std::uint8_t bits(std::size_t row) const { return bits_[row]; }
 
   friend bool operator==(const Schema& a, const Schema& b) {
     return a.fields_ == b.fields_ && a.types_ == b.types_;
@@ -126,6 +130,8 @@ class Schema {
   std::uint64_t public_mask_ = 0;
   std::uint64_t party_mask_ = 0;
   std::uint64_t immediate_mask_ = 0;
+  std::uint64_t delta_mask_ = 0;
+  std::array<std::uint8_t, kMaxFields> bits_{};
 };
 
 }  // namespace zone::protocol

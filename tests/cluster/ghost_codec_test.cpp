@@ -71,8 +71,9 @@ TEST_CASE("ghost codec: a message reads back exactly") {
     CHECK(a.properties == b.properties);
     CHECK(a.name == b.name);
   }
-  // 26 header bytes, then 38 + name per ghost.
-  CHECK(bytes.size() == 26 + (38 + 5) + 38);
+  // 26 header bytes, then per ghost 37, its properties' zigzag varints (80, 100, -7 and
+  // 2^31 - 1: 2 + 2 + 1 + 5 bytes; 65535 twice, 0 and -2^31: 3 + 3 + 1 + 5) and its name.
+  CHECK(bytes.size() == 26 + (37 + 10 + 5) + (37 + 12));
 }
 
 TEST_CASE("ghost codec: an empty list is a valid message (the sender is alive)") {

@@ -236,6 +236,8 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
   world::Ghosts ghosts(w, kIdReuseTicks);
   const auto t0 = world::Ghosts::Clock::now();
   GhostState g = ghost(1, 215, 100);  // 20 m away, across the border
+  // Its properties as its owner has them (the game's health and max_health).
+  g.properties.assign(std::vector<std::int32_t>{77, 120});
   for (int t = 0; t < 40; ++t) {
     g.x = 215.0 + 0.1 * t;
     ghosts.apply(1, kEpoch, std::vector<GhostState>{g}, t0 + t * 50ms);
@@ -245,6 +247,8 @@ TEST_CASE("ghosts: clients see ghosts enter, move and leave by the usual rules")
   CHECK(lb.diff(a).empty());
   CHECK(a.replica.find(g.id) != nullptr);
   CHECK(a.replica.info(g.id)->name == g.name);
+  CHECK(a.replica.find(g.id)->values[test::kHealth] == 77);
+  CHECK(a.replica.find(g.id)->values[test::kHealth + 1] == 120);
   // Its owner stops listing it: it leaves alice's view.
   for (int t = 0; t < 5; ++t) {
     ghosts.apply(1, kEpoch, std::vector<GhostState>{}, t0 + 2s);

@@ -48,6 +48,35 @@ function reach_package() return package.loadlib("libc.so.6", "system") end
   }
 }
 
+TEST_CASE("string patterns are not in the sandbox: find is a plain search") {
+  // Lua's matcher backtracks without running an instruction or allocating: a pattern such
+  // as ("a?"):rep(40) .. ("a"):rep(40) would hold the zone for hours, outside every budget.
+  ScriptVm vm(small_limits());
+  load_ok(vm, "patterns.lua", R"(
+function kinds() return type(string.match), type(string.gmatch), type(string.gsub),
+                        type(("").match) end
+function find_dot() return string.find("a.b", ".") end
+function find_from() return ("xyxy"):find("y", 3) end
+function bomb()
+  local n = 40
+  return string.find(("a"):rep(n), ("a?"):rep(n) .. ("a"):rep(n))
+end
+)");
+  const CallResult k = vm.call("kinds");
+  REQUIRE(k.status == CallStatus::kOk);
+  for (int i = 0; i < 4; ++i) CHECK(k.string(i) == "nil");
+  const CallResult dot = vm.call("find_dot");
+  REQUIRE(dot.status == CallStatus::kOk);
+  CHECK(dot.integer(0) == 2);  // the '.' itself, not any character
+  CHECK(dot.integer(1) == 2);
+  const CallResult from = vm.call("find_from");
+  CHECK(from.integer(0) == 4);
+  // Plain: the "pattern" is text, so this answers at once (not found).
+  const CallResult bomb = vm.call("bomb");
+  REQUIRE(bomb.status == CallStatus::kOk);
+  CHECK(bomb.is_nil(0));
+}
+
 TEST_CASE("the allowed libraries are there") {
   ScriptVm vm(small_limits());
   load_ok(vm, "libs.lua", R"(

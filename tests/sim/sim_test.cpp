@@ -185,6 +185,30 @@ void party_case(double loss) {
 
 }  // namespace
 
+// The sample game's data with one more property, added by this test as one line of data:
+// the Welcome carries it, the bots read every record by that schema alone, and the truth
+// check compares every property each bot may receive with the world's (the sample game's
+// party-only mana and owner-only xp must read 0 at everyone else, in parties that keep
+// splitting and re-forming).
+TEST_CASE("client-sim party with a game data file and one property more: properties exact") {
+  std::ifstream sample(ZONE_SOURCE_DIR "/configs/game/game.yaml");
+  REQUIRE(sample.good());
+  std::string yaml((std::istreambuf_iterator<char>(sample)), std::istreambuf_iterator<char>());
+  const auto properties = yaml.find("properties:\n");
+  const auto player = yaml.find("player: {kind: player, defaults: {");
+  REQUIRE(properties != std::string::npos);
+  REQUIRE(player != std::string::npos);
+  yaml.insert(player + std::string("player: {kind: player, defaults: {").size(), "banner: -300, ");
+  yaml.insert(properties + std::string("properties:\n").size(), "  banner: {type: i16}\n");
+  const std::string game = temp_dir() + "/game.yaml";
+  std::ofstream(game) << yaml;
+  const nlohmann::json s =
+      scenario_case("party", 0.0, plus(kRoomy, {"--set", "game.data_file=" + game}));
+  INFO("summary: ", s.dump(2));
+  CHECK(s["truth_property_checks"].get<std::uint64_t>() > 0);
+  CHECK(s["truth_party_checks"].get<std::uint64_t>() > 0);
+}
+
 TEST_CASE("client-sim party: party and guild members far apart stay in view - exact") {
   party_case(0.0);
 }
