@@ -26,7 +26,9 @@ printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
 sed '1,/^\r$/d' <&3 >"$work/metrics.txt"
 exec 3<&-
 for name in zone_tick_duration_seconds_bucket zone_players zone_dropped_packets_total \
-            zone_client_send_rate_bytes_per_second_count zone_config_reloads_total zone_build_info; do
+            zone_client_send_rate_bytes_per_second_count zone_config_reloads_total zone_build_info \
+            zone_network_connects_refused_total zone_network_handshakes_expired_total \
+            zone_network_handshakes_in_progress zone_sessions_evicted_silent_total; do
   grep -q "^$name" "$work/metrics.txt" || { echo "FAIL: $name missing from /metrics"; exit 1; }
 done
 if ! promtool check metrics <"$work/metrics.txt"; then
