@@ -270,6 +270,27 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.counter("zone_network_full_drains_total",
             "Socket reads that found more than one ENet batch (256 datagrams) waiting.",
             m.full_drains);
+  // Admission control (docs/security.md, "The game port"): what the status line's
+  // "admission:" warning sums up, as counters an operator can graph and alert on.
+  w.labelled(
+      "zone_network_connects_refused_total", "counter",
+      "Connection attempts (ENet CONNECTs) dropped unanswered before they got a peer, "
+      "by reason: address (limits.max_connections_per_address connections from the "
+      "address already), handshakes (limits.max_handshakes_per_address from the address "
+      "or limits.max_handshakes in all already in progress).",
+      "reason",
+      {{"address", m.connects_refused_address}, {"handshakes", m.connects_refused_handshakes}});
+  w.counter("zone_network_handshakes_expired_total",
+            "Handshakes never finished, dropped after limits.handshake_timeout_ms.",
+            m.handshakes_expired);
+  w.gauge("zone_network_handshakes_in_progress",
+          "Handshakes in progress (unfinished ENet connections) on all hosts, as last counted.",
+          static_cast<double>(m.handshakes));
+  w.counter("zone_sessions_evicted_silent_total",
+            "Connections that never said hello closed for a newcomer beyond "
+            "limits.max_awaiting_hello, the longest silent first (also counted in "
+            "zone_disconnects_total as bad_hello).",
+            m.evicted_silent);
   w.counter_seconds(
       "zone_network_send_wait_seconds_total",
       "Time the tick waited for the network threads to finish sending the previous tick.",

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <random>
+#include <string>
 
+#include "admin_http.hpp"
 #include "harness.hpp"
 #include "test_util.hpp"
 
@@ -85,6 +87,27 @@ class ForgedConnects {
   std::mt19937 rng_{12345};
 };
 
+// One sample's value in the zone's /metrics (name with its labels, as written there), or
+// -1 when it is not there.
+double metric(std::uint16_t admin_port, const std::string& sample) {
+  const std::string text = test::admin_get(admin_port, "/metrics").body;
+  const auto at = text.find("\n" + sample + " ");
+  return at == std::string::npos ? -1.0 : std::stod(text.substr(at + sample.size() + 2));
+}
+
+// Waits (up to 2 s: /metrics is published a few times a second) until `ok` holds for the
+// value of `sample`; returns the last value read.
+template <typename Pred>
+double metric_when(std::uint16_t admin_port, const std::string& sample, Pred ok) {
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  double v = metric(admin_port, sample);
+  while (!ok(v) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    v = metric(admin_port, sample);
+  }
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("admission: forged connects from one address cannot keep a newcomer out") {
@@ -104,6 +127,18 @@ TEST_CASE("admission: forged connects from one address cannot keep a newcomer ou
   CHECK(joined);
   clients.pump(800ms);  // past the handshake timeout
   CHECK(playing(newcomer));
+  // /metrics tells the operator (docs/security.md): refused attempts by the limit they
+  // met, and the expired handshakes.
+  const std::uint16_t admin = server.zone().admin_port();
+  const std::string refused = "zone_network_connects_refused_total{reason=";
+  double refused_address = -1.0;
+  const double refused_handshakes =
+      metric_when(admin, refused + "\"handshakes\"}", [&](double handshakes) {
+        refused_address = metric(admin, refused + "\"address\"}");
+        return handshakes + refused_address >= 1000;
+      });
+  const double expired =
+      metric_when(admin, "zone_network_handshakes_expired_total", [](double v) { return v >= 1; });
   ZoneServer& zone = server.stop();
   const net::TrafficStats t = zone.traffic();
   // At most the per-address allowance of handshakes was ever open; the rest were dropped
@@ -112,6 +147,14 @@ TEST_CASE("admission: forged connects from one address cannot keep a newcomer ou
   CHECK(t.half_open_expired >= 1);
   CHECK(t.half_open_expired <= 4 * 20);  // at most 4 at a time, one timeout (0.5 s) each
   CHECK(zone.counters().joins == 1);
+  // The published counts lag the live ones by at most a publish period.
+  CHECK(refused_handshakes >= 0);
+  CHECK(refused_address >= 0);
+  CHECK(refused_handshakes + refused_address >= 1000);
+  CHECK(refused_handshakes <= static_cast<double>(t.connects_refused_half_open));
+  CHECK(refused_address <= static_cast<double>(t.connects_refused_address));
+  CHECK(expired >= 1);
+  CHECK(expired <= static_cast<double>(t.half_open_expired));
 }
 
 TEST_CASE("admission: connections that never say hello cannot hold the newcomers' slots") {
@@ -155,6 +198,9 @@ TEST_CASE("admission: connections that never say hello cannot hold the newcomers
       5s));
   clients.pump(200ms);
   pump_stranger();
+  const double evicted =
+      metric_when(server.zone().admin_port(), "zone_sessions_evicted_silent_total",
+                  [](double v) { return v >= 1; });
   ZoneServer& zone = server.stop();
   // Every connection beyond the allowance of 6 silent ones closed one of them, longest
   // silent first: never the newcomer, who said hello.
@@ -162,4 +208,7 @@ TEST_CASE("admission: connections that never say hello cannot hold the newcomers
   CHECK(zone.counters().evicted_silent > 0);
   CHECK(test::disconnects(zone, DisconnectReason::BadHello) == zone.counters().evicted_silent);
   CHECK(zone.counters().joins == 1);
+  // /metrics has them too (published a few times a second: at most the final count).
+  CHECK(evicted >= 1);
+  CHECK(evicted <= static_cast<double>(zone.counters().evicted_silent));
 }
