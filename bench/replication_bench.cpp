@@ -20,8 +20,8 @@
 
 #include "replication/replicator.hpp"
 #include "util/splitmix64.hpp"
-#include "zone/game_params.hpp"
 #include "world/world.hpp"
+#include "zone/game_params.hpp"
 
 namespace {
 

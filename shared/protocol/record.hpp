@@ -103,10 +103,11 @@ inline std::uint32_t encoded_size(const Schema& schema, std::uint64_t mask, Valu
                                   Values now) {
   std::uint32_t size = varint_size(mask);
   if (base.empty()) {
-    for_each_row(mask, [&](std::size_t i) { size += varint_size(wire_value(schema, i, 0, now[i])); });
-  } else {
     for_each_row(mask,
-                 [&](std::size_t i) { size += varint_size(wire_value(schema, i, base[i], now[i])); });
+                 [&](std::size_t i) { size += varint_size(wire_value(schema, i, 0, now[i])); });
+  } else {
+    for_each_row(
+        mask, [&](std::size_t i) { size += varint_size(wire_value(schema, i, base[i], now[i])); });
   }
   return size;
 }
