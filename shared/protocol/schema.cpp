@@ -59,7 +59,14 @@ std::optional<std::string> Schema::add_field(FieldSpec field) {
     return "property name '" + field.name +
            "' is not an identifier ([a-z][a-z0-9_]*, at most 32 bytes)";
   }
-  if (find_field(field.name)) return "property '" + field.name + "' is declared twice";
+  if (const auto row = find_field(field.name)) {
+    if (*row < kEngineFieldCount) {
+      return "'" + field.name +
+             "' is one of the engine's rows (x, y, heading, move_state, position_unit, "
+             "heading_unit, party, guild): a property needs another name";
+    }
+    return "property '" + field.name + "' is declared twice";
+  }
   if (fields_.size() >= kMaxFields) {
     return "too many properties: an entity has at most " + std::to_string(kMaxFields) +
            " fields, " + std::to_string(kEngineFieldCount) + " of them the engine's";

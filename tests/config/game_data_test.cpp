@@ -152,7 +152,9 @@ TEST_CASE("game data: every refusal names its line and key") {
         only_error(load("properties:\n  party: {type: u8}\ntypes:\n  p: {kind: player}\n"));
     CHECK(e.line == 2);
     CHECK(e.key == "properties.party");
-    CHECK(e.message == "property 'party' is declared twice");
+    CHECK(e.message ==
+          "'party' is one of the engine's rows (x, y, heading, move_state, position_unit, "
+          "heading_unit, party, guild): a property needs another name");
   }
   SUBCASE("a name that is not an identifier") {
     const ConfigError e =
