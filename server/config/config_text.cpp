@@ -173,6 +173,16 @@ RawValue to_raw(const YAML::Node& node) {
   return raw;
 }
 
+bool KeyWalker::first_time(std::map<std::string, int, std::less<>>& seen, const std::string& key,
+                           const std::string& full, int line) {
+  const auto [it, fresh] = seen.emplace(key, line);
+  if (!fresh) {
+    error(full, line,
+          fmt::format("duplicate key (first given on line {}); remove one", it->second));
+  }
+  return fresh;
+}
+
 bool KeyWalker::map(
     const YAML::Node& node, const std::string& path, int line,
     const std::vector<std::string_view>& keys,
@@ -204,12 +214,7 @@ bool KeyWalker::map(
       error(full, key_line, std::move(message));
       continue;
     }
-    const auto [it, fresh] = seen.emplace(key.Scalar(), key_line);
-    if (!fresh) {
-      error(full, key_line,
-            fmt::format("duplicate key (first given on line {}); remove one", it->second));
-      continue;
-    }
+    if (!first_time(seen, key.Scalar(), full, key_line)) continue;
     fn(key.Scalar(), entry.second, key_line);
   }
   return true;
@@ -231,12 +236,7 @@ bool KeyWalker::named_map(
       continue;
     }
     const std::string full = path.empty() ? key.Scalar() : path + "." + key.Scalar();
-    const auto [it, fresh] = seen.emplace(key.Scalar(), key_line);
-    if (!fresh) {
-      error(full, key_line,
-            fmt::format("duplicate key (first given on line {}); remove one", it->second));
-      continue;
-    }
+    if (!first_time(seen, key.Scalar(), full, key_line)) continue;
     fn(key.Scalar(), entry.second, key_line);
   }
   return true;

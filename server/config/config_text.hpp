@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +60,10 @@ class KeyWalker {
       const std::function<void(const std::string& key, const YAML::Node& value, int line)>& fn);
 
  private:
+  // Records `key` as given on `line`; false (after reporting the duplicate) if it was
+  // given before.
+  bool first_time(std::map<std::string, int, std::less<>>& seen, const std::string& key,
+                  const std::string& full, int line);
   std::vector<ConfigError>& errors_;
 };
 

@@ -185,6 +185,7 @@ void Replicator::begin_tick(std::uint32_t) {
   const bool private_rows = schema.public_mask() != schema.all_mask();
   views_ = private_rows ? 3 : 1;
   current_.resize(static_cast<std::size_t>(world_.slot_count()) * views_ * stride_);
+  zeros_.assign(stride_, 0);
   world_.for_each_entity([&](std::uint32_t slot, const world::Entity&) {
     const std::size_t row = static_cast<std::size_t>(slot) * views_ * stride_;
     const protocol::MutableValues full{current_.data() + row, stride_};
@@ -244,8 +245,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   frame.values.reserve((base.size() + v.interest.size()) * stride_);
   const protocol::Values self_now = view(v.player_slot, kFullView);
   frame.self.assign(self_now.begin(), self_now.end());
-  w.zeros.assign(stride_, 0);
-  const protocol::Values base_self = baseline ? protocol::Values(baseline->self) : w.zeros;
+  const protocol::Values base_self = baseline ? protocol::Values(baseline->self) : zeros_;
   const std::uint64_t self_mask = protocol::fields::change_mask(base_self, frame.self);
   const std::int32_t self_party = frame.self[protocol::kParty];
 

@@ -154,8 +154,7 @@ struct ReplicationWorker {
   std::vector<std::uint32_t> order;     // candidates by send order
   std::vector<std::uint32_t> selected;  // candidates to send, then by wire order
   std::vector<std::uint32_t> part_ends;
-  std::vector<double> nearest;      // crowd: squared distances, partially sorted
-  std::vector<std::int32_t> zeros;  // a row of zeros: the own values without a baseline
+  std::vector<double> nearest;  // crowd: squared distances, partially sorted
   Frame next_frame;
 };
 
@@ -244,6 +243,7 @@ class Replicator {
   std::size_t stride_ = 0;
   std::uint32_t views_ = 1;  // 3 when some row is not everyone's, else the full view alone
   std::vector<std::int32_t> current_;  // by world slot, views_ rows each, this tick
+  std::vector<std::int32_t> zeros_;    // a row of zeros: the own values without a baseline
   ReplicationWorker own_worker_;
 };
 

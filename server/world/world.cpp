@@ -181,9 +181,7 @@ std::uint32_t World::spawn_ghost(EntityId id, EntityKind kind, std::string name,
   const aoi::Bounds& b = params_.grid.bounds;
   const aoi::EntityHandle h = aoi_.add(b.min, 0.0, false);
   if (!h.valid()) throw std::logic_error("world: AOI refused a ghost at the world's corner");
-  const std::uint16_t type =
-      kind == EntityKind::kPlayer ? params_.game.player_type : params_.game.npc_type;
-  Entity& e = occupy(h, id, kind, b.min.x, b.min.y, std::move(name), type);
+  Entity& e = occupy(h, id, kind, b.min.x, b.min.y, std::move(name), default_type(kind));
   copy_properties(h.index, properties);
   e.ghost = true;
   ++ghosts_;
@@ -394,8 +392,7 @@ std::uint32_t World::adopt(const Arrival& a) {
   } else {
     const aoi::EntityHandle h = aoi_.add({a.x, a.y}, 0.0, false);
     if (!h.valid()) return kNoSlot;
-    occupy(h, a.id, a.kind, a.x, a.y, a.name,
-           a.kind == EntityKind::kPlayer ? params_.game.player_type : params_.game.npc_type);
+    occupy(h, a.id, a.kind, a.x, a.y, a.name, default_type(a.kind));
     slot = h.index;
   }
   Entity& e = entities_[slot];

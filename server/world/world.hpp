@@ -207,6 +207,11 @@ class World {
                  std::string name, std::uint16_t type);
   std::uint32_t place(EntityKind kind, std::string name, double x, double y, double heading,
                       double radius, bool observer, std::uint16_t type);
+  // The type an entity of this kind has until told otherwise (a ghost or an arrival
+  // before its reported type is copied).
+  std::uint16_t default_type(EntityKind kind) const {
+    return kind == EntityKind::kPlayer ? params_.game.player_type : params_.game.npc_type;
+  }
   // Copies a type and property values reported by another zone (unknown type: ignored).
   void copy_properties(std::uint32_t slot, const PropertyValues& properties);
   void keep_inside(Entity& e, bool reflect);

@@ -25,48 +25,43 @@ constexpr std::uint32_t width_mask(std::uint8_t bits) {
   return bits >= 32 ? 0xFFFFFFFFu : (1u << bits) - 1u;
 }
 
-// A value as the field holds it: wrapped to its width, sign-extended when signed.
-constexpr std::int32_t normalize(const FieldSpec& f, std::uint32_t v) {
-  if (f.bits >= 32) return static_cast<std::int32_t>(v);
-  v &= width_mask(f.bits);
-  if (!f.is_signed) return static_cast<std::int32_t>(v);
-  const std::uint32_t sign = 1u << (f.bits - 1);
-  return static_cast<std::int32_t>(v ^ sign) - static_cast<std::int32_t>(sign);
+// v's low `bits` bits read as a two's complement number.
+constexpr std::int32_t sign_extend(std::uint8_t bits, std::uint32_t v) {
+  if (bits >= 32) return static_cast<std::int32_t>(v);
+  const std::uint32_t sign = 1u << (bits - 1);
+  return static_cast<std::int32_t>((v & width_mask(bits)) ^ sign) - static_cast<std::int32_t>(sign);
 }
 
-// The change from base to now, wrapped to the field's width and sign-extended.
+// A value as the field holds it: wrapped to its width, sign-extended when signed.
+constexpr std::int32_t normalize(const FieldSpec& f, std::uint32_t v) {
+  return f.is_signed ? sign_extend(f.bits, v) : static_cast<std::int32_t>(v & width_mask(f.bits));
+}
+
+// The change from base to now, wrapped to a width of `bits` and sign-extended.
+constexpr std::int32_t delta(std::uint8_t bits, std::int32_t base, std::int32_t now) {
+  return sign_extend(bits, static_cast<std::uint32_t>(now) - static_cast<std::uint32_t>(base));
+}
 constexpr std::int32_t delta(const FieldSpec& f, std::int32_t base, std::int32_t now) {
-  const std::uint32_t d =
-      (static_cast<std::uint32_t>(now) - static_cast<std::uint32_t>(base)) & width_mask(f.bits);
-  if (f.bits >= 32) return static_cast<std::int32_t>(d);
-  const std::uint32_t sign = 1u << (f.bits - 1);
-  return static_cast<std::int32_t>(d ^ sign) - static_cast<std::int32_t>(sign);
+  return delta(f.bits, base, now);
 }
 
 constexpr std::int32_t apply_delta(const FieldSpec& f, std::int32_t base, std::int32_t d) {
   return normalize(f, static_cast<std::uint32_t>(base) + static_cast<std::uint32_t>(d));
 }
 
-constexpr std::uint32_t wire_value(const FieldSpec& f, std::int32_t base, std::int32_t now) {
-  return f.rule == DeltaRule::kDelta ? zigzag(delta(f, base, now))
-                                     : static_cast<std::uint32_t>(now) & width_mask(f.bits);
+// What goes on the wire for a field of this rule and width.
+constexpr std::uint32_t wire_value(bool is_delta, std::uint8_t bits, std::int32_t base,
+                                   std::int32_t now) {
+  return is_delta ? zigzag(delta(bits, base, now))
+                  : static_cast<std::uint32_t>(now) & width_mask(bits);
 }
-
-// The same by row, from the schema's compact rule and width arrays.
+constexpr std::uint32_t wire_value(const FieldSpec& f, std::int32_t base, std::int32_t now) {
+  return wire_value(f.rule == DeltaRule::kDelta, f.bits, base, now);
+}
+// The same by row, from the schema's compact rule and width arrays (the codec's loops).
 inline std::uint32_t wire_value(const Schema& schema, std::size_t row, std::int32_t base,
                                 std::int32_t now) {
-  const std::uint8_t bits = schema.bits(row);
-  if (((schema.delta_mask() >> row) & 1) == 0) {
-    return static_cast<std::uint32_t>(now) & width_mask(bits);
-  }
-  std::uint32_t d =
-      (static_cast<std::uint32_t>(now) - static_cast<std::uint32_t>(base)) & width_mask(bits);
-  if (bits < 32) {
-    const std::uint32_t sign = 1u << (bits - 1);
-    d = static_cast<std::uint32_t>(static_cast<std::int32_t>(d ^ sign) -
-                                   static_cast<std::int32_t>(sign));
-  }
-  return zigzag(static_cast<std::int32_t>(d));
+  return wire_value(((schema.delta_mask() >> row) & 1) != 0, schema.bits(row), base, now);
 }
 
 // Bit i set when field i differs.
