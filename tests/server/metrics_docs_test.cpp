@@ -327,7 +327,8 @@ std::uint16_t unused_tcp_port() {
 // /metrics of a running test zone, once published after a tick (zone_ticks_total above 0:
 // the copy published at start-up, before any tick, has no world families yet).
 Exposition scrape(std::uint16_t admin_port) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  // A deadline for failure only: the loop waits on a tick.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
   test::HttpAnswer answer;
   for (;;) {
     answer = test::admin_get(admin_port, "/metrics");
