@@ -457,6 +457,21 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::statics, &StaticConfig::interval_ticks>("static.interval_ticks", 1, 1000),
 
     text<&ZoneConfig::game, &GameConfig::data_file>("game.data_file", "a path to a game data file (configs/game/README.md), or \"\" for the built-in game", valid_path_or_empty),
+    text<&ZoneConfig::game, &GameConfig::scripts_dir>("game.scripts_dir", "a path to a directory of Lua scripts (docs/scripting.md), or \"\" for no rules", valid_path_or_empty),
+    real<&ZoneConfig::game, &GameConfig::tick_hz>("game.tick_hz", closed(0.1, 1000)),
+    integer<&ZoneConfig::game, &GameConfig::actions_per_second>("game.actions_per_second", 1, 1000),
+    integer<&ZoneConfig::game, &GameConfig::max_events_per_tick>("game.max_events_per_tick", 1, 1000000),
+    integer<&ZoneConfig::game, &GameConfig::max_events_per_client>("game.max_events_per_client", 1, 100000),
+
+    integer<&ZoneConfig::script, &ScriptConfig::memory_mb>("script.memory_mb", 1, 4096),
+    integer<&ZoneConfig::script, &ScriptConfig::instructions_per_call>("script.instructions_per_call", 1000, 1000000000),
+    integer<&ZoneConfig::script, &ScriptConfig::instructions_per_tick>("script.instructions_per_tick", 1000, 10000000000),
+
+    boolean<&ZoneConfig::chat, &ChatConfig::enabled>("chat.enabled"),
+    integer<&ZoneConfig::chat, &ChatConfig::max_length>("chat.max_length", 1, protocol::kMaxEventText),
+    integer<&ZoneConfig::chat, &ChatConfig::lines_per_second>("chat.lines_per_second", 1, 100),
+    integer<&ZoneConfig::chat, &ChatConfig::burst>("chat.burst", 1, 100),
+    boolean<&ZoneConfig::chat, &ChatConfig::zone_channel>("chat.zone_channel"),
 
     integer<&ZoneConfig::threads, &ThreadsConfig::workers>("threads.workers", 0, 64),
     integer<&ZoneConfig::threads, &ThreadsConfig::network>("threads.network", 0, kMaxNetworkHosts),
@@ -494,6 +509,10 @@ const std::vector<CrossCheck>& cross_checks() {
     {{"world.max_x", "world.min_x"}, [](const ZoneConfig& c) { return check_axis(c.world.min_x, c.world.max_x, "world.min_x"); }},
     {{"world.max_y", "world.min_y"}, [](const ZoneConfig& c) { return check_axis(c.world.min_y, c.world.max_y, "world.min_y"); }},
     {{"aoi.cell_size", "world.min_x", "world.max_x", "world.min_y", "world.max_y"}, check_grid},
+    {{"script.instructions_per_tick", "script.instructions_per_call"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.script.instructions_per_tick >= c.script.instructions_per_call) return std::nullopt;
+      return fmt::format("expected at least script.instructions_per_call ({}), got {}", c.script.instructions_per_call, c.script.instructions_per_tick);
+    }},
     {{"chunks.size"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       // Clients get it as a 32-bit float: whole metres stay exact at any chunk number.
       if (c.chunks.size == std::floor(c.chunks.size)) return std::nullopt;

@@ -50,9 +50,31 @@ struct NpcConfig {
   double idle_fraction = 0.2;    // share of time a wandering NPC stands still
 };
 
-// The game's data (game_data.hpp): its entity types and their properties.
+// The game (docs/scripting.md): its data (game_data.hpp: entity types, properties,
+// actions, events) and its rules (Lua scripts).
 struct GameConfig {
-  std::string data_file;  // "": the built-in game (health and max_health)
+  std::string data_file;    // "": the built-in game (health and max_health)
+  std::string scripts_dir;  // its *.lua files are the rules, in name order; "": none
+  double tick_hz = 10.0;    // how often the rules' on_tick runs (at most tick.rate_hz)
+  std::uint32_t actions_per_second = 10;  // per player; one second's worth may come at once
+  std::uint32_t max_events_per_tick = 8192;   // the zone's, all clients together
+  std::uint32_t max_events_per_client = 256;  // game events to one client in one tick
+};
+
+// The rules' budgets (server/script): per VM, per handler call, per tick.
+struct ScriptConfig {
+  std::uint32_t memory_mb = 64;
+  std::uint64_t instructions_per_call = 200'000;
+  std::uint64_t instructions_per_tick = 2'000'000;
+};
+
+// Chat (docs/protocol.md, "Chat").
+struct ChatConfig {
+  bool enabled = true;
+  std::uint32_t max_length = 200;  // bytes of UTF-8 per line
+  std::uint32_t lines_per_second = 1;  // per player, with bursts of `burst` lines
+  std::uint32_t burst = 5;
+  bool zone_channel = true;  // players may speak to the whole zone
 };
 
 struct NetworkConfig {
@@ -184,6 +206,8 @@ struct ZoneConfig {
   ChunkConfig chunks;
   StaticConfig statics;
   GameConfig game;
+  ScriptConfig script;
+  ChatConfig chat;
   ThreadsConfig threads;
   LimitsConfig limits;
   LogConfig log;

@@ -19,7 +19,7 @@ bool id_less(const InterestEntry& e, world::EntityId id) {
   return e.id < id;
 }
 
-bool holds(const Frame* frame, world::EntityId id) {
+bool frame_has(const Frame* frame, world::EntityId id) {
   if (frame == nullptr) return false;
   auto it = std::lower_bound(frame->entities.begin(), frame->entities.end(), id,
                              [](const FrameEntry& e, world::EntityId k) { return e.id < k; });
@@ -46,6 +46,10 @@ void ReplicationStats::add(const ReplicationStats& o) {
   crowded += o.crowded;
   behind += o.behind;
   group_entities += o.group_entities;
+  event_deliveries += o.event_deliveries;
+  event_messages += o.event_messages;
+  event_bytes += o.event_bytes;
+  events_over_budget += o.events_over_budget;
 }
 
 std::uint32_t tier_slack_ticks(const ReplicationParams& p, std::uint8_t tier) {
@@ -180,6 +184,7 @@ void Replicator::refill_budget(ClientView& v) const {
 }
 
 void Replicator::begin_tick(std::uint32_t) {
+  events_.prepare(world_);
   const protocol::Schema& schema = world_.game().schema;
   stride_ = schema.size();
   const bool private_rows = schema.public_mask() != schema.all_mask();
@@ -202,10 +207,36 @@ void Replicator::begin_tick(std::uint32_t) {
 }
 
 void Replicator::end_tick(std::span<ReplicationWorker> workers) {
+  deliveries_.clear();
   for (ReplicationWorker& w : workers) {
+    w.stats.event_deliveries += w.events.delivered.size();
+    w.stats.event_messages += w.events.messages;
+    w.stats.event_bytes += w.events.bytes;
+    w.stats.events_over_budget += w.events.over_budget;
+    w.events.messages = w.events.bytes = w.events.over_budget = 0;
     stats_.add(w.stats);
     w.stats = ReplicationStats{};
+    if (record_deliveries_) {
+      deliveries_.insert(deliveries_.end(), w.events.delivered.begin(), w.events.delivered.end());
+    }
+    w.events.delivered.clear();
   }
+  if (record_deliveries_) {
+    std::sort(deliveries_.begin(), deliveries_.end(),
+              [](const EventDelivery& a, const EventDelivery& b) {
+                return a.event != b.event ? a.event < b.event : a.player < b.player;
+              });
+  }
+}
+
+bool Replicator::holds(ClientId c, world::EntityId id) const {
+  if (c >= clients_.size() || !clients_[c].active) return false;
+  const ClientView& v = clients_[c];
+  if (id == v.player_id) return true;
+  if (v.last_sent_tick - v.acked_tick >= v.history.size()) return false;
+  const Frame* acked = v.history.find(v.acked_tick);
+  return frame_has(acked, id) &&
+         frame_has(v.history.find(v.last_sent_tick), id);
 }
 
 void Replicator::replicate_clients(std::uint32_t tick, ClientId begin, ClientId end,
@@ -214,8 +245,15 @@ void Replicator::replicate_clients(std::uint32_t tick, ClientId begin, ClientId 
   for (ClientId c = begin; c < end; ++c) {
     if (!clients_[c].active) continue;
     refill_budget(clients_[c]);
-    if ((tick + c) % params_.snapshot_interval != 0) continue;
-    replicate_client(c, tick, worker);
+    if ((tick + c) % params_.snapshot_interval == 0) replicate_client(c, tick, worker);
+    // After the snapshot: its events, about what it holds once that snapshot is sent.
+    ClientView& v = clients_[c];
+    events_.deliver(tick, v, worker.events, [&](std::span<const std::uint8_t> bytes) {
+      std::span<std::uint8_t> room = worker.reliable.reserve(bytes.size());
+      std::copy(bytes.begin(), bytes.end(), room.begin());
+      worker.reliable.commit(c, bytes.size());
+      v.tokens -= static_cast<double>(bytes.size());
+    });
   }
 }
 
@@ -365,7 +403,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     if (i == base.size() || entry.id < base[i].id) {
       // Entering the client's frame. A spawn the client may already hold (it was in the
       // last frame sent, encoded against an older baseline) is not optional.
-      const bool mandatory = tick - entry.entered_tick >= max_wait || holds(last, entry.id);
+      const bool mandatory = tick - entry.entered_tick >= max_wait || frame_has(last, entry.id);
       const world::Entity& e = world_.entity(entry.slot);
       frame.push({entry.id, tick}, now);
       w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index,
@@ -482,7 +520,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   if (w.part_ends.size() > 255) {
     std::stable_partition(w.selected.begin(), w.selected.end(), [&](std::uint32_t k) {
       const Candidate& cand = w.candidates[k];
-      return cand.kind == Candidate::kSpawn && holds(last, v.interest[cand.interest_index].id);
+      return cand.kind == Candidate::kSpawn && frame_has(last, v.interest[cand.interest_index].id);
     });
     // The spawns the client does not hold yet come in only as far as they are sure to
     // fit again in the next frame, when they are held too and packed in another order:
@@ -498,7 +536,7 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
     std::erase_if(w.selected, [&](std::uint32_t k) {
       const Candidate& cand = w.candidates[k];
       const bool fresh =
-          cand.kind == Candidate::kSpawn && !holds(last, v.interest[cand.interest_index].id);
+          cand.kind == Candidate::kSpawn && !frame_has(last, v.interest[cand.interest_index].id);
       if (fresh && total + cand.cost > sure) return true;
       total += cand.cost;
       return false;

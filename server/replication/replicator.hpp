@@ -34,6 +34,7 @@
 #include "protocol/compact.hpp"
 #include "protocol/record.hpp"
 #include "replication/client_view.hpp"
+#include "replication/event_delivery.hpp"
 #include "world/world.hpp"
 
 namespace zone::replication {
@@ -95,6 +96,12 @@ struct ReplicationStats {
   std::uint64_t crowded = 0;
   std::uint64_t behind = 0;
   std::uint64_t group_entities = 0;  // entities in view through a party or guild link alone
+  // Events (replication/event_delivery.hpp): deliveries (an event to a client), the
+  // Events messages and their bytes, and deliveries dropped by the per-client bound.
+  std::uint64_t event_deliveries = 0;
+  std::uint64_t event_messages = 0;
+  std::uint64_t event_bytes = 0;
+  std::uint64_t events_over_budget = 0;
   void add(const ReplicationStats& o);
 };
 
@@ -135,8 +142,10 @@ class PacketArena {
 // A worker's scratch space and output; reused every tick, so the steady state does not
 // allocate.
 struct ReplicationWorker {
-  PacketArena out;
+  PacketArena out;       // snapshot parts: unreliable
+  PacketArena reliable;  // Events messages: reliable, in order, after the tick's snapshot
   ReplicationStats stats;
+  EventWorker events;
 
   struct Candidate {
     enum Kind : std::uint8_t { kSpawn, kUpdate, kDespawn } kind;
@@ -184,19 +193,38 @@ class Replicator {
   // Builds this tick's snapshots for clients [begin, end) into worker.out.
   void replicate_clients(std::uint32_t tick, ClientId begin, ClientId end,
                          ReplicationWorker& worker);
-  // Simulation thread: folds the workers' counters into stats().
+  // Simulation thread: folds the workers' counters into stats() (and their event
+  // deliveries into deliveries(), when recorded).
   void end_tick(std::span<ReplicationWorker> workers);
 
-  // The whole tick on the calling thread; send(client, bytes) is called for every packet.
-  template <typename Send>
-  void replicate(std::uint32_t tick, Send&& send) {
+  // Events: at most this many game events to one client per tick (chat not counted).
+  void set_max_events_per_client(std::uint32_t n) { events_.set_max_per_client(n); }
+  // Keep this tick's deliveries (for the truth check), sorted by (event, player).
+  void set_record_deliveries(bool on) { record_deliveries_ = on; }
+  std::span<const EventDelivery> deliveries() const { return deliveries_; }
+  // Whether `c` holds entity `id` (docs/protocol.md, "Events"): the snapshot it
+  // acknowledged last has it and the last one sent to it has it; its own player counts.
+  bool holds(ClientId c, world::EntityId id) const;
+
+  // The whole tick on the calling thread; send(client, bytes) is called for every
+  // snapshot packet, send_reliable(client, bytes) for every Events message.
+  template <typename Send, typename SendReliable>
+  void replicate(std::uint32_t tick, Send&& send, SendReliable&& send_reliable) {
     begin_tick(tick);
     own_worker_.out.clear();
+    own_worker_.reliable.clear();
     replicate_clients(tick, 0, client_slots(), own_worker_);
     for (const PacketArena::Packet& p : own_worker_.out.packets()) {
       send(p.client, own_worker_.out.bytes(p));
     }
+    for (const PacketArena::Packet& p : own_worker_.reliable.packets()) {
+      send_reliable(p.client, own_worker_.reliable.bytes(p));
+    }
     end_tick({&own_worker_, 1});
+  }
+  template <typename Send>
+  void replicate(std::uint32_t tick, Send&& send) {
+    replicate(tick, std::forward<Send>(send), [](ClientId, std::span<const std::uint8_t>) {});
   }
 
   const ClientView& client(ClientId c) const { return clients_[c]; }
@@ -245,6 +273,9 @@ class Replicator {
   std::vector<std::int32_t> current_;  // by world slot, views_ rows each, this tick
   std::vector<std::int32_t> zeros_;    // a row of zeros: the own values without a baseline
   ReplicationWorker own_worker_;
+  EventRouter events_;
+  bool record_deliveries_ = false;
+  std::vector<EventDelivery> deliveries_;
 };
 
 }  // namespace zone::replication

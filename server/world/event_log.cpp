@@ -1,43 +1,11 @@
 #include "world/event_log.hpp"
 
+#include "protocol/player_name.hpp"
+
 namespace zone::world {
 
 namespace {
 constexpr std::size_t kMaxNameBytes = 64;
-}
-
-bool valid_utf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned c = *p;
-    std::size_t n = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (static_cast<std::size_t>(end - p) <= n) return false;
-    for (std::size_t i = 1; i <= n; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    p += n + 1;
-  }
-  return true;
 }
 
 std::optional<std::string> EventLog::emit(const protocol::Schema& schema, const EventDraft& d) {
@@ -54,11 +22,11 @@ std::optional<std::string> EventLog::emit(const protocol::Schema& schema, const 
                   " arguments, given " + std::to_string(d.args.size()));
   }
   if (!d.text.empty() && !spec.text) return refuse("event '" + spec.name + "' carries no text");
-  if (d.text.size() > protocol::kMaxEventText || !valid_utf8(d.text)) {
+  if (d.text.size() > protocol::kMaxEventText || !protocol::is_valid_utf8(d.text)) {
     return refuse("event '" + spec.name + "': its text must be at most " +
                   std::to_string(protocol::kMaxEventText) + " bytes of UTF-8");
   }
-  if (d.name.size() > kMaxNameBytes || !valid_utf8(d.name)) {
+  if (d.name.size() > kMaxNameBytes || !protocol::is_valid_utf8(d.name)) {
     return refuse("event '" + spec.name + "': a name of at most 64 bytes of UTF-8");
   }
   if (d.route > EventRoute::kZone) return refuse("unknown route");

@@ -88,7 +88,4 @@ class EventLog {
   std::uint64_t dropped_ = 0;
 };
 
-// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogates).
-bool valid_utf8(std::string_view text);
-
 }  // namespace zone::world

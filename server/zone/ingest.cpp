@@ -1,5 +1,7 @@
 #include "zone/ingest.hpp"
 
+#include <algorithm>
+
 #include "protocol/codec.hpp"
 
 namespace zone {
@@ -63,6 +65,8 @@ void Ingest::on_event(const net::NetEvent& ev) {
         const protocol::Hello* hello = p ? p->message_as_Hello() : nullptr;
         const protocol::JoinParty* join = p ? p->message_as_JoinParty() : nullptr;
         const protocol::JoinGuild* guild = p ? p->message_as_JoinGuild() : nullptr;
+        const protocol::Action* action = p ? p->message_as_Action() : nullptr;
+        const protocol::Chat* chat = p ? p->message_as_Chat() : nullptr;
         if (hello != nullptr) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
@@ -78,6 +82,21 @@ void Ingest::on_event(const net::NetEvent& ev) {
         } else if (guild != nullptr) {
           out.kind = InboundEvent::Kind::kJoinGuild;
           out.group_key = guild->key();
+        } else if (action != nullptr) {
+          out.kind = InboundEvent::Kind::kAction;
+          out.action_sequence = action->sequence();
+          out.action = action->action();
+          out.target = action->target();
+          if (const auto* args = action->args()) {
+            out.too_many_args = args->size() > protocol::kMaxArgs;
+            out.arg_count = static_cast<std::uint8_t>(std::min<std::size_t>(args->size(), protocol::kMaxArgs));
+            for (std::size_t i = 0; i < out.arg_count; ++i) out.args[i] = args->Get(static_cast<flatbuffers::uoffset_t>(i));
+          }
+        } else if (chat != nullptr) {
+          out.kind = InboundEvent::Kind::kChat;
+          out.chat_channel = chat->channel();
+          if (chat->text() != nullptr) name = chat->text()->string_view();
+          if (chat->to() != nullptr) token = chat->to()->string_view();
         } else {
           bad(why == protocol::ParseError::kUnknownMessage ? DropReason::kUnknownMessage
                                                            : DropReason::kMalformed);

@@ -6,6 +6,7 @@
 // queued so far once per tick, in arrival order per host.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "net/enet_host.hpp"
 #include "protocol/compact.hpp"
+#include "protocol/schema.hpp"
 
 namespace zone {
 
@@ -42,6 +44,8 @@ struct InboundEvent {
     kInput,
     kJoinParty,
     kJoinGuild,
+    kAction,
+    kChat,
     kBad
   };
   Kind kind = Kind::kBad;
@@ -54,6 +58,16 @@ struct InboundEvent {
   std::uint32_t name_size = 0;
   std::uint32_t token_size = 0;  // kHello: the transfer token, right after the name
   bool has_token = false;        // kHello: a transfer token was given (of any size)
+  // kAction: the message's fields; more than protocol::kMaxArgs arguments is marked.
+  std::uint32_t action_sequence = 0;
+  std::uint16_t action = 0;
+  std::uint32_t target = 0;
+  std::uint8_t arg_count = 0;
+  bool too_many_args = false;
+  std::array<std::int32_t, protocol::kMaxArgs> args{};
+  // kChat: the channel; its text is at name_at (name_size bytes) in Inbox::text, the
+  // whisper's receiver right after it (token_size bytes).
+  std::uint8_t chat_channel = 0;
 };
 
 struct Inbox {
@@ -64,6 +78,10 @@ struct Inbox {
   std::uint64_t overflowed = 0;
   std::string_view name_of(const InboundEvent& e) const {
     return std::string_view(text).substr(e.name_at, e.name_size);
+  }
+  std::string_view chat_text_of(const InboundEvent& e) const { return name_of(e); }
+  std::string_view chat_to_of(const InboundEvent& e) const {
+    return std::string_view(text).substr(e.name_at + e.name_size, e.token_size);
   }
   std::span<const std::uint8_t> token_of(const InboundEvent& e) const {
     const std::string_view t = std::string_view(text).substr(e.name_at + e.name_size, e.token_size);

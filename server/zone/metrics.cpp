@@ -224,6 +224,27 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.gauge("zone_guild_members", "Players in a guild now.", static_cast<double>(m.group_members[1]));
   w.labelled("zone_guild_requests_total", "counter", "JoinGuild requests, by answer.", "result",
              m.group_requests[1]);
+  w.labelled("zone_actions_total", "counter", "Action messages, by answer (ActionStatus).",
+             "status", m.actions);
+  w.labelled("zone_chat_lines_total", "counter", "Chat lines sent, by channel.", "channel",
+             m.chat_lines);
+  w.labelled("zone_chat_refused_total", "counter", "Chat lines refused, by answer (ChatStatus).",
+             "status", m.chat_refused);
+  w.counter("zone_events_total", "Events emitted (game events and chat lines).",
+            m.events_emitted);
+  w.counter("zone_events_refused_total",
+            "Events the rules tried to emit that the schema refuses (unknown kind, too many "
+            "arguments, a text where none is carried).",
+            m.events_refused);
+  w.labelled("zone_events_dropped_total", "counter",
+             "Events not sent: beyond game.max_events_per_tick (tick_budget), or deliveries "
+             "beyond game.max_events_per_client to one client (client_budget).",
+             "reason", m.events_dropped);
+  w.counter("zone_event_deliveries_total", "Events delivered, one per event and client.",
+            m.event_deliveries);
+  w.counter("zone_event_messages_total", "Events messages sent to clients.", m.event_messages);
+  w.counter("zone_event_bytes_total", "Bytes of Events messages sent to clients (payload).",
+            m.event_bytes);
   w.counter("zone_chunk_updates_total", "ChunkUpdate messages sent to clients (chunks.enabled).",
             m.chunk_updates);
   w.counter("zone_chunk_loads_total", "Chunks clients were told to load.", m.chunk_loads);

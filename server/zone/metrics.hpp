@@ -93,6 +93,18 @@ struct ZoneMetrics {
   std::array<std::uint64_t, 2> groups{};
   std::array<std::uint64_t, 2> group_members{};
   std::array<std::vector<LabelledCount>, 2> group_requests;
+  // Gameplay: actions by answer, chat lines sent by channel and refused by answer, the
+  // events the rules and chat emitted, refused (malformed) and dropped (by label: the
+  // zone's or a client's per-tick bound), their deliveries, messages and bytes.
+  std::vector<LabelledCount> actions;
+  std::vector<LabelledCount> chat_lines;
+  std::vector<LabelledCount> chat_refused;
+  std::uint64_t events_emitted = 0;
+  std::uint64_t events_refused = 0;
+  std::vector<LabelledCount> events_dropped;
+  std::uint64_t event_deliveries = 0;
+  std::uint64_t event_messages = 0;
+  std::uint64_t event_bytes = 0;
   std::uint64_t chunk_updates = 0;  // chunk layer: ChunkUpdate messages sent
   std::uint64_t chunk_loads = 0;
   std::uint64_t chunk_unloads = 0;

@@ -12,8 +12,9 @@ namespace zone {
 
 inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
-  constexpr std::array<std::string_view, 5> kSections = {"zone.", "world.", "admin.", "debug.",
-                                                         "threads."};
+  // The rules' budgets size their VM, made once (a scripts reload keeps them).
+  constexpr std::array<std::string_view, 6> kSections = {"zone.",  "world.",   "admin.",
+                                                         "debug.", "threads.", "script."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
   // Chunks: a chunk's column and row mean something else under another size. The static

@@ -74,6 +74,12 @@ void Sessions::handle(const Inbox& inbox, std::uint32_t tick, std::span<net::Sen
       case InboundEvent::Kind::kJoinGuild:
         if (Session* s = find(ev.peer)) on_join_group(*s, world::GroupKind::kGuild, ev, out);
         break;
+      case InboundEvent::Kind::kAction:
+        if (Session* s = find(ev.peer)) on_action(*s, ev, tick, out);
+        break;
+      case InboundEvent::Kind::kChat:
+        if (Session* s = find(ev.peer)) on_chat(*s, inbox, ev, out);
+        break;
       case InboundEvent::Kind::kBad: {
         const auto why = static_cast<DropReason>(ev.data);
         if (why == DropReason::kOverload) {
@@ -191,6 +197,8 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
     const world::GroupId party = world_.entity(s.player_slot).party;
     const world::GroupId guild = world_.entity(s.player_slot).guild;
+    if (game_ != nullptr) game_->player_leaving(s.player_slot, keep_entity);
+    names_.remove(s.name, s.player_slot);
     replicator_.remove_client(s.client);
     if (!keep_entity) {
       world_.despawn(s.player_slot);
@@ -331,6 +339,8 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                             protocol::kReliableChannel);
+  names_.add(s.name, s.player_slot);
+  if (game_ != nullptr) game_->player_joined(s.player_slot);
 }
 
 void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::string_view host,
@@ -426,6 +436,69 @@ bool Sessions::take_token(Session& s, Clock::time_point at, std::span<net::SendB
   }
   s.input_tokens -= 1.0;
   return true;
+}
+
+protocol::ActionStatus Sessions::check_action(const Session& s, const InboundEvent& ev) const {
+  using protocol::ActionStatus;
+  const auto actions = world_.game().schema.actions();
+  if (ev.action >= actions.size()) return ActionStatus::UnknownAction;
+  const protocol::ActionSpec& spec = actions[ev.action];
+  if (ev.too_many_args || ev.arg_count > spec.args) return ActionStatus::BadArguments;
+  if (spec.target == protocol::ActionTarget::kNone && ev.target != world::kNoEntity) {
+    return ActionStatus::BadArguments;
+  }
+  if (ev.target == world::kNoEntity) {
+    return spec.target == protocol::ActionTarget::kEntity ? ActionStatus::NoTarget
+                                                          : ActionStatus::Ok;
+  }
+  // The target must be an entity the client holds: nothing outside its view can be
+  // probed (the answer would say whether it exists), and it must be this zone's own (an
+  // entity of a neighbour zone is acted on there).
+  if (!replicator_.holds(s.client, ev.target)) return ActionStatus::NoTarget;
+  const world::Entity* target = world_.find(ev.target);
+  if (target == nullptr || target->ghost) return ActionStatus::NoTarget;
+  return ActionStatus::Ok;
+}
+
+void Sessions::on_action(Session& s, const InboundEvent& ev, std::uint32_t tick,
+                         std::span<net::SendBatch> out) {
+  using protocol::ActionStatus;
+  if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
+  if (!take_token(s, ev.at, out)) return;
+  const double rate = config_.game.actions_per_second;
+  ActionStatus status = ActionStatus::RateLimited;
+  if (s.actions.take(ev.at, rate, rate)) {
+    status = check_action(s, ev);
+    if (status == ActionStatus::Ok) {
+      status = game_ != nullptr ? game_->act(s.player_slot, ev.action, ev.target,
+                                             std::span(ev.args.data(), ev.arg_count))
+                                : ActionStatus::NotAllowed;
+    }
+  }
+  ++counters_.actions[static_cast<std::size_t>(status)];
+  protocol::build_action_result(fbb_, ev.action_sequence, status, tick);
+  out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                            protocol::kReliableChannel);
+}
+
+void Sessions::on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
+                       std::span<net::SendBatch> out) {
+  using protocol::ChatStatus;
+  if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
+  if (!take_token(s, ev.at, out)) return;
+  ChatStatus status = ChatStatus::RateLimited;
+  if (s.chat.take(ev.at, config_.chat.lines_per_second, config_.chat.burst)) {
+    status = send_chat(config_.chat, config_.players.max_name_length, world_, names_,
+                       {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)});
+  }
+  if (status == ChatStatus::Sent) {
+    ++counters_.chat_lines[ev.chat_channel];
+    return;
+  }
+  ++counters_.chat_refused[static_cast<std::size_t>(status)];
+  protocol::build_chat_result(fbb_, status, ev.chat_channel);
+  out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+                            protocol::kReliableChannel);
 }
 
 const config::GroupConfig& Sessions::group_config(world::GroupKind kind) const {

@@ -22,7 +22,10 @@
 #include "replication/replicator.hpp"
 #include "util/chunk_grid.hpp"
 #include "world/world.hpp"
+#include "zone/chat.hpp"
+#include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
+#include "zone/token_bucket.hpp"
 #include "zone/logger.hpp"
 
 namespace zone {
@@ -32,6 +35,9 @@ inline constexpr std::size_t kDisconnectReasons =
 inline constexpr std::size_t kGroupResults =
     static_cast<std::size_t>(protocol::GroupResult::MAX) + 1;
 inline constexpr std::size_t kGroupKinds = 2;  // world::GroupKind: party, guild
+inline constexpr std::size_t kActionStatuses =
+    static_cast<std::size_t>(protocol::ActionStatus::MAX) + 1;
+inline constexpr std::size_t kChatStatuses = static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
 
 struct SessionCounters {
   std::uint64_t joins = 0;
@@ -57,6 +63,11 @@ struct SessionCounters {
   std::uint64_t arrivals = 0;
   std::uint64_t arrival_tokens_refused = 0;
   std::uint64_t arrivals_expired = 0;
+  // Gameplay: actions by answer (protocol::ActionStatus), chat lines sent by channel and
+  // refused by answer (protocol::ChatStatus).
+  std::array<std::uint64_t, kActionStatuses> actions{};
+  std::array<std::uint64_t, protocol::kChatChannelCount> chat_lines{};
+  std::array<std::uint64_t, kChatStatuses> chat_refused{};
 };
 
 struct Session {
@@ -85,6 +96,9 @@ struct Session {
   // are sent once a session); whether it has had its first check.
   std::vector<std::uint64_t> static_sent;
   bool statics_checked = false;
+  // Gameplay rate limits: game.actions_per_second, chat.lines_per_second.
+  TokenBucket actions;
+  TokenBucket chat;
 };
 
 class Sessions {
@@ -134,6 +148,11 @@ class Sessions {
   // Room for one more player (joins and arrivals alike), and the zone not closing.
   bool can_take_player() const;
 
+  // The game's rules, told of joins and leaves and asked for actions (none: every action
+  // is answered NotAllowed). Must outlive the sessions or be reset first.
+  void set_game(GameHooks* game) { game_ = game; }
+  const PlayerNames& names() const { return names_; }
+
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
 
@@ -158,6 +177,12 @@ class Sessions {
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
                      std::span<net::SendBatch> out);
+  void on_action(Session& s, const InboundEvent& ev, std::uint32_t tick,
+                 std::span<net::SendBatch> out);
+  // The checks the engine makes before the rules see an action (docs/protocol.md).
+  protocol::ActionStatus check_action(const Session& s, const InboundEvent& ev) const;
+  void on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
+               std::span<net::SendBatch> out);
   const config::GroupConfig& group_config(world::GroupKind kind) const;
   // Takes one token of the session's input bucket (inputs and requests share it);
   // false, with the packet dropped as a flood, when none is left.
@@ -179,6 +204,8 @@ class Sessions {
 
   const config::ZoneConfig& config_;
   Logger& log_;
+  GameHooks* game_ = nullptr;
+  PlayerNames names_;
   world::World& world_;
   replication::Replicator& replicator_;
   std::vector<std::vector<Session>> table_;  // by host, then peer slot

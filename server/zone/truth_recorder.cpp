@@ -58,6 +58,22 @@ void TruthRecorder::record(std::uint32_t tick, const world::World& world,
     if (!t.entities.empty()) ++n;
   }
   f.tiers.resize(n);
+  // Events, and their deliveries (sorted by event, then player).
+  f.events.clear();
+  f.recipients.clear();
+  const auto deliveries = replicator.deliveries();
+  std::size_t d = 0;
+  const auto events = world.events().events();
+  for (std::uint32_t i = 0; i < events.size(); ++i) {
+    const world::WorldEvent& e = events[i];
+    const auto first = static_cast<std::uint32_t>(f.recipients.size());
+    while (d < deliveries.size() && deliveries[d].event < i) ++d;
+    for (; d < deliveries.size() && deliveries[d].event == i; ++d) {
+      f.recipients.push_back(deliveries[d].player);
+    }
+    f.events.push_back({e.sequence, e.kind, e.entity, e.target, first,
+                        static_cast<std::uint32_t>(f.recipients.size()) - first});
+  }
 
   std::lock_guard lock(mutex_);
   std::swap(frames_[tick % frames_.size()], scratch_);
@@ -96,6 +112,15 @@ std::optional<std::string> TruthRecorder::json_for(
       for (const Tiered& t : f.tiers) {
         if (wanted(t.player)) copy.tiers.push_back(t);
       }
+      for (const EventTruth& e : f.events) {
+        EventTruth mine = e;
+        mine.first = static_cast<std::uint32_t>(copy.recipients.size());
+        for (std::uint32_t k = e.first; k < e.first + e.count; ++k) {
+          if (wanted(f.recipients[k])) copy.recipients.push_back(f.recipients[k]);
+        }
+        mine.count = static_cast<std::uint32_t>(copy.recipients.size()) - mine.first;
+        copy.events.push_back(mine);
+      }
     }
   }
   nlohmann::json j;
@@ -128,6 +153,14 @@ std::optional<std::string> TruthRecorder::json_for(
   for (const Tiered& t : copy.tiers) {
     auto& list = tiers[std::to_string(t.player)] = nlohmann::json::array();
     for (const TierSlack& e : t.entities) list.push_back({e.id, e.slack});
+  }
+  // Each event: sequence, kind, entity, target, and the players it was sent to (of the
+  // players asked for, with `players`), ascending.
+  auto& events = j["events"] = nlohmann::json::array();
+  for (const EventTruth& e : copy.events) {
+    const auto first = copy.recipients.begin() + e.first;
+    events.push_back({e.sequence, e.kind, e.entity, e.target,
+                      std::vector<std::uint32_t>(first, first + e.count)});
   }
   return j.dump();
 }

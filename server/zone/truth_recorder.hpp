@@ -2,7 +2,7 @@
 // guild and game properties (in the schema's order) at each recent tick (and whether each is full
 // range), and, per player, the entities in its view whose spawn the bandwidth budget held back
 // (with the tick each entered the view), and the entities whose interest tier lets their updates
-// wait (with how many ticks), served as JSON at /debug/truth?tick=N (optionally for some players
+// wait (with how many ticks), and the tick's events with the players each was sent to, served as JSON at /debug/truth?tick=N (optionally for some players
 // only) so client-sim can compare its bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
@@ -67,6 +67,15 @@ class TruthRecorder {
     std::uint32_t player;
     std::vector<TierSlack> entities;
   };
+  // An event of the tick (world/event_log.hpp) and whom it reached.
+  struct EventTruth {
+    std::uint32_t sequence;
+    std::uint16_t kind;
+    std::uint32_t entity;
+    std::uint32_t target;
+    std::uint32_t first;  // into recipients
+    std::uint32_t count;
+  };
   struct TruthFrame {
     std::uint32_t tick = 0;
     double view_radius = 0.0;
@@ -80,6 +89,10 @@ class TruthRecorder {
     std::vector<std::int32_t> properties;  // property_count per entity, in entities' order
     std::vector<Deferred> deferred;
     std::vector<Tiered> tiers;
+    // The tick's events and, per event, the players it was sent to (ascending):
+    // recipients[first, first + count).
+    std::vector<EventTruth> events;
+    std::vector<std::uint32_t> recipients;
   };
 
   mutable std::mutex mutex_;

@@ -36,6 +36,23 @@ const char* metric_label(DisconnectReason r) {
 }
 
 // Label values for zone_party_requests_total and zone_guild_requests_total.
+// "UnknownAction" -> "unknown_action": a protocol enum's name as a metric label.
+std::string snake_case(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c >= 'A' && c <= 'Z') {
+      if (!out.empty()) out += '_';
+      out += static_cast<char>(c - 'A' + 'a');
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+constexpr const char* kChatChannelLabels[] = {"say", "party", "guild", "whisper", "zone", "system"};
+static_assert(std::size(kChatChannelLabels) == protocol::kChatChannelCount);
+
 const char* group_label(protocol::GroupResult r) {
   switch (r) {
     case protocol::GroupResult::Joined:
@@ -108,6 +125,16 @@ void Observability::start(HostThreads hosts, std::size_t replication_workers) {
     for (auto& requests : metrics_.group_requests) requests.push_back({group_label(result), 0});
     group_request_result_.push_back(i);
   }
+  for (std::size_t i = 0; i < kActionStatuses; ++i) {
+    metrics_.actions.push_back(
+        {snake_case(protocol::EnumNameActionStatus(static_cast<protocol::ActionStatus>(i))), 0});
+  }
+  for (const char* channel : kChatChannelLabels) metrics_.chat_lines.push_back({channel, 0});
+  for (std::size_t i = 1; i < kChatStatuses; ++i) {  // Sent is not a refusal
+    metrics_.chat_refused.push_back(
+        {snake_case(protocol::EnumNameChatStatus(static_cast<protocol::ChatStatus>(i))), 0});
+  }
+  metrics_.events_dropped = {{"tick_budget", 0}, {"client_budget", 0}};
   metrics_.network_hosts = hosts.size();
   metrics_.replication_workers = replication_workers;
   // What the kernel granted, which may be less than asked (net.core.rmem_max/wmem_max):
@@ -247,6 +274,19 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.handshakes_expired = t.half_open_expired;
   m.handshakes = t.half_open;
   m.evicted_silent = sc.evicted_silent;
+  for (std::size_t i = 0; i < m.actions.size(); ++i) m.actions[i].value = sc.actions[i];
+  for (std::size_t i = 0; i < m.chat_lines.size(); ++i) m.chat_lines[i].value = sc.chat_lines[i];
+  for (std::size_t i = 0; i < m.chat_refused.size(); ++i) {
+    m.chat_refused[i].value = sc.chat_refused[i + 1];
+  }
+  const world::EventLog& events = zone.world.events();
+  m.events_emitted = events.emitted();
+  m.events_refused = events.refused();
+  m.events_dropped[0].value = events.dropped();
+  m.events_dropped[1].value = r.events_over_budget;
+  m.event_deliveries = r.event_deliveries;
+  m.event_messages = r.event_messages;
+  m.event_bytes = r.event_bytes;
   m.bytes_in = t.wire_bytes_in;
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;

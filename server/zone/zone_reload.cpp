@@ -75,6 +75,7 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
   replicator_.set_params(make_replication_params(merged, load_applied_));
   log_.set_level(merged.log.level);
   config_ = merged;
+  apply_game_limits();
   observability_.count_reload_applied(ok);
   std::string report = fmt::format("config reloaded from {}: {} applied{}{}", result.source,
                                    applied.size(), applied.empty() ? "" : " (", "");

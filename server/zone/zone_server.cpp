@@ -118,13 +118,21 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
   }
   load_.configure(make_load_params(config));
-  if (config.debug.truth)
+  apply_game_limits();
+  if (config.debug.truth) {
     truth_ = std::make_unique<TruthRecorder>(config.debug.truth_history_ticks);
+    replicator_.set_record_deliveries(true);
+  }
   observability_.start(hosts_, pool_.size());
   if (config.admin.enabled) start_admin(std::move(admin.token));
 }
 
 ZoneServer::~ZoneServer() = default;
+
+void ZoneServer::apply_game_limits() {
+  world_.events().set_max_per_tick(config_.game.max_events_per_tick);
+  replicator_.set_max_events_per_client(config_.game.max_events_per_client);
+}
 
 ZoneCounters ZoneServer::counters() const {
   ZoneCounters c;
@@ -155,6 +163,7 @@ void ZoneServer::tick() {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   ++tick_;
+  world_.events().clear();
   if (reloads_.pending()) apply_pending_reloads();
   if (load_changed_) apply_load_level();
   ingest();
@@ -225,6 +234,12 @@ void ZoneServer::post() {
       const net::PeerId peer = sessions_.peer_of(p.client);
       batches_[peer.host].add(peer, w.out.bytes(p), net::Delivery::kUnreliable,
                               protocol::kUnreliableChannel);
+    }
+    // Events after the snapshots, on the reliable channel (docs/protocol.md, "Events").
+    for (const replication::PacketArena::Packet& p : w.reliable.packets()) {
+      const net::PeerId peer = sessions_.peer_of(p.client);
+      batches_[peer.host].add(peer, w.reliable.bytes(p), net::Delivery::kReliable,
+                              protocol::kReliableChannel);
     }
   }
   for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);

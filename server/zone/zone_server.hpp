@@ -134,6 +134,8 @@ class ZoneServer {
   std::vector<std::size_t> players_per_host() const { return sessions_.players_per_host(); }
 
  private:
+  // The event budgets (game.max_events_per_tick, game.max_events_per_client).
+  void apply_game_limits();
   void ingest();
   void replicate();
   void post();

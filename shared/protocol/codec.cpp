@@ -1,5 +1,8 @@
 #include "protocol/codec.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include <vector>
 
 namespace zone::protocol {
@@ -66,6 +69,59 @@ void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key) {
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::JoinGuild, join.Union()));
 }
 
+void build_action(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, std::uint16_t action,
+                  std::uint32_t target, std::span<const std::int32_t> args) {
+  fbb.Clear();
+  const auto arg_vector = fbb.CreateVector(args.data(), args.size());
+  const auto message = CreateAction(fbb, sequence, action, target, arg_vector);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::Action, message.Union()));
+}
+
+void build_chat(flatbuffers::FlatBufferBuilder& fbb, ChatChannel channel, std::string_view text,
+                std::string_view to) {
+  fbb.Clear();
+  const auto to_string = fbb.CreateString(to.data(), to.size());
+  const auto text_string = fbb.CreateString(text.data(), text.size());
+  const auto message =
+      CreateChat(fbb, static_cast<std::uint8_t>(channel), to_string, text_string);
+  fbb.Finish(CreateClientPacket(fbb, ClientMessage::Chat, message.Union()));
+}
+
+void build_action_result(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence,
+                         ActionStatus status, std::uint32_t server_tick) {
+  fbb.Clear();
+  const auto message = CreateActionResult(fbb, sequence, status, server_tick);
+  fbb.Finish(CreateServerPacket(fbb, ServerMessage::ActionResult, message.Union()));
+}
+
+void build_chat_result(flatbuffers::FlatBufferBuilder& fbb, ChatStatus status,
+                       std::uint8_t channel) {
+  fbb.Clear();
+  const auto message = CreateChatResult(fbb, status, channel);
+  fbb.Finish(CreateServerPacket(fbb, ServerMessage::ChatResult, message.Union()));
+}
+
+void build_events(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t server_tick,
+                  std::span<const EventView> events) {
+  fbb.Clear();
+  // Offsets of at most kMaxEventsPerMessage events: on the stack, nothing allocated.
+  std::array<flatbuffers::Offset<Event>, kMaxEventsPerMessage> built;
+  const std::size_t n = std::min(events.size(), kMaxEventsPerMessage);
+  for (std::size_t i = 0; i < n; ++i) {
+    const EventView& e = events[i];
+    const auto args = e.args.empty() ? flatbuffers::Offset<flatbuffers::Vector<std::int32_t>>()
+                                     : fbb.CreateVector(e.args.data(), e.args.size());
+    const auto text = e.text.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                     : fbb.CreateString(e.text.data(), e.text.size());
+    const auto name = e.name.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                     : fbb.CreateString(e.name.data(), e.name.size());
+    built[i] = CreateEvent(fbb, e.sequence, e.kind, e.entity, e.target, args, text, name);
+  }
+  const auto list = fbb.CreateVector(built.data(), n);
+  fbb.Finish(CreateServerPacket(fbb, ServerMessage::Events,
+                                CreateEvents(fbb, server_tick, list).Union()));
+}
+
 flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
                                             const Schema& schema) {
   std::vector<flatbuffers::Offset<FieldDef>> fields;
@@ -81,7 +137,23 @@ flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
     types.push_back(
         CreateEntityTypeDef(fbb, fbb.CreateString(t.name), static_cast<EntityKindDef>(t.kind)));
   }
-  return CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(types));
+  std::vector<flatbuffers::Offset<ActionDef>> actions;
+  actions.reserve(schema.actions().size());
+  for (const ActionSpec& a : schema.actions()) {
+    actions.push_back(CreateActionDef(fbb, fbb.CreateString(a.name),
+                                      static_cast<ActionTargetDef>(a.target), a.args,
+                                      fbb.CreateString(a.unit)));
+  }
+  std::vector<flatbuffers::Offset<EventDef>> events;
+  events.reserve(schema.events().size());
+  for (const EventSpec& e : schema.events()) {
+    events.push_back(CreateEventDef(fbb, fbb.CreateString(e.name),
+                                    static_cast<FieldAudience>(e.audience),
+                                    fbb.CreateVectorOfStrings(e.args), e.text,
+                                    fbb.CreateString(e.unit)));
+  }
+  return CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(types),
+                         fbb.CreateVector(actions), fbb.CreateVector(events));
 }
 
 std::optional<Schema> read_schema(const SchemaDef* def, std::string* why) {
@@ -128,6 +200,44 @@ std::optional<Schema> read_schema(const SchemaDef* def, std::string* why) {
     types.push_back({t->name()->str(), static_cast<EntityKind>(t->kind())});
   }
   if (auto error = schema.set_types(std::move(types))) return fail(*error);
+  if (def->actions() != nullptr) {
+    for (const ActionDef* a : *def->actions()) {
+      if (a->name() == nullptr || a->target() > ActionTargetDef::MAX) {
+        return fail("an action without a name or with an unknown target rule");
+      }
+      ActionSpec spec{a->name()->str(), static_cast<ActionTarget>(a->target()), a->args(),
+                      a->unit() ? a->unit()->str() : std::string()};
+      if (auto error = schema.add_action(std::move(spec))) return fail(*error);
+    }
+  }
+  // The engine's events come first, as the engine has them.
+  if (def->events() == nullptr || def->events()->size() < kEngineEventCount) {
+    return fail("the schema has no events (the engine's chat comes first)");
+  }
+  for (flatbuffers::uoffset_t i = 0; i < def->events()->size(); ++i) {
+    const EventDef* d = def->events()->Get(i);
+    if (d->name() == nullptr || d->audience() > FieldAudience::MAX) {
+      return fail("an event without a name or with an unknown audience");
+    }
+    EventSpec e;
+    e.name = d->name()->str();
+    e.audience = static_cast<Audience>(d->audience());
+    if (d->args() != nullptr) {
+      for (const flatbuffers::String* arg : *d->args()) {
+        e.args.push_back(arg != nullptr ? arg->str() : std::string());
+      }
+    }
+    e.text = d->text();
+    e.unit = d->unit() ? d->unit()->str() : std::string();
+    if (i < kEngineEventCount) {
+      const EventSpec& mine = engine.events()[i];
+      if (e.name != mine.name || e.args.size() != mine.args.size() || e.text != mine.text) {
+        return fail("event " + std::to_string(i) + " is not the engine's '" + mine.name + "'");
+      }
+      continue;
+    }
+    if (auto error = schema.add_event(std::move(e))) return fail(*error);
+  }
   return schema;
 }
 

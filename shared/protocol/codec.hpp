@@ -42,6 +42,33 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 
+// An action (docs/protocol.md, "Actions") and a chat line ("Chat").
+void build_action(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence, std::uint16_t action,
+                  std::uint32_t target, std::span<const std::int32_t> args = {});
+void build_chat(flatbuffers::FlatBufferBuilder& fbb, ChatChannel channel, std::string_view text,
+                std::string_view to = {});
+
+void build_action_result(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t sequence,
+                         ActionStatus status, std::uint32_t server_tick);
+void build_chat_result(flatbuffers::FlatBufferBuilder& fbb, ChatStatus status,
+                       std::uint8_t channel);
+
+// One event as an Events message carries it.
+struct EventView {
+  std::uint32_t sequence = 0;
+  std::uint16_t kind = 0;
+  std::uint32_t entity = 0;
+  std::uint32_t target = 0;
+  std::span<const std::int32_t> args;
+  std::string_view text;
+  std::string_view name;
+};
+// At most this many events in one Events message (a tick with more for one client is
+// sent as several, in order).
+inline constexpr std::size_t kMaxEventsPerMessage = 64;
+void build_events(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t server_tick,
+                  std::span<const EventView> events);
+
 // The schema as the Welcome carries it.
 flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
                                             const Schema& schema);

@@ -262,7 +262,7 @@ test::PartSpec rich_part() {
 // ---- Channel 0: FlatBuffers ---------------------------------------------------------
 
 TEST_CASE("protocol: Hello round-trips through build_hello and parse_client_packet") {
-  CHECK(kProtocolVersion == 7);
+  CHECK(kProtocolVersion == 8);
   const std::string long_name(255, 'n');
   const std::string utf8 = "J\xC3\xBCrgen \xE2\x98\x83";
   for (const std::string& name : {std::string("alice"), std::string(""), long_name, utf8}) {
@@ -463,7 +463,7 @@ TEST_CASE("protocol: a packet without a message or with an unknown message type 
   }
   // A well-formed table under a union tag this protocol version does not define (a newer
   // peer's message): refused, and told apart from garbage.
-  for (const int tag : {4, 5, 100, 255}) {
+  for (const int tag : {6, 7, 100, 255}) {  // 5 is Chat, the last client message
     CAPTURE(tag);
     flatbuffers::FlatBufferBuilder fbb;
     const auto hello = CreateHello(fbb, 1);
@@ -472,7 +472,7 @@ TEST_CASE("protocol: a packet without a message or with an unknown message type 
     CHECK(parse_client_packet(bytes_of(fbb), &why) == nullptr);
     CHECK(why == ParseError::kUnknownMessage);
   }
-  for (const int tag : {8, 9, 200}) {  // 7 is Transfer, the last server message
+  for (const int tag : {11, 12, 200}) {  // 10 is ChatResult, the last server message
     CAPTURE(tag);
     flatbuffers::FlatBufferBuilder fbb;
     const auto w = CreateWelcome(fbb, 1);

@@ -57,9 +57,16 @@ std::vector<RawField> engine_rows() {
   }
   return rows;
 }
+// The engine's chat event as the Welcome carries it; `args` and `name` to alter it.
+struct RawEvent {
+  std::string name = "chat";
+  std::vector<std::string> args = {"channel"};
+  bool text = true;
+};
 std::optional<Schema> read_raw(const std::vector<RawField>& rows,
                                const std::vector<std::pair<std::string, std::uint8_t>>& types,
-                               std::string* why) {
+                               std::string* why,
+                               const std::vector<RawEvent>& events = {RawEvent{}}) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<FieldDef>> fields;
   for (const RawField& r : rows) {
@@ -72,7 +79,13 @@ std::optional<Schema> read_raw(const std::vector<RawField>& rows,
     defs.push_back(
         CreateEntityTypeDef(fbb, fbb.CreateString(name), static_cast<EntityKindDef>(kind)));
   }
-  fbb.Finish(CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(defs)));
+  std::vector<flatbuffers::Offset<EventDef>> event_defs;
+  for (const RawEvent& e : events) {
+    event_defs.push_back(CreateEventDef(fbb, fbb.CreateString(e.name), FieldAudience::Everyone,
+                                        fbb.CreateVectorOfStrings(e.args), e.text));
+  }
+  fbb.Finish(CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(defs), 0,
+                             fbb.CreateVector(event_defs)));
   return read_schema(flatbuffers::GetRoot<SchemaDef>(fbb.GetBufferPointer()), why);
 }
 const std::vector<std::pair<std::string, std::uint8_t>> kTypes = {{"player", 0}, {"npc", 1}};
@@ -173,6 +186,38 @@ TEST_CASE("schema: the Welcome's copy reads back as the same schema") {
   CHECK(*engine == Schema());
 }
 
+TEST_CASE("schema: actions and events go through the Welcome and are checked") {
+  Schema s;
+  CHECK(s.events().size() == kEngineEventCount);
+  CHECK(s.events()[kChatEvent].name == "chat");
+  REQUIRE_FALSE(s.add_action({"attack", ActionTarget::kEntity, 0, "melee"}).has_value());
+  REQUIRE_FALSE(s.add_action({"emote", ActionTarget::kOptional, 1, ""}).has_value());
+  REQUIRE_FALSE(s.add_event({"hit", Audience::kEveryone, {"amount"}, false, "damage"}).has_value());
+  REQUIRE_FALSE(s.add_event({"xp", Audience::kOwner, {"amount"}, false, ""}).has_value());
+  CHECK(s.find_action("emote") == 1u);
+  CHECK(s.find_event("xp") == 2u);
+  // Refused: a duplicate, the engine's name, a bad name, too many arguments.
+  const Schema before = s;
+  CHECK(s.add_action({"attack", ActionTarget::kNone, 0, ""}).has_value());
+  CHECK(s.add_action({"Attack", ActionTarget::kNone, 0, ""}).has_value());
+  CHECK(s.add_action({"cast", ActionTarget::kNone, 5, ""}).has_value());
+  CHECK(s.add_event({"chat", Audience::kEveryone, {}, false, ""}).has_value());
+  CHECK(s.add_event({"hit", Audience::kEveryone, {}, false, ""}).has_value());
+  CHECK(s.add_event({"heal", Audience::kEveryone, {"a", "b", "c", "d", "e"}, false, ""}).has_value());
+  CHECK(s.add_event({"heal", Audience::kEveryone, {"Amount"}, false, ""}).has_value());
+  CHECK(s == before);
+  std::string why;
+  const auto back = through_welcome(s, &why);
+  REQUIRE_MESSAGE(back.has_value(), why);
+  CHECK(*back == s);
+}
+
+TEST_CASE("schema: the engine's schema reads back") {
+  const auto engine = through_welcome(Schema());
+  REQUIRE(engine.has_value());
+  CHECK(*engine == Schema());
+}
+
 TEST_CASE("schema: a client refuses a Welcome schema it cannot follow") {
   std::string why;
   // As it should be.
@@ -180,6 +225,27 @@ TEST_CASE("schema: a client refuses a Welcome schema it cannot follow") {
   // No schema at all.
   CHECK_FALSE(read_schema(nullptr, &why).has_value());
   CHECK_FALSE(why.empty());
+  // No events, or the engine's chat event altered (renamed, another argument count, no
+  // text): a client could not read chat lines.
+  for (int k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    std::vector<RawEvent> events(1);
+    if (k == 0) events.clear();
+    if (k == 1) events[0].name = "talk";
+    if (k == 2) events[0].args.push_back("volume");
+    if (k == 3) events[0].text = false;
+    why.clear();
+    CHECK_FALSE(read_raw(engine_rows(), kTypes, &why, events).has_value());
+    CHECK_FALSE(why.empty());
+  }
+  // A game event after it with more than four arguments.
+  {
+    std::vector<RawEvent> events(2);
+    events[1] = {"hit", {"a", "b", "c", "d", "e"}, false};
+    why.clear();
+    CHECK_FALSE(read_raw(engine_rows(), kTypes, &why, events).has_value());
+    CHECK(why.find("at most 4 arguments") != std::string::npos);
+  }
   // Fewer than the engine's rows.
   {
     auto rows = engine_rows();

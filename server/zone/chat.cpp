@@ -1,0 +1,78 @@
+#include "zone/chat.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "protocol/player_name.hpp"
+
+namespace zone {
+
+using protocol::ChatChannel;
+using protocol::ChatStatus;
+
+void PlayerNames::remove(const std::string& name, std::uint32_t slot) {
+  const auto it = slots_.find(name);
+  if (it == slots_.end()) return;
+  std::erase(it->second, slot);
+  if (it->second.empty()) slots_.erase(it);
+}
+
+const std::vector<std::uint32_t>* PlayerNames::find(std::string_view name) const {
+  const auto it = slots_.find(name);
+  return it == slots_.end() ? nullptr : &it->second;
+}
+
+ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_bytes,
+                     world::World& world, const PlayerNames& names, const ChatLine& line) {
+  if (!config.enabled || line.channel >= protocol::kChatChannelCount) return ChatStatus::BadChannel;
+  const auto channel = static_cast<ChatChannel>(line.channel);
+  if (channel == ChatChannel::kSystem) return ChatStatus::BadChannel;
+  if (channel == ChatChannel::kZone && !config.zone_channel) return ChatStatus::BadChannel;
+  if (!protocol::valid_player_name(line.text, config.max_length)) return ChatStatus::BadText;
+  const world::Entity& speaker = world.entity(line.speaker_slot);
+  world::EventDraft draft;
+  draft.kind = protocol::kChatEvent;
+  draft.entity = speaker.id;
+  draft.text = line.text;
+  draft.name = speaker.name;
+  const std::array<std::int32_t, 1> args = {line.channel};
+  draft.args = args;
+  switch (channel) {
+    case ChatChannel::kSay:
+      draft.route = world::EventRoute::kEntity;
+      break;
+    case ChatChannel::kParty:
+    case ChatChannel::kGuild: {
+      const world::GroupKind kind =
+          channel == ChatChannel::kParty ? world::GroupKind::kParty : world::GroupKind::kGuild;
+      draft.group = speaker.group(kind);
+      if (draft.group == world::kNoGroup) return ChatStatus::NoGroup;
+      draft.route = kind == world::GroupKind::kParty ? world::EventRoute::kParty
+                                                      : world::EventRoute::kGuild;
+      break;
+    }
+    case ChatChannel::kWhisper: {
+      if (!protocol::valid_player_name(line.to, max_name_bytes)) return ChatStatus::NoSuchPlayer;
+      const std::vector<std::uint32_t>* slots = names.find(line.to);
+      if (slots == nullptr) return ChatStatus::NoSuchPlayer;
+      draft.route = world::EventRoute::kPlayer;
+      // One event per receiver of that name; the speaker sees its own line only if it
+      // whispers to itself.
+      for (const std::uint32_t slot : *slots) {
+        draft.target = world.entity(slot).id;
+        if (world.events().emit(world.game().schema, draft)) return ChatStatus::RateLimited;
+      }
+      return ChatStatus::Sent;
+    }
+    case ChatChannel::kZone:
+      draft.route = world::EventRoute::kZone;
+      break;
+    case ChatChannel::kSystem:
+      return ChatStatus::BadChannel;
+  }
+  // The zone's event budget for the tick is spent: the line is refused, not lost silently.
+  if (world.events().emit(world.game().schema, draft)) return ChatStatus::RateLimited;
+  return ChatStatus::Sent;
+}
+
+}  // namespace zone
