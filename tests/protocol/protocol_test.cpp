@@ -1434,3 +1434,75 @@ TEST_CASE(
   CHECK(m->token()->size() == 16);
   CHECK(m->entity_id() == 42);
 }
+
+TEST_CASE("protocol: Action, Chat, ActionResult, ChatResult and Events round-trip") {
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::array<std::int32_t, 2> args = {7, -3};
+  build_action(fbb, 42, 3, 1001, args);
+  const ClientPacket* p = parse_client_packet(bytes_of(fbb));
+  REQUIRE(p != nullptr);
+  const Action* a = p->message_as_Action();
+  REQUIRE(a != nullptr);
+  CHECK(a->sequence() == 42);
+  CHECK(a->action() == 3);
+  CHECK(a->target() == 1001);
+  REQUIRE(a->args() != nullptr);
+  CHECK(a->args()->size() == 2);
+  CHECK(a->args()->Get(1) == -3);
+
+  build_chat(fbb, ChatChannel::kWhisper, "hello there", "bob");
+  p = parse_client_packet(bytes_of(fbb));
+  REQUIRE(p != nullptr);
+  const Chat* c = p->message_as_Chat();
+  REQUIRE(c != nullptr);
+  CHECK(c->channel() == 3);
+  CHECK(c->text()->str() == "hello there");
+  CHECK(c->to()->str() == "bob");
+
+  build_action_result(fbb, 42, ActionStatus::OutOfRange, 900);
+  const ServerPacket* s = parse_server_packet(bytes_of(fbb));
+  REQUIRE(s != nullptr);
+  REQUIRE(s->message_as_ActionResult() != nullptr);
+  CHECK(s->message_as_ActionResult()->sequence() == 42);
+  CHECK(s->message_as_ActionResult()->status() == ActionStatus::OutOfRange);
+  CHECK(s->message_as_ActionResult()->server_tick() == 900);
+
+  build_chat_result(fbb, ChatStatus::NoSuchPlayer, 3);
+  s = parse_server_packet(bytes_of(fbb));
+  REQUIRE(s != nullptr);
+  REQUIRE(s->message_as_ChatResult() != nullptr);
+  CHECK(s->message_as_ChatResult()->status() == ChatStatus::NoSuchPlayer);
+
+  // Events: as many as given up to kMaxEventsPerMessage, in order; the sizes
+  // docs/protocol.md states ("Events", "Sizes").
+  std::vector<EventView> events;
+  const std::array<std::int32_t, 2> hit = {12, 0};
+  for (std::uint32_t i = 0; i < 70; ++i) events.push_back({100 + i, 1, 5, 6, hit, {}, {}});
+  build_events(fbb, 77, std::span(events).first(1));
+  const std::size_t one = fbb.GetSize();
+  build_events(fbb, 77, std::span(events).first(11));
+  const std::size_t eleven = fbb.GetSize();
+  MESSAGE("Events: " << one << " bytes with one event, " << (eleven - one) / 10.0
+                     << " per further event");
+  CHECK(one <= 110);
+  CHECK((eleven - one) / 10 <= 42);
+  build_events(fbb, 77, events);
+  s = parse_server_packet(bytes_of(fbb));
+  REQUIRE(s != nullptr);
+  const Events* e = s->message_as_Events();
+  REQUIRE(e != nullptr);
+  CHECK(e->server_tick() == 77);
+  REQUIRE(e->events()->size() == kMaxEventsPerMessage);
+  CHECK(e->events()->Get(0)->sequence() == 100);
+  CHECK(e->events()->Get(63)->sequence() == 163);
+  CHECK(e->events()->Get(5)->args()->Get(0) == 12);
+  CHECK(e->events()->Get(5)->text() == nullptr);
+  // A chat line carries its text and the speaker's name.
+  const std::array<std::int32_t, 1> say = {0};
+  const std::array<EventView, 1> line = {EventView{9, kChatEvent, 5, 0, say, "hi all", "alice"}};
+  build_events(fbb, 78, line);
+  s = parse_server_packet(bytes_of(fbb));
+  REQUIRE(s != nullptr);
+  CHECK(s->message_as_Events()->events()->Get(0)->text()->str() == "hi all");
+  CHECK(s->message_as_Events()->events()->Get(0)->name()->str() == "alice");
+}
