@@ -24,6 +24,29 @@ constexpr bool is_ghost(std::uint8_t kind) {
 
 }  // namespace
 
+void MapPublisher::note_events(std::uint32_t tick, const world::World& world) {
+  const world::EventLog& log = world.events();
+  for (const world::WorldEvent& e : log.events()) {
+    if (e.kind == protocol::kChatEvent) {
+      if (recent_chat_.size() == kMaxMapChat) recent_chat_.erase(recent_chat_.begin());
+      recent_chat_.push_back({tick, static_cast<std::uint8_t>(e.args[0]),
+                              std::string(log.name(e)), std::string(log.text(e))});
+      continue;
+    }
+    const world::Entity* at = world.find(e.entity);
+    if (at == nullptr) continue;
+    // A ring: the oldest is overwritten, nothing moves.
+    const MapEvent m{tick, e.kind, e.entity, e.target, static_cast<float>(at->x),
+                     static_cast<float>(at->y)};
+    if (recent_events_.size() < kMaxMapEvents) {
+      recent_events_.push_back(m);
+    } else {
+      recent_events_[next_event_] = m;
+    }
+    next_event_ = (next_event_ + 1) % kMaxMapEvents;
+  }
+}
+
 void MapPublisher::publish(std::uint32_t tick, const world::World& world, const MapStats& stats) {
   Frame& f = building_;
   const world::WorldParams& p = world.params();
@@ -42,15 +65,38 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   // Ghosts by the index of the zone that owns them (the top bits of their ids), counted
   // in the one pass over the entities.
   std::array<std::uint32_t, std::size_t{1} << world::kZoneIdBits> ghosts_of{};
-  world.for_each_entity([&](std::uint32_t, const world::Entity& e) {
+  // Health bars: the game's properties named health and max_health, if it has both.
+  const protocol::Schema& schema = world.game().schema;
+  const auto health_row = schema.find_field("health");
+  const auto max_row = schema.find_field("max_health");
+  const bool bars = health_row && max_row && *health_row >= protocol::kEngineFieldCount &&
+                    *max_row >= protocol::kEngineFieldCount;
+  world.for_each_entity([&](std::uint32_t slot, const world::Entity& e) {
     const bool player = e.kind == world::EntityKind::kPlayer;
     DotKind kind = player ? kPlayerDot : (e.engaged ? kEngagedNpcDot : kNpcDot);
     if (e.ghost) {
       kind = player ? kGhostPlayerDot : kGhostNpcDot;
       ++ghosts_of[e.ghost_owner];
     }
-    f.dots.push_back({e.id, static_cast<float>(e.x), static_cast<float>(e.y), kind});
+    std::uint8_t health = kNoHealth;
+    if (bars) {
+      const auto values = world.properties(slot);
+      const double now = values[*health_row - protocol::kEngineFieldCount];
+      const double most = values[*max_row - protocol::kEngineFieldCount];
+      if (most > 0) health = static_cast<std::uint8_t>(std::clamp(100.0 * now / most, 0.0, 100.0));
+    }
+    f.dots.push_back({e.id, static_cast<float>(e.x), static_cast<float>(e.y), kind, health});
   });
+  // Events of the last two seconds, and the recent chat lines.
+  f.tick_rate_events = every_ * 10;
+  f.events.clear();
+  for (std::size_t k = 0; k < recent_events_.size(); ++k) {  // oldest first
+    const MapEvent& e = recent_events_[(next_event_ + k) % recent_events_.size()];
+    if (tick - e.tick <= f.tick_rate_events) f.events.push_back(e);
+  }
+  f.chat = recent_chat_;
+  f.event_names.clear();
+  for (const protocol::EventSpec& spec : schema.events()) f.event_names.push_back(spec.name);
   f.world = world_;
   f.ghosts = world.ghost_count();
   f.neighbour_ghosts.clear();
@@ -108,6 +154,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
   // Entities: a flat array [id, kind, x, y, ...] with positions to 0.1 m, only inside
   // the window, so a zoomed-in map of a 20,000-entity zone stays small.
   std::string dots;
+  std::string health;  // per entity shown, in the same order: percent, or -1
   dots.reserve(f.dots.size() * 24);
   std::size_t shown = 0, in_window = 0, ghosts_in_window = 0;
   for (const Dot& d : f.dots) {
@@ -118,7 +165,23 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
     ++shown;
     if (!dots.empty()) dots += ',';
     fmt::format_to(std::back_inserter(dots), "{},{},{:.1f},{:.1f}", d.id, d.kind, d.x, d.y);
+    if (!health.empty()) health += ',';
+    fmt::format_to(std::back_inserter(health), "{}",
+                   d.health == kNoHealth ? -1 : static_cast<int>(d.health));
   }
+  // Events in the window: [age in ticks, kind, entity, target, x, y]; chat lines as text
+  // (the page shows them with textContent: they come from players).
+  nlohmann::json events = nlohmann::json::array();
+  for (const MapEvent& e : f.events) {
+    if (e.x < w.x0 || e.x > w.x1 || e.y < w.y0 || e.y > w.y1) continue;
+    events.push_back({f.tick - e.tick, e.kind, e.entity, e.target, e.x, e.y});
+  }
+  nlohmann::json chat = nlohmann::json::array();
+  for (const MapChat& c : f.chat) chat.push_back({c.tick, c.channel, c.name, c.text});
+  const nlohmann::json gameplay = {{"event_names", f.event_names},
+                                   {"event_ticks", f.tick_rate_events},
+                                   {"events", events},
+                                   {"chat", chat}};
   // Static objects in the window: [x, y, radius, kind, ...] to the centimetre, at most
   // kMaxStaticsShown (a zoomed-out view of a large map shows none, and says how many).
   constexpr std::size_t kMaxStaticsShown = 5000;
@@ -231,7 +294,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       "\"leaves_per_s\":{:.1f},\"tier_share\":[{:.3f},{:.3f},{:.3f}],"
       "\"crowded_per_s\":{:.1f},\"load_level\":{},\"load_share\":{:.3f},"
       "\"engaged_npcs\":{},\"ambient\":{}}},"
-      "\"entities_in_window\":{},\"entities\":[{}],"
+      "\"entities_in_window\":{},\"entities\":[{}],\"health\":[{}],\"gameplay\":{},"
       "\"cells\":{{\"col0\":{},\"row0\":{},\"cols\":{},\"rows\":{},\"counts\":[{}]}},"
       "\"chunks\":{{\"size\":{},\"load_radius\":{},\"unload_radius\":{}}},"
       "\"statics_in_window\":{},\"statics\":[{}]{},"
@@ -240,7 +303,7 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
-      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, col0, row0, cols,
+      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, health, gameplay.dump(), col0, row0, cols,
       rows, cells, f.stats.chunk_size, f.stats.chunk_load_radius, f.stats.chunk_unload_radius,
       statics_in_window, statics, zone, selected);
 }

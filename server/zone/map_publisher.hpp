@@ -71,6 +71,13 @@ class MapPublisher {
   // Tick thread, once before publishing: the zone's place in a world of zones. Without
   // it (a zone alone) the JSON has no "zone" object.
   void set_world(MapWorld world) { world_ = std::make_shared<const MapWorld>(std::move(world)); }
+  // Tick thread, every tick: keeps the tick's events (hits, deaths: a flash where they
+  // happened) and chat lines for the map, the most recent kMaxMapEvents and
+  // kMaxMapChat, so a publish every few ticks still shows every tick's.
+  void note_events(std::uint32_t tick, const world::World& world);
+  static constexpr std::size_t kMaxMapEvents = 512;
+  static constexpr std::size_t kMaxMapChat = 40;
+
   // Admin thread: choose the entity whose view set is published (0: none).
   void select(std::uint32_t entity_id) { selected_.store(entity_id); }
 
@@ -82,6 +89,22 @@ class MapPublisher {
     std::uint32_t id;
     float x, y;
     std::uint8_t kind;  // the JSON's kind code (map_publisher.cpp)
+    // health / max_health in percent when the game has both properties, else kNoHealth.
+    std::uint8_t health = kNoHealth;
+  };
+  static constexpr std::uint8_t kNoHealth = 255;
+  struct MapEvent {
+    std::uint32_t tick;
+    std::uint16_t kind;
+    std::uint32_t entity;
+    std::uint32_t target;
+    float x, y;
+  };
+  struct MapChat {
+    std::uint32_t tick;
+    std::uint8_t channel;
+    std::string name;
+    std::string text;
   };
   struct Frame {
     std::uint32_t tick = 0;
@@ -90,6 +113,11 @@ class MapPublisher {
     bool aoi_enabled = true;
     MapStats stats;
     std::vector<Dot> dots;
+    // Recent events (oldest first) and their kinds' names; recent chat lines.
+    std::vector<MapEvent> events;
+    std::vector<std::string> event_names;
+    std::vector<MapChat> chat;
+    std::uint32_t tick_rate_events = 0;  // ticks an event stays on the map
     // The static layer's objects (never change: shared, not copied).
     std::shared_ptr<const std::vector<world::StaticObject>> statics;
     // In a world of zones only (else null): the zone and its neighbours (shared, never
@@ -122,6 +150,9 @@ class MapPublisher {
   mutable std::mutex mutex_;
   Frame published_;
   Frame building_;                               // tick thread only
+  std::vector<MapEvent> recent_events_;          // tick thread only, a ring
+  std::size_t next_event_ = 0;                   // the ring's oldest once it is full
+  std::vector<MapChat> recent_chat_;             // tick thread only
   std::vector<aoi::EntityHandle> view_scratch_;  // tick thread only
 };
 

@@ -165,6 +165,7 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
   // Smoothed tick time for the map's side panel.
   const double ms = std::chrono::duration<double, std::milli>(tick).count();
   map_stats_.tick_ms = map_stats_.tick_ms == 0.0 ? ms : 0.9 * map_stats_.tick_ms + 0.1 * ms;
+  map_.note_events(zone.tick, zone.world);
   if (!map_.due(zone.ticks)) return;
   const auto now = std::chrono::steady_clock::now();
   const double secs = std::chrono::duration<double>(now - last_map_publish_).count();

@@ -18,6 +18,10 @@
 //      world data added (a "zone" object, ghosts of two neighbours, a selected ghost's
 //      owner; docs/world.md) draws the neighbours and the ghosts, lists them in the side
 //      panel and legend, and shows a clicked ghost's owner, without a page error;
+//   7. gameplay: the server's answers carry a health value per entity and the schema's
+//      event names; with a hurt entity, events and chat lines added (one of them markup a
+//      player typed), the page draws the health bar and the event rings and lists the
+//      chat lines as text, never as markup;
 // and saves a screenshot of the zoomed-in selection (default: map.png in the current
 // directory; docs/map.png is made with --screenshot docs/map.png).
 //
@@ -436,6 +440,7 @@ async function main() {
 
   // 12. A world of zones, as the page meets it: the server's answers with world data added.
   await checkWorld(context, mapUrl, watchErrors);
+  await checkGameplay(context, mapUrl, watchErrors);
 
   check(pageErrors.length === 0, `the page reported errors:\n  ${pageErrors.join('\n  ')}`);
   for (const p of procs) check(!p.exited, `${p.name} exited early (${p.code})`);
@@ -537,6 +542,62 @@ async function checkWorld(context, mapUrl, watchErrors) {
   await page.close();
 }
 
+// Gameplay on the map: the server's answers as they are (checked: a health value per
+// entity shown, the schema's event names), with a hurt entity, two events at it and chat
+// lines added, one of them markup a hostile player typed.
+const HOSTILE_LINE = '<img src=x onerror="window.__xss=1">';
+function addGameplay(body, state) {
+  state.checked ??= {
+    health: Array.isArray(body.health) && body.health.length === body.entities.length / 4,
+    names: body.gameplay && body.gameplay.event_names && body.gameplay.event_names[0] === 'chat',
+  };
+  if (!state.at && body.entities.length >= 4) state.at = [body.entities[2], body.entities[3]];
+  if (!state.at) return body;
+  const [x, y] = state.at;
+  // The first entity at 25% health, wherever it moved since: the bar follows the dot.
+  body.health[0] = 25;
+  body.entities[2] = x;
+  body.entities[3] = y;
+  body.gameplay.event_names = ['chat', 'hit', 'death'];
+  body.gameplay.events = [[1, 1, body.entities[0], 0, x, y], [2, 2, body.entities[0], 0, x, y]];
+  body.gameplay.chat = [[body.tick, 0, 'alice', 'hello there'], [body.tick, 4, 'mallory', HOSTILE_LINE]];
+  return body;
+}
+
+async function checkGameplay(context, mapUrl, watchErrors) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  watchErrors(page);
+  const state = {};
+  await page.route((url) => url.pathname === '/api/map', async (route) => {
+    const res = await route.fetch();
+    if (!res.ok()) return route.fulfill({ response: res });
+    await route.fulfill({ response: res, json: addGameplay(await res.json(), state) });
+  });
+  await page.goto(mapUrl);
+  await page.waitForFunction(() => window.zoneMap && zoneMap.frames >= 2, null, { timeout: 20000 })
+    .catch(() => { throw new TestFailure('the page did not draw the gameplay data'); });
+  check(state.checked && state.checked.health, 'the server\'s answer has no health value per entity shown');
+  check(state.checked && state.checked.names, 'the server\'s answer does not name the schema\'s events (chat first)');
+  // Zoomed in on the hurt entity: its bar and the events' rings are drawn.
+  await page.evaluate(([x, y]) => { zoneMap.view.cx = x; zoneMap.view.cy = y; zoneMap.view.scale = 6; }, state.at);
+  await page.waitForFunction((f) => zoneMap.frames >= f + 2, await page.evaluate(() => zoneMap.frames));
+  const drawn = await page.evaluate(() => ({ bars: zoneMap.drawnHealthBars, events: zoneMap.drawnEvents,
+                                              chat: zoneMap.chatLines, xss: window.__xss === 1,
+                                              markup: document.querySelectorAll('#chat img').length }));
+  check(drawn.bars >= 1, `drew ${drawn.bars} health bars around a hurt entity`);
+  check(drawn.events === 2, `drew ${drawn.events} event rings, expected 2`);
+  check(drawn.chat === 2, `the chat panel shows ${drawn.chat} lines, expected 2`);
+  check(!drawn.xss && drawn.markup === 0, 'a chat line was rendered as markup');
+  const chat = await page.textContent('#chat');
+  check(chat.includes('[say] alice: hello there') && chat.includes(HOSTILE_LINE),
+        `the chat panel does not show the lines as text: "${chat}"`);
+  check(errors.length === 0, `the page failed on gameplay data:\n  ${errors.join('\n  ')}`);
+  log(`gameplay: ${drawn.bars} health bar(s), ${drawn.events} event rings and ${drawn.chat} chat lines drawn, markup shown as text`);
+  await page.close();
+}
+
 const timer = setTimeout(() => {
   console.error(`FAIL: the test did not finish within ${OVERALL_TIMEOUT_MS / 1000} s`);
   cleanup().finally(() => process.exit(1));
@@ -545,7 +606,7 @@ const timer = setTimeout(() => {
 let code = 0;
 try {
   await main();
-  log('PASS: live map loads, draws 20k entities, keeps updating, click selects, shows a world\'s ghosts and neighbours');
+  log('PASS: live map loads, draws 20k entities, keeps updating, click selects, shows a world\'s ghosts and neighbours, health bars, events and chat');
 } catch (err) {
   code = 1;
   console.error(`FAIL: ${err instanceof TestFailure ? err.message : err.stack || err}`);
