@@ -17,6 +17,11 @@ struct ClusterStats {
   std::uint64_t ghosts_rehomed = 0;     // listed by a new owner (handed over between others)
   std::uint64_t ghosts_restarted = 0;   // their owner restarted (a new epoch)
   std::uint64_t ghosts_out = 0;         // entity states sent to neighbours, in all
+  // Events about entities near a border: sent with the ghost messages, received and
+  // delivered here, refused (not about a ghost of its sender, or not of this game).
+  std::uint64_t events_out = 0;
+  std::uint64_t events_in = 0;
+  std::uint64_t events_refused = 0;
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone

@@ -12,9 +12,21 @@ namespace {
 // Layout (docs/world.md): u8 magic, u8 version, u8 source, u8 flags (0), u32 tick,
 // u64 epoch, u64 sent_us, u16 count, then per ghost: u32 id, u8 kind, f64 x, f64 y, f32 heading,
 // f32 vx, f32 vy, u16 type, u8 property count, per property a zigzag varint, u8 name_length,
-// name bytes.
+// name bytes; then u16 event count, per event: u16 kind, u32 entity, u32 target, u8 arg
+// count (0..4), per argument a zigzag varint, u8 text length, text, u8 name length, name.
 constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 8 + 8 + 2;
 constexpr std::size_t kMinGhostBytes = 4 + 1 + 8 + 8 + 4 + 4 + 4 + 2 + 1 + 1;
+constexpr std::size_t kMinEventBytes = 2 + 4 + 4 + 1 + 1 + 1;
+constexpr std::size_t kMaxEventNameBytes = 64;
+
+std::size_t event_bytes(const GhostEvent& e) {
+  std::size_t args = 0;
+  for (std::size_t i = 0; i < std::min<std::size_t>(e.arg_count, protocol::kMaxArgs); ++i) {
+    args += protocol::varint_size(protocol::zigzag(e.args[i]));
+  }
+  return kMinEventBytes + args + std::min(e.text.size(), protocol::kMaxEventText) +
+         std::min(e.name.size(), kMaxEventNameBytes);
+}
 
 // Bytes one ghost takes on the wire.
 std::size_t ghost_bytes(const world::GhostState& g) {
@@ -52,6 +64,9 @@ void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
   const std::size_t count = std::min(m.ghosts.size(), kMaxGhostsPerMessage);
   std::size_t size = kHeaderBytes;
   for (std::size_t i = 0; i < count; ++i) size += ghost_bytes(m.ghosts[i]);
+  const std::size_t events = std::min(m.events.size(), kMaxGhostEventsPerMessage);
+  size += 2;
+  for (std::size_t i = 0; i < events; ++i) size += event_bytes(m.events[i]);
   out.resize(size);
   protocol::ByteWriter w(out);
   w.u8(kGhostMagic);
@@ -78,13 +93,31 @@ void encode(const GhostMessage& m, std::vector<std::uint8_t>& out) {
     w.u8(static_cast<std::uint8_t>(name));
     w.bytes({reinterpret_cast<const std::uint8_t*>(g.name.data()), name});
   }
+  w.u16(static_cast<std::uint16_t>(events));
+  for (std::size_t i = 0; i < events; ++i) {
+    const GhostEvent& e = m.events[i];
+    w.u16(e.kind);
+    w.u32(e.entity);
+    w.u32(e.target);
+    const std::uint8_t args = std::min<std::uint8_t>(e.arg_count, protocol::kMaxArgs);
+    w.u8(args);
+    for (std::size_t a = 0; a < args; ++a) w.svarint(e.args[a]);
+    const std::size_t text = std::min(e.text.size(), protocol::kMaxEventText);
+    w.u8(static_cast<std::uint8_t>(text));
+    w.bytes({reinterpret_cast<const std::uint8_t*>(e.text.data()), text});
+    const std::size_t name = std::min(e.name.size(), kMaxEventNameBytes);
+    w.u8(static_cast<std::uint8_t>(name));
+    w.bytes({reinterpret_cast<const std::uint8_t*>(e.name.data()), name});
+  }
 }
 
 GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) {
   out.ghosts.clear();
+  out.events.clear();
   // A bad message is refused whole: nothing of it stays in `out`.
   const auto fail = [&out](GhostDecodeError e) {
     out.ghosts.clear();
+    out.events.clear();
     return e;
   };
   if (bytes.empty() || bytes[0] != kGhostMagic) return GhostDecodeError::kNotGhost;
@@ -124,6 +157,28 @@ GhostDecodeError decode(std::span<const std::uint8_t> bytes, GhostMessage& out) 
     }
     g.kind = kind == 0 ? world::EntityKind::kPlayer : world::EntityKind::kNpc;
     out.ghosts.push_back(std::move(g));
+  }
+  const std::size_t events = r.u16();
+  if (r.failed()) return fail(GhostDecodeError::kTruncated);
+  if (events > r.remaining() / kMinEventBytes) return fail(GhostDecodeError::kTruncated);
+  out.events.reserve(events);
+  for (std::size_t i = 0; i < events; ++i) {
+    GhostEvent e;
+    e.kind = r.u16();
+    e.entity = r.u32();
+    e.target = r.u32();
+    e.arg_count = r.u8();
+    if (e.arg_count > protocol::kMaxArgs) return fail(GhostDecodeError::kBadValue);
+    for (std::size_t a = 0; a < e.arg_count; ++a) e.args[a] = r.svarint();
+    const std::span<const std::uint8_t> text = r.bytes(r.u8());
+    e.text.assign(reinterpret_cast<const char*>(text.data()), text.size());
+    const std::span<const std::uint8_t> name = r.bytes(r.u8());
+    e.name.assign(reinterpret_cast<const char*>(name.data()), name.size());
+    if (r.failed()) return fail(GhostDecodeError::kTruncated);
+    if (e.entity == world::kNoEntity || name.size() > kMaxEventNameBytes) {
+      return fail(GhostDecodeError::kBadValue);
+    }
+    out.events.push_back(std::move(e));
   }
   if (!r.at_end()) return fail(GhostDecodeError::kTrailing);
   return GhostDecodeError::kNone;

@@ -104,10 +104,61 @@ void GhostExchange::receive_ghosts(const bus::BusMessage& m, Clock::time_point n
   }
   if (!ghosts_.apply(message_.source, message_.epoch, message_.ghosts, now)) return;
   ++stats_.messages_in;
+  relay_events(message_);
   const double lag = static_cast<double>(wall_clock_us() - message_.sent_us) / 1e6;
   stats_.lag_seconds_sum += std::max(0.0, lag);
   ++stats_.lag_count;
   stats_.last_lag_seconds = std::max(0.0, lag);
+}
+
+void GhostExchange::add_events(GhostMessage& m) {
+  m.events.clear();
+  const world::EventLog& log = world_.events();
+  if (log.events().empty() || m.ghosts.empty()) return;
+  listed_.clear();
+  for (const world::GhostState& g : m.ghosts) listed_.push_back(g.id);
+  std::sort(listed_.begin(), listed_.end());
+  for (const world::WorldEvent& e : log.events()) {
+    // Only events about an entity (a say line, a hit), and only this zone's own: an event
+    // about a ghost here came from its owner, who tells its neighbours itself.
+    if (e.route != world::EventRoute::kEntity) continue;
+    if (!std::binary_search(listed_.begin(), listed_.end(), e.entity)) continue;
+    GhostEvent g;
+    g.kind = e.kind;
+    g.entity = e.entity;
+    g.target = e.target;
+    g.arg_count = e.arg_count;
+    g.args = e.args;
+    g.text = log.text(e);
+    g.name = log.name(e);
+    m.events.push_back(std::move(g));
+  }
+  stats_.events_out += m.events.size();
+}
+
+void GhostExchange::relay_events(const GhostMessage& m) {
+  for (const GhostEvent& e : m.events) {
+    // Only about a ghost the sender owns: a sender cannot speak for another zone's
+    // entities, nor for this zone's.
+    const world::Entity* about = world_.find(e.entity);
+    if (about == nullptr || !about->ghost || about->ghost_owner != m.source) {
+      ++stats_.events_refused;
+      continue;
+    }
+    world::EventDraft draft;
+    draft.kind = e.kind;
+    draft.route = world::EventRoute::kEntity;
+    draft.entity = e.entity;
+    draft.target = e.target;
+    draft.args = {e.args.data(), e.arg_count};
+    draft.text = e.text;
+    draft.name = e.name;
+    if (world_.events().emit(world_.game().schema, draft)) {
+      ++stats_.events_refused;  // the schema refuses it (another game) or the tick is full
+      continue;
+    }
+    ++stats_.events_in;
+  }
 }
 
 void GhostExchange::publish(std::uint32_t tick) {
@@ -118,6 +169,7 @@ void GhostExchange::publish(std::uint32_t tick) {
     message_.ghosts.clear();
     world::collect_near(world_, params_.neighbours[i].area, params_.ghost_distance,
                         message_.ghosts);
+    add_events(message_);
     message_.sent_us = wall_clock_us();
     encode(message_, bytes_);
     // An empty list is sent too: it is how a neighbour learns that the last ghost left,

@@ -147,6 +147,11 @@ class GhostExchange {
   std::random_device random_;                  // transfer tokens
 
   ExchangeParams params_;
+  // Events about the entities a ghost message lists go with it; a neighbour's events
+  // about its ghosts here join this tick's events (docs/world.md, "Events across borders").
+  void add_events(GhostMessage& message);
+  void relay_events(const GhostMessage& message);
+  std::vector<world::EntityId> listed_;  // scratch: a message's ghost ids, sorted
   world::World& world_;
   world::Ghosts ghosts_;
   std::unique_ptr<bus::Bus> link_;

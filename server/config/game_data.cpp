@@ -200,8 +200,8 @@ class GameDataLoader {
     const auto word = word_of(value);
     if (!word || word->size() > protocol::kMaxUnitBytes) {
       walk_.error(full, line,
-                  fmt::format("expected a text of at most {} bytes, got {}", protocol::kMaxUnitBytes,
-                              describe_found(to_raw(value))));
+                  fmt::format("expected a text of at most {} bytes, got {}",
+                              protocol::kMaxUnitBytes, describe_found(to_raw(value))));
       return;
     }
     out = *word;

@@ -56,19 +56,27 @@ void EventRouter::collect(std::uint32_t tick, const ClientView& view, EventWorke
     const world::WorldEvent& e = world_->events().events()[i];
     bool to_me = false;
     switch (e.route) {
-      case world::EventRoute::kPlayer: to_me = e.target == view.player_id; break;
-      case world::EventRoute::kParty: to_me = e.group != world::kNoGroup && me.party == e.group; break;
-      case world::EventRoute::kGuild: to_me = e.group != world::kNoGroup && me.guild == e.group; break;
-      case world::EventRoute::kZone: to_me = true; break;
-      case world::EventRoute::kEntity: break;
+      case world::EventRoute::kPlayer:
+        to_me = e.target == view.player_id;
+        break;
+      case world::EventRoute::kParty:
+        to_me = e.group != world::kNoGroup && me.party == e.group;
+        break;
+      case world::EventRoute::kGuild:
+        to_me = e.group != world::kNoGroup && me.guild == e.group;
+        break;
+      case world::EventRoute::kZone:
+        to_me = true;
+        break;
+      case world::EventRoute::kEntity:
+        break;
     }
     if (to_me) w.chosen.push_back(i);
   }
   // Events about entities: those the client holds (the acknowledged frame has it, and the
   // last frame sent still has it), and those about its own player.
-  const Frame* acked = tick - view.acked_tick < view.history.size()
-                           ? view.history.find(view.acked_tick)
-                           : nullptr;
+  const Frame* acked =
+      tick - view.acked_tick < view.history.size() ? view.history.find(view.acked_tick) : nullptr;
   const Frame* last = view.history.find(view.last_sent_tick);
   std::size_t in_acked = 0;
   std::size_t in_last = 0;

@@ -77,7 +77,7 @@ class EventRouter {
   };
   std::uint32_t max_per_client_;
   const world::World* world_ = nullptr;
-  std::vector<EntityEvent> entity_events_;   // by (entity, index)
+  std::vector<EntityEvent> entity_events_;    // by (entity, index)
   std::vector<std::uint32_t> direct_events_;  // by index
 };
 
@@ -90,8 +90,8 @@ void EventRouter::write(std::uint32_t tick, const ClientView& view, EventWorker&
   w.views.clear();
   for (const std::uint32_t i : w.chosen) {
     const world::WorldEvent& e = events[i];
-    w.views.push_back({e.sequence, e.kind, e.entity, e.target, e.arg_span(), log.text(e),
-                       log.name(e)});
+    w.views.push_back(
+        {e.sequence, e.kind, e.entity, e.target, e.arg_span(), log.text(e), log.name(e)});
     w.delivered.push_back({i, view.player_id});
   }
   for (std::size_t at = 0; at < w.views.size(); at += protocol::kMaxEventsPerMessage) {

@@ -70,8 +70,12 @@ class EventLog {
   // The start of a tick: this tick's events begin (sequence numbers go on).
   void clear();
   std::span<const WorldEvent> events() const { return events_; }
-  std::string_view text(const WorldEvent& e) const { return {texts_.data() + e.text_at, e.text_size}; }
-  std::string_view name(const WorldEvent& e) const { return {texts_.data() + e.name_at, e.name_size}; }
+  std::string_view text(const WorldEvent& e) const {
+    return {texts_.data() + e.text_at, e.text_size};
+  }
+  std::string_view name(const WorldEvent& e) const {
+    return {texts_.data() + e.name_at, e.name_size};
+  }
 
   std::uint64_t emitted() const { return emitted_; }  // ever
   std::uint64_t refused() const { return refused_; }  // ever: bad drafts

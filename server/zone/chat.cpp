@@ -47,8 +47,8 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
           channel == ChatChannel::kParty ? world::GroupKind::kParty : world::GroupKind::kGuild;
       draft.group = speaker.group(kind);
       if (draft.group == world::kNoGroup) return ChatStatus::NoGroup;
-      draft.route = kind == world::GroupKind::kParty ? world::EventRoute::kParty
-                                                      : world::EventRoute::kGuild;
+      draft.route =
+          kind == world::GroupKind::kParty ? world::EventRoute::kParty : world::EventRoute::kGuild;
       break;
     }
     case ChatChannel::kWhisper: {

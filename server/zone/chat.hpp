@@ -42,7 +42,6 @@ struct ChatLine {
 
 // Checks the line and emits it into the world's events; Sent, or why not (nothing sent).
 protocol::ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_bytes,
-                               world::World& world, const PlayerNames& names,
-                               const ChatLine& line);
+                               world::World& world, const PlayerNames& names, const ChatLine& line);
 
 }  // namespace zone

@@ -89,8 +89,10 @@ void Ingest::on_event(const net::NetEvent& ev) {
           out.target = action->target();
           if (const auto* args = action->args()) {
             out.too_many_args = args->size() > protocol::kMaxArgs;
-            out.arg_count = static_cast<std::uint8_t>(std::min<std::size_t>(args->size(), protocol::kMaxArgs));
-            for (std::size_t i = 0; i < out.arg_count; ++i) out.args[i] = args->Get(static_cast<flatbuffers::uoffset_t>(i));
+            out.arg_count =
+                static_cast<std::uint8_t>(std::min<std::size_t>(args->size(), protocol::kMaxArgs));
+            for (std::size_t i = 0; i < out.arg_count; ++i)
+              out.args[i] = args->Get(static_cast<flatbuffers::uoffset_t>(i));
           }
         } else if (chat != nullptr) {
           out.kind = InboundEvent::Kind::kChat;

@@ -29,15 +29,15 @@ void MapPublisher::note_events(std::uint32_t tick, const world::World& world) {
   for (const world::WorldEvent& e : log.events()) {
     if (e.kind == protocol::kChatEvent) {
       if (recent_chat_.size() == kMaxMapChat) recent_chat_.erase(recent_chat_.begin());
-      recent_chat_.push_back({tick, static_cast<std::uint8_t>(e.args[0]),
-                              std::string(log.name(e)), std::string(log.text(e))});
+      recent_chat_.push_back({tick, static_cast<std::uint8_t>(e.args[0]), std::string(log.name(e)),
+                              std::string(log.text(e))});
       continue;
     }
     const world::Entity* at = world.find(e.entity);
     if (at == nullptr) continue;
     // A ring: the oldest is overwritten, nothing moves.
-    const MapEvent m{tick, e.kind, e.entity, e.target, static_cast<float>(at->x),
-                     static_cast<float>(at->y)};
+    const MapEvent m{
+        tick, e.kind, e.entity, e.target, static_cast<float>(at->x), static_cast<float>(at->y)};
     if (recent_events_.size() < kMaxMapEvents) {
       recent_events_.push_back(m);
     } else {
@@ -303,9 +303,9 @@ std::string MapPublisher::frame_json(const MapWindow& w) const {
       f.aoi_enabled, f.stats.tick_ms, f.stats.players, f.stats.npcs, f.dots.size(),
       f.stats.bytes_out_per_s, f.stats.enters_per_s, f.stats.leaves_per_s, f.stats.tier_share[0],
       f.stats.tier_share[1], f.stats.tier_share[2], f.stats.crowded_per_s, f.stats.load_level,
-      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, health, gameplay.dump(), col0, row0, cols,
-      rows, cells, f.stats.chunk_size, f.stats.chunk_load_radius, f.stats.chunk_unload_radius,
-      statics_in_window, statics, zone, selected);
+      f.stats.load_share, f.stats.engaged_npcs, f.stats.ambient, in_window, dots, health,
+      gameplay.dump(), col0, row0, cols, rows, cells, f.stats.chunk_size, f.stats.chunk_load_radius,
+      f.stats.chunk_unload_radius, statics_in_window, statics, zone, selected);
 }
 
 }  // namespace zone

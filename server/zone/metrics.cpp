@@ -104,6 +104,12 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
             c.handoff_messages_dropped);
   w.counter("zone_ghosts_out_total", "Entity states sent to neighbouring zones as ghosts.",
             c.ghosts_out);
+  w.labelled("zone_border_events_total", "counter",
+             "Events about entities near a border: sent to neighbours with their ghosts (out), "
+             "received about ghosts here and delivered (in), refused (not about a ghost of "
+             "the sender, or not of this zone's game).",
+             "direction",
+             {{"out", c.events_out}, {"in", c.events_in}, {"refused", c.events_refused}});
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
              {{"out", c.messages_out}, {"in", c.messages_in}});
   w.labelled("zone_bus_bytes_total", "counter", "Bus payload bytes.", "direction",
@@ -230,8 +236,7 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
              m.chat_lines);
   w.labelled("zone_chat_refused_total", "counter", "Chat lines refused, by answer (ChatStatus).",
              "status", m.chat_refused);
-  w.counter("zone_events_total", "Events emitted (game events and chat lines).",
-            m.events_emitted);
+  w.counter("zone_events_total", "Events emitted (game events and chat lines).", m.events_emitted);
   w.counter("zone_events_refused_total",
             "Events the rules tried to emit that the schema refuses (unknown kind, too many "
             "arguments, a text where none is carried).",

@@ -488,8 +488,9 @@ void Sessions::on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
   if (!take_token(s, ev.at, out)) return;
   ChatStatus status = ChatStatus::RateLimited;
   if (s.chat.take(ev.at, config_.chat.lines_per_second, config_.chat.burst)) {
-    status = send_chat(config_.chat, config_.players.max_name_length, world_, names_,
-                       {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)});
+    status =
+        send_chat(config_.chat, config_.players.max_name_length, world_, names_,
+                  {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)});
   }
   if (status == ChatStatus::Sent) {
     ++counters_.chat_lines[ev.chat_channel];

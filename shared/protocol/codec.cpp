@@ -82,8 +82,7 @@ void build_chat(flatbuffers::FlatBufferBuilder& fbb, ChatChannel channel, std::s
   fbb.Clear();
   const auto to_string = fbb.CreateString(to.data(), to.size());
   const auto text_string = fbb.CreateString(text.data(), text.size());
-  const auto message =
-      CreateChat(fbb, static_cast<std::uint8_t>(channel), to_string, text_string);
+  const auto message = CreateChat(fbb, static_cast<std::uint8_t>(channel), to_string, text_string);
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Chat, message.Union()));
 }
 
@@ -118,8 +117,8 @@ void build_events(flatbuffers::FlatBufferBuilder& fbb, std::uint32_t server_tick
     built[i] = CreateEvent(fbb, e.sequence, e.kind, e.entity, e.target, args, text, name);
   }
   const auto list = fbb.CreateVector(built.data(), n);
-  fbb.Finish(CreateServerPacket(fbb, ServerMessage::Events,
-                                CreateEvents(fbb, server_tick, list).Union()));
+  fbb.Finish(
+      CreateServerPacket(fbb, ServerMessage::Events, CreateEvents(fbb, server_tick, list).Union()));
 }
 
 flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
@@ -147,10 +146,9 @@ flatbuffers::Offset<SchemaDef> build_schema(flatbuffers::FlatBufferBuilder& fbb,
   std::vector<flatbuffers::Offset<EventDef>> events;
   events.reserve(schema.events().size());
   for (const EventSpec& e : schema.events()) {
-    events.push_back(CreateEventDef(fbb, fbb.CreateString(e.name),
-                                    static_cast<FieldAudience>(e.audience),
-                                    fbb.CreateVectorOfStrings(e.args), e.text,
-                                    fbb.CreateString(e.unit)));
+    events.push_back(
+        CreateEventDef(fbb, fbb.CreateString(e.name), static_cast<FieldAudience>(e.audience),
+                       fbb.CreateVectorOfStrings(e.args), e.text, fbb.CreateString(e.unit)));
   }
   return CreateSchemaDef(fbb, fbb.CreateVector(fields), fbb.CreateVector(types),
                          fbb.CreateVector(actions), fbb.CreateVector(events));

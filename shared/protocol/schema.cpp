@@ -29,7 +29,10 @@ Schema::Schema() {
       engine_field("guild", kAbsolute, 32, "guild id, 0 none (GuildStatus.guild)"),
   };
   types_ = {{"player", EntityKind::kPlayer}, {"npc", EntityKind::kNpc}};
-  events_ = {{"chat", Audience::kEveryone, {"channel"}, true,
+  events_ = {{"chat",
+              Audience::kEveryone,
+              {"channel"},
+              true,
               "a chat line: channel 0 say, 1 party, 2 guild, 3 whisper, 4 zone, 5 system"}};
   recompute_masks();
 }
@@ -100,7 +103,8 @@ std::optional<std::string> Schema::add_event(EventSpec event) {
   }
   if (const auto kind = find_event(event.name)) {
     if (*kind < kEngineEventCount) {
-      return "'" + event.name + "' is one of the engine's events (chat): an event needs another name";
+      return "'" + event.name +
+             "' is one of the engine's events (chat): an event needs another name";
     }
     return "event '" + event.name + "' is declared twice";
   }

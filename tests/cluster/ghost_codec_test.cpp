@@ -37,6 +37,19 @@ GhostMessage sample() {
   b.properties.type = 1;
   b.properties.assign(std::vector<std::int32_t>{65535, 65535, 0, -2147483647 - 1});
   m.ghosts = {a, b};
+  cluster::GhostEvent hit;
+  hit.kind = 1;
+  hit.entity = a.id;
+  hit.target = b.id;
+  hit.arg_count = 2;
+  hit.args = {12, -1, 0, 0};
+  cluster::GhostEvent say;
+  say.kind = 0;
+  say.entity = a.id;
+  say.arg_count = 1;
+  say.text = "over here";
+  say.name = "alice";
+  m.events = {hit, say};
   return m;
 }
 
@@ -71,9 +84,39 @@ TEST_CASE("ghost codec: a message reads back exactly") {
     CHECK(a.properties == b.properties);
     CHECK(a.name == b.name);
   }
+  REQUIRE(got.events.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& a = m.events[i];
+    const auto& b = got.events[i];
+    CHECK(a.kind == b.kind);
+    CHECK(a.entity == b.entity);
+    CHECK(a.target == b.target);
+    CHECK(a.arg_count == b.arg_count);
+    CHECK(a.args == b.args);
+    CHECK(a.text == b.text);
+    CHECK(a.name == b.name);
+  }
   // 26 header bytes, then per ghost 37, its properties' zigzag varints (80, 100, -7 and
-  // 2^31 - 1: 2 + 2 + 1 + 5 bytes; 65535 twice, 0 and -2^31: 3 + 3 + 1 + 5) and its name.
-  CHECK(bytes.size() == 26 + (37 + 10 + 5) + (37 + 12));
+  // 2^31 - 1: 2 + 2 + 1 + 5 bytes; 65535 twice, 0 and -2^31: 3 + 3 + 1 + 5) and its name;
+  // then 2 for the event count and per event 13, its arguments (12 and -1: 1 + 1; 0: 1),
+  // text and name.
+  CHECK(bytes.size() == 26 + (37 + 10 + 5) + (37 + 12) + 2 + (13 + 2) + (13 + 1 + 9 + 5));
+}
+
+TEST_CASE("ghost codec: an event with more than four arguments or about entity 0 is refused") {
+  for (int k = 0; k < 2; ++k) {
+    GhostMessage m = sample();
+    auto bytes = bytes_of(m);
+    // The first event starts after the ghosts and the event count: kind (2 bytes), entity
+    // (4), target (4), then the argument count.
+    const std::size_t first_event = 26 + (37 + 10 + 5) + (37 + 12) + 2;
+    if (k == 0) bytes[first_event + 10] = 5;
+    if (k == 1) std::memset(&bytes[first_event + 2], 0, 4);
+    GhostMessage got;
+    CHECK(cluster::decode(bytes, got) == GhostDecodeError::kBadValue);
+    CHECK(got.ghosts.empty());
+    CHECK(got.events.empty());
+  }
 }
 
 TEST_CASE("ghost codec: an empty list is a valid message (the sender is alive)") {
@@ -104,7 +147,7 @@ TEST_CASE("ghost codec: foreign, future and damaged messages are refused with a 
     CHECK(cluster::decode(bytes, got) == GhostDecodeError::kNotGhost);
   }
   SUBCASE("another version (version 1 had no epoch)") {
-    for (const std::uint8_t version : {1, 2, 4}) {
+    for (const std::uint8_t version : {1, 2, 3, 5}) {
       bytes[1] = version;
       CHECK(cluster::decode(bytes, got) == GhostDecodeError::kVersion);
     }

@@ -39,6 +39,18 @@ struct SentPart {
   std::vector<std::uint32_t> changed;
 };
 
+// An event as a client received it (Events messages, reliable: never lost here), and
+// whether the client's replica held its entity when it arrived (after the tick's snapshot).
+struct ReceivedEvent {
+  std::uint32_t tick = 0;
+  std::uint32_t sequence = 0;
+  std::uint16_t kind = 0;
+  world::EntityId entity = world::kNoEntity;
+  world::EntityId target = world::kNoEntity;
+  std::vector<std::int32_t> args;
+  bool held = false;
+};
+
 struct LoopClient {
   std::uint32_t slot = 0;
   replication::ClientId id = 0;
@@ -60,6 +72,8 @@ struct LoopClient {
   std::uint64_t unresolved = 0;                      // changes naming a position the baseline lacks
   std::uint64_t baseline_mismatches = 0;             // server's and client's baseline frames differ
   std::vector<std::pair<std::uint32_t, Bytes>> log;  // (tick, packet) when keep_bytes
+  std::vector<ReceivedEvent> events;                 // every event received, in order
+  std::vector<Bytes> event_bytes;                    // every Events message, in order
 
   std::size_t bytes_this_tick() const {
     std::size_t n = 0;
@@ -168,6 +182,7 @@ class Loopback {
   // One server tick: acknowledgments (the inputs received since the last tick), world
   // step, AOI, replication, delivery.
   void step() {
+    world.events().clear();  // as the zone does at the start of each tick
     for (LoopClient& c : clients) {
       if (!c.connected) continue;
       std::uint32_t ack = 0;
@@ -187,13 +202,19 @@ class Loopback {
     world.clear_group_links();
     outbox.clear();
     if (workers.empty()) {
-      rep.replicate(tick, [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
-        outbox.push_back({id, Bytes(bytes.begin(), bytes.end())});
-      });
+      rep.replicate(
+          tick,
+          [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
+            outbox.push_back({id, Bytes(bytes.begin(), bytes.end())});
+          },
+          [&](replication::ClientId id, std::span<const std::uint8_t> bytes) {
+            reliable_outbox.push_back({id, Bytes(bytes.begin(), bytes.end())});
+          });
     } else {
       replicate_on_workers();
     }
     deliver();
+    deliver_events();
     for (LoopClient& c : clients) {
       if (!c.connected) continue;
       c.completed.push_back(c.replica.ack_tick());
@@ -336,6 +357,7 @@ class Loopback {
     replication::ClientId client;
     Bytes bytes;
   };
+  std::vector<Outgoing> reliable_outbox;
 
   void replicate_on_workers() {
     rep.begin_tick(tick);
@@ -344,6 +366,7 @@ class Loopback {
     std::vector<std::thread> threads;
     for (replication::ClientId k = 0; k < n; ++k) {
       workers[k].out.clear();
+      workers[k].reliable.clear();
       const replication::ClientId begin = slots * k / n;
       const replication::ClientId end = slots * (k + 1) / n;
       threads.emplace_back(
@@ -356,7 +379,37 @@ class Loopback {
         const auto b = w.out.bytes(p);
         outbox.push_back({p.client, Bytes(b.begin(), b.end())});
       }
+      for (const replication::PacketArena::Packet& p : w.reliable.packets()) {
+        const auto b = w.reliable.bytes(p);
+        reliable_outbox.push_back({p.client, Bytes(b.begin(), b.end())});
+      }
     }
+  }
+
+  // The tick's Events messages, after its snapshots (reliable: none lost), in order.
+  void deliver_events() {
+    for (const Outgoing& o : reliable_outbox) {
+      LoopClient* c = find(o.client);
+      if (c == nullptr) {
+        ++stray_packets;
+        continue;
+      }
+      c->event_bytes.push_back(o.bytes);
+      const protocol::ServerPacket* p = protocol::parse_server_packet(o.bytes);
+      const protocol::Events* events = p ? p->message_as_Events() : nullptr;
+      if (events == nullptr || events->events() == nullptr) {
+        ++c->malformed;
+        continue;
+      }
+      for (const protocol::Event* e : *events->events()) {
+        ReceivedEvent r{events->server_tick(), e->sequence(), e->kind(), e->entity(), e->target(),
+                        {}, false};
+        if (e->args()) r.args.assign(e->args()->begin(), e->args()->end());
+        r.held = e->entity() == c->entity || c->replica.find(e->entity()) != nullptr;
+        c->events.push_back(std::move(r));
+      }
+    }
+    reliable_outbox.clear();
   }
 
   // Decodes what was sent to each client, then delivers it (minus losses) to its replica.
