@@ -54,6 +54,11 @@ class ScriptVm {
     return call_with(handler, packed);
   }
   CallResult call_with(std::string_view handler, std::span<const ScriptArg> args);
+  // Calls the value held in the Lua registry at `ref` (a reference a bound C function
+  // took with luaL_ref, such as a timer's callback) exactly as call_with calls a global
+  // handler: the same budgets, counters, results and errors. A nil there is
+  // kMissingHandler. `name` names the call in the error of a re-entrant call.
+  CallResult call_ref(int ref, std::string_view name, std::span<const ScriptArg> args);
 
   // Starts a tick: its instruction budget is whole again.
   void begin_tick();
@@ -80,9 +85,12 @@ class ScriptVm {
   // The registry reference of the handler's name as a Lua string, interned on first use
   // (up to VmCore::kMaxHandlerNames names); LUA_NOREF when it cannot be.
   int handler_name_ref(std::string_view handler);
+  // call_with and call_ref: the handler is the global `handler`, or the registry's `ref`
+  // when that is not LUA_NOREF.
+  CallResult call_target(std::string_view handler, int ref, std::span<const ScriptArg> args);
   // After a failed call: the error, with the handler's own line when Lua gave none; the
   // stack back at `base`.
-  ScriptError call_error(int status, std::string_view handler, int base);
+  ScriptError call_error(int status, std::string_view handler, int ref, int base);
 
   std::unique_ptr<detail::VmCore> core_;
 };
