@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/zone_generated.h"
@@ -31,7 +33,11 @@ struct RulesParams {
   std::vector<script::ScriptFile> files;
   script::ScriptLimits limits;
   std::int64_t random_seed = 1;
-  double tick_hz = 10.0;  // on_tick's rate (at most the zone's tick rate)
+  double tick_hz = 10.0;  // on_tick's and NPC thinking's rate (at most the zone's tick rate)
+  // Where the scripts' print() goes, and every handler error (file:line), for the zone's
+  // log (rate-limited there). Either may be empty; neither may throw.
+  std::function<void(std::string_view)> log;
+  std::function<void(const script::ScriptError&)> on_error;
 };
 
 // One Action message, checked by the zone against the schema already (a known action,
@@ -50,6 +56,9 @@ struct RulesStats {
   std::uint64_t timers_fired = 0;
   std::uint64_t timers_pending = 0;
   std::uint64_t api_refusals = 0;      // API calls refused (bad entity, bad property, ...)
+  std::uint64_t bad_answers = 0;       // on_action results naming no status (NotAllowed)
+  std::uint64_t npc_thinks = 0;        // on_npc_think calls
+  std::uint64_t thinking_npcs = 0;     // NPCs marked to think (game.think), now
 };
 
 class GameRules {
@@ -66,6 +75,10 @@ class GameRules {
   // entity still exists during the call).
   void player_joined(std::uint32_t slot);
   void player_leaving(std::uint32_t slot);
+  // An NPC the rules have not met yet: one handed over by a neighbour zone (after
+  // World::adopt). The NPCs the zone owns when the rules start (or reload) are met at
+  // the next tick() without this. Calls on_npc_init(npc).
+  void npc_arrived(std::uint32_t slot);
 
   // The rules' answer to an action: Ok, or the reason it was refused (RulesFailed when
   // the handler errored or ran out of budget; nothing it did before is undone).

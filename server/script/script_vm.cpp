@@ -400,6 +400,15 @@ void ScriptVm::begin_tick() {
   core_->tick_instructions = 0;
 }
 
+bool ScriptVm::tick_budget_spent() const {
+  const std::uint64_t budget = core_->limits.instructions_per_tick;
+  return budget != 0 && core_->tick_instructions >= budget;
+}
+
+void ScriptVm::release_ref(int ref) {
+  if (ref >= 0) luaL_unref(core_->L, LUA_REGISTRYINDEX, ref);
+}
+
 std::optional<ScriptError> ScriptVm::register_function(std::string_view table,
                                                        std::string_view name, lua_CFunction fn,
                                                        void* upvalue) {

@@ -60,8 +60,15 @@ class ScriptVm {
   // kMissingHandler. `name` names the call in the error of a re-entrant call.
   CallResult call_ref(int ref, std::string_view name, std::span<const ScriptArg> args);
 
+  // Lets go of a registry reference a bound function took with luaL_ref (a timer's
+  // callback, once it has run). Does not raise: it rewrites existing registry slots only.
+  void release_ref(int ref);
+
   // Starts a tick: its instruction budget is whole again.
   void begin_tick();
+  // The tick's instruction budget is spent: every call until begin_tick() is refused
+  // (kSkippedOverBudget). Lets a caller with a queue of calls keep the rest for later.
+  bool tick_budget_spent() const;
 
   // Installs a C function as a global (`table` empty) or as table.name (the table is
   // created when absent), with `upvalue` as its upvalue 1 (read it with
