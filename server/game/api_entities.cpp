@@ -79,8 +79,8 @@ int l_get(lua_State* L) {
   const std::int32_t stored = w.properties(slot)[property];
   const protocol::FieldSpec& f = w.game().schema.field(protocol::kEngineFieldCount + property);
   // Unsigned 32-bit values are held as int32: read them back unsigned.
-  const lua_Integer value = f.is_signed ? lua_Integer{stored}
-                                        : lua_Integer{static_cast<std::uint32_t>(stored)};
+  const lua_Integer value =
+      f.is_signed ? lua_Integer{stored} : lua_Integer{static_cast<std::uint32_t>(stored)};
   lua_pushinteger(L, value);
   return 1;
 }
@@ -113,8 +113,7 @@ int l_set(lua_State* L) {
 int l_spawn(lua_State* L) {
   const char* fn = "game.spawn";
   if (lua_type(L, 1) != LUA_TSTRING) {
-    api::refuse(L, "%s: argument 1: expected an entity type name, got %s", fn,
-                luaL_typename(L, 1));
+    api::refuse(L, "%s: argument 1: expected an entity type name, got %s", fn, luaL_typename(L, 1));
   }
   world::World& w = world_of(L);
   const char* name = lua_tostring(L, 1);
@@ -157,7 +156,7 @@ std::optional<script::ScriptError> bind_entity_api(script::ScriptVm& vm, VmState
   static constexpr struct {
     const char* name;
     lua_CFunction fn;
-  } kFunctions[] = {{"exists", l_exists}, {"kind", l_kind}, {"type", l_type},
+  } kFunctions[] = {{"exists", l_exists}, {"kind", l_kind},   {"type", l_type},
                     {"name", l_name},     {"owned", l_owned}, {"get", l_get},
                     {"set", l_set},       {"spawn", l_spawn}, {"despawn", l_despawn}};
   for (const auto& f : kFunctions) {

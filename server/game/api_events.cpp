@@ -1,5 +1,6 @@
 // The game API, events: game.emit puts an event about an entity into the tick's event
 // log (world::EventLog), which replication delivers to the clients that hold the entity.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -31,13 +32,14 @@ int l_emit(lua_State* L) {
   const auto kind = schema.find_event(std::string_view(name, length));
   if (!kind) api::refuse(L, "%s: argument 2: '%s' is not an event of this game", fn, name);
   const protocol::EventSpec& spec = schema.events()[*kind];
-  if (spec.text) api::refuse(L, "%s: event '%s' carries a text (chat): not for game.emit", fn, name);
+  if (spec.text)
+    api::refuse(L, "%s: event '%s' carries a text (chat): not for game.emit", fn, name);
   lua_Integer target = 0;
   if (!lua_isnoneornil(L, 3)) target = api::check_int(L, 3, fn, "target");
   if (target < 0 || target > 0xFFFFFFFF) {
     api::refuse(L, "%s: argument 3 (target): %I is not an entity id", fn, target);
   }
-  const int given = lua_gettop(L) - 3;
+  const int given = std::max(0, lua_gettop(L) - 3);
   if (given > static_cast<int>(spec.args.size())) {
     api::refuse(L, "%s: event '%s' takes %d arguments, given %d", fn, name,
                 static_cast<int>(spec.args.size()), given);

@@ -106,11 +106,10 @@ std::optional<script::ScriptError> bind_movement_api(script::ScriptVm& vm, VmSta
   static constexpr struct {
     const char* name;
     lua_CFunction fn;
-  } kFunctions[] = {{"position", l_position}, {"heading", l_heading},
-                    {"move_to", l_move_to},   {"stop", l_stop},
-                    {"release", l_release},   {"freeze", l_freeze},
-                    {"frozen", l_frozen},     {"teleport", l_teleport},
-                    {"random_point", l_random_point}};
+  } kFunctions[] = {
+      {"position", l_position}, {"heading", l_heading},   {"move_to", l_move_to},
+      {"stop", l_stop},         {"release", l_release},   {"freeze", l_freeze},
+      {"frozen", l_frozen},     {"teleport", l_teleport}, {"random_point", l_random_point}};
   for (const auto& f : kFunctions) {
     if (auto error = vm.register_function("game", f.name, f.fn, state)) return error;
   }

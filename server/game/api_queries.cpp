@@ -44,8 +44,9 @@ int push_within(lua_State* L, double cx, double cy, double radius, int kind, lua
       return a.d2 != b.d2 ? a.d2 < b.d2 : a.id < b.id;
     };
     const auto keep = std::min<std::size_t>(shared.found.size(), static_cast<std::size_t>(max));
-    std::partial_sort(shared.found.begin(), shared.found.begin() + static_cast<std::ptrdiff_t>(keep),
-                      shared.found.end(), nearer);
+    std::partial_sort(shared.found.begin(),
+                      shared.found.begin() + static_cast<std::ptrdiff_t>(keep), shared.found.end(),
+                      nearer);
     return static_cast<int>(keep);
   });
   lua_createtable(L, count, 0);

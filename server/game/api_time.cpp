@@ -94,8 +94,11 @@ std::optional<script::ScriptError> bind_time_api(script::ScriptVm& vm, VmState* 
   static constexpr struct {
     const char* name;
     lua_CFunction fn;
-  } kFunctions[] = {{"now", l_now},       {"tick", l_tick},   {"after", l_after},
-                    {"cancel", l_cancel}, {"think", l_think}};
+  } kFunctions[] = {{"now", l_now},
+                    {"tick", l_tick},
+                    {"after", l_after},
+                    {"cancel", l_cancel},
+                    {"think", l_think}};
   for (const auto& f : kFunctions) {
     if (auto error = vm.register_function("game", f.name, f.fn, state)) return error;
   }
@@ -103,8 +106,8 @@ std::optional<script::ScriptError> bind_time_api(script::ScriptVm& vm, VmState* 
 }
 
 std::optional<script::ScriptError> bind_game_api(script::ScriptVm& vm, VmState* state) {
-  for (auto bind : {bind_entity_api, bind_movement_api, bind_event_api, bind_query_api,
-                    bind_time_api}) {
+  for (auto bind :
+       {bind_entity_api, bind_movement_api, bind_event_api, bind_query_api, bind_time_api}) {
     if (auto error = bind(vm, state)) return error;
   }
   return std::nullopt;

@@ -90,8 +90,8 @@ std::size_t check_property(lua_State* L, int arg, const char* fn) {
   const protocol::Schema& schema = world_of(L).game().schema;
   const auto row = schema.find_field(std::string_view(name, length));
   if (!row || *row < protocol::kEngineFieldCount) {
-    refuse(L, "%s: argument %d: '%s' is not a property of this game (configs/game/*.yaml)", fn,
-           arg, name);
+    refuse(L, "%s: argument %d: '%s' is not a property of this game (configs/game/*.yaml)", fn, arg,
+           name);
   }
   return *row - protocol::kEngineFieldCount;
 }

@@ -55,7 +55,8 @@ struct GameRules::Impl {
 
   // Every handler error goes to the zone's log.
   void report(const script::CallResult& result) const {
-    if (result.status == script::CallStatus::kError && params.on_error) params.on_error(*result.error);
+    if (result.status == script::CallStatus::kError && params.on_error)
+      params.on_error(*result.error);
   }
 
   bool owned_player(std::uint32_t slot) const {

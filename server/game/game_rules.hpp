@@ -50,15 +50,15 @@ struct ActionRequest {
 };
 
 struct RulesStats {
-  script::ScriptStats script;          // the VMs' counters (calls, errors, budgets, memory)
-  std::uint64_t reloads = 0;           // successful
-  std::uint64_t reload_failures = 0;   // the old rules kept
+  script::ScriptStats script;         // the VMs' counters (calls, errors, budgets, memory)
+  std::uint64_t reloads = 0;          // successful
+  std::uint64_t reload_failures = 0;  // the old rules kept
   std::uint64_t timers_fired = 0;
   std::uint64_t timers_pending = 0;
-  std::uint64_t api_refusals = 0;      // API calls refused (bad entity, bad property, ...)
-  std::uint64_t bad_answers = 0;       // on_action results naming no status (NotAllowed)
-  std::uint64_t npc_thinks = 0;        // on_npc_think calls
-  std::uint64_t thinking_npcs = 0;     // NPCs marked to think (game.think), now
+  std::uint64_t api_refusals = 0;   // API calls refused (bad entity, bad property, ...)
+  std::uint64_t bad_answers = 0;    // on_action results naming no status (NotAllowed)
+  std::uint64_t npc_thinks = 0;     // on_npc_think calls
+  std::uint64_t thinking_npcs = 0;  // NPCs marked to think (game.think), now
 };
 
 class GameRules {

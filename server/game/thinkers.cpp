@@ -37,7 +37,8 @@ void Thinkers::compact() {
     }
   }
   list_.resize(kept);
-  for (std::size_t i = 0; i < kept; ++i) index_of_slot_[list_[i].slot] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < kept; ++i)
+    index_of_slot_[list_[i].slot] = static_cast<std::uint32_t>(i);
 }
 
 }  // namespace zone::game

@@ -51,7 +51,8 @@ void think_patrol(NpcBrain& b, Entity& npc, const NpcParams& p) {
 void steer(const NpcBrain& b, Entity& npc, double dt) {
   const double dx = b.goal_x - npc.x, dy = b.goal_y - npc.y;
   const double gap = std::hypot(dx, dy);
-  if (gap == 0.0 || dt <= 0.0) {
+  // Arrived (to well under a millimetre: the last step's rounding).
+  if (gap < 1e-6 || dt <= 0.0) {
     stand(npc);
     return;
   }

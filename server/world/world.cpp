@@ -176,7 +176,8 @@ std::uint32_t World::spawn_npc(std::uint16_t type, double x, double y, double he
       !aoi::contains(params_.grid.bounds, {x, y}) || static_grid_.blocked({x, y})) {
     return kNoSlot;
   }
-  const std::uint32_t slot = place(EntityKind::kNpc, types[type].name, x, y, heading, 0.0, false, type);
+  const std::uint32_t slot =
+      place(EntityKind::kNpc, types[type].name, x, y, heading, 0.0, false, type);
   Entity& e = entities_[slot];
   e.name += "-" + std::to_string(e.id & kLocalIdMask);
   NpcBrain brain;
