@@ -5,14 +5,16 @@
 -- Tuning. Globals, so that a test or another file may read them.
 MELEE = {range = 3.0, cooldown = 1.0, damage = 12, attack = 0}
 RANGED = {range = 25.0, cooldown = 2.0, damage = 8, attack = 1, needs_sight = true}
+HEAL = {range = 10.0, cooldown = 4.0, cost = 20, amount = 25}
+MANA = {max = 100, regen = 10, every = 5.0}  -- +10 mana every 5 s, up to 100
 RESPAWN_AFTER = 10.0  -- seconds until a dead player comes back by itself
 XP_PER_LEVEL = 100    -- experience points per level
 EMOTES = 16           -- emote numbers 0 .. EMOTES - 1
 
 ALIVE, DEAD = 0, 1  -- the `state` property
 
--- Per player id: `ready[spec]`, when each attack may be used again (game.now() seconds),
--- and `respawn_timer`, the pending automatic respawn. Made on first use, so a reload
+-- Per player id: `ready[spec]`, when each attack or heal may be used again (game.now()
+-- seconds), `respawn_timer`, the pending automatic respawn, and `regen_timer`, its mana's. Made on first use, so a reload
 -- (which starts the scripts afresh) loses only cooldowns and automatic respawns.
 local players = {}
 
@@ -108,6 +110,36 @@ local function strike(player, target, spec)
   deal_damage(player, target, spec.damage + 2 * (game.get(player, "level") - 1), spec.attack)
 end
 
+-- heal: mana for a living player's health (its own too).
+local function heal(player, target)
+  if not is_alive(player) then return "dead" end
+  if target == 0 or not game.exists(target) or game.kind(target) ~= "player" then
+    return "no_target"
+  end
+  if not is_alive(target) then return "dead" end
+  if game.distance(player, target) > HEAL.range then return "out_of_range" end
+  local p = player_state(player)
+  local now = game.now()
+  if now < (p.ready[HEAL] or 0) then return "cooldown" end
+  local mana = game.get(player, "mana")
+  if mana < HEAL.cost then return "not_allowed" end
+  p.ready[HEAL] = now + HEAL.cooldown
+  game.set(player, "mana", mana - HEAL.cost)
+  local health = game.get(target, "health")
+  local amount = math.min(HEAL.amount, game.get(target, "max_health") - health)
+  game.set(target, "health", health + amount)
+  game.emit(target, "healed", player, amount)
+end
+
+-- Mana comes back by MANA.regen every MANA.every seconds: one timer per player.
+local function regenerate(player)
+  local p = players[player]
+  if p == nil or not game.exists(player) then return end
+  local mana = game.get(player, "mana")
+  if mana < MANA.max then game.set(player, "mana", math.min(MANA.max, mana + MANA.regen)) end
+  p.regen_timer = game.after(MANA.every, function() regenerate(player) end)
+end
+
 local ACTIONS = {
   attack = function(player, target) return strike(player, target, MELEE) end,
   shoot = function(player, target) return strike(player, target, RANGED) end,
@@ -121,6 +153,7 @@ local ACTIONS = {
     if is_alive(player) then return "not_allowed" end
     respawn(player)
   end,
+  heal = heal,
 }
 
 function on_action(player, action, target, ...)
@@ -130,7 +163,8 @@ function on_action(player, action, target, ...)
 end
 
 function on_join(player)
-  player_state(player)
+  local p = player_state(player)
+  p.regen_timer = game.after(MANA.every, function() regenerate(player) end)
   -- A character saved dead comes back dead: it may ask to respawn.
   if game.get(player, "state") == DEAD then
     game.freeze(player, true)
@@ -141,5 +175,6 @@ end
 function on_leave(player)
   local p = players[player]
   if p and p.respawn_timer then game.cancel(p.respawn_timer) end
+  if p and p.regen_timer then game.cancel(p.regen_timer) end
   players[player] = nil
 end

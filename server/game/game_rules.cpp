@@ -144,6 +144,10 @@ struct GameRules::Impl {
   script::ScriptHost host;
   bool introduced = false;
   std::uint32_t next_intro_slot = 0;
+  // The rules' clock: now = clock_base + clock_ticks * clock_dt.
+  double clock_base = 0.0;
+  double clock_dt = 0.0;
+  std::uint64_t clock_ticks = 0;
   std::uint64_t reloads = 0;
   std::uint64_t reload_failures = 0;
   std::uint64_t timers_fired = 0;
@@ -223,7 +227,17 @@ protocol::ActionStatus GameRules::act(const ActionRequest& request) {
 void GameRules::tick(std::uint32_t tick, double dt) {
   Impl& m = *impl_;
   m.shared.tick = tick;
-  if (std::isfinite(dt) && dt > 0.0) m.shared.now += dt;
+  if (std::isfinite(dt) && dt > 0.0) {
+    // Time as ticks times their period, not a running sum, so that 80 ticks of 50 ms are
+    // exactly 4 s (a cooldown of 4 s ends on that tick); a new period starts a new base.
+    if (dt != m.clock_dt) {
+      m.clock_base += static_cast<double>(m.clock_ticks) * m.clock_dt;
+      m.clock_ticks = 0;
+      m.clock_dt = dt;
+    }
+    ++m.clock_ticks;
+    m.shared.now = m.clock_base + static_cast<double>(m.clock_ticks) * m.clock_dt;
+  }
   m.vm().begin_tick();
   if (!m.introduced) m.introduce_npcs();
   m.fire_timers();

@@ -168,3 +168,37 @@ TEST_CASE("combat: emotes take an emote number, optionally facing someone") {
   CHECK(emotes[0].target == 0);
   CHECK(emotes[1].target == fx.id(q));
 }
+
+// docs/scripting.md's worked example, "Adding an ability from scratch".
+TEST_CASE("combat: a heal restores an ally's health for mana, then cools down") {
+  GameFixture fx;
+  const std::uint32_t healer = fx.player_at(50.0, 50.0, "h");
+  const std::uint32_t ally = fx.player_at(55.0, 50.0, "a");
+  fx.world.set_property(ally, 0, 40);  // health
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
+  CHECK(fx.get(ally, "health") == 65);
+  CHECK(fx.get(healer, "mana") == 30);
+  const auto healed = fx.of_kind("healed");
+  REQUIRE(healed.size() == 1);
+  CHECK(healed[0].entity == fx.id(ally));
+  CHECK(healed[0].target == fx.id(healer));
+  CHECK(healed[0].args[0] == 25);
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Cooldown);
+  fx.step(80);  // 4 s
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
+  CHECK(fx.get(ally, "health") == 90);
+  CHECK(fx.get(healer, "mana") == 10);
+  // Mana comes back, 10 every 5 s: 20 at 5 s, enough for a heal that tops the ally up.
+  fx.step(80);  // 8 s
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
+  CHECK(fx.get(ally, "health") == 100);  // never above max_health
+  CHECK(fx.of_kind("healed").back().args[0] == 10);
+  CHECK(fx.get(healer, "mana") == 0);
+  fx.world.set_property(ally, 0, 50);
+  fx.step(80);  // 12 s: 10 mana
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::NotAllowed);
+  fx.step(80);  // 16 s: 20 mana
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
+  CHECK(fx.act(healer, "heal", 0) == ActionStatus::NoTarget);
+  CHECK(fx.errors.empty());
+}

@@ -43,7 +43,7 @@ function on_action() return joined == 1 and left == 1 and ticks == 5 or "not_all
   fx.rules.player_leaving(q);  // not a live player any more: ignored
 }
 
-TEST_CASE("rules: on_action's answers map to statuses; anything else is NotAllowed and counted") {
+TEST_CASE("rules: on_action's answers map to statuses, anything else is NotAllowed and counted") {
   GameFixture fx(one("answers.lua", R"(
 ANSWERS = {nil, true, "out_of_range", "cooldown", "dead", "no_line_of_sight", "not_allowed",
            "no_target", "bad_arguments", "sideways", 42, false}
@@ -116,7 +116,7 @@ end
   CHECK(fx.printed[0] == "now@0 next@1 a@1 b@3 c@3");
 }
 
-TEST_CASE("rules: a handler that loops for ever costs only itself; the next tick runs") {
+TEST_CASE("rules: a handler that loops for ever costs only itself, the next tick runs") {
   GameFixture fx(one("loop.lua", R"(
 count = 0
 function on_action(p, action, target, case)
@@ -196,7 +196,7 @@ function on_action() return version == 1 or "not_allowed" end
                        std::runtime_error);
 }
 
-TEST_CASE("rules: a reload meets the NPCs again; the sample game reloads onto itself") {
+TEST_CASE("rules: a reload meets the NPCs again, the sample game reloads onto itself") {
   GameFixture fx(game::test::sample_scripts(), game::test::game_world_params(), 5.0);
   const std::uint32_t wolf = fx.npc_at(100.0, 100.0);
   const std::uint32_t p = fx.player_at(100.0, 108.0);
