@@ -164,7 +164,10 @@ end
 
 function on_join(player)
   local p = player_state(player)
-  p.regen_timer = game.after(MANA.every, function() regenerate(player) end)
+  -- The first regeneration at a phase of the player's own, so that players who joined
+  -- together (a zone's start) do not all regenerate in the same tick.
+  local phase = MANA.every * ((player % 97) + 1) / 97
+  p.regen_timer = game.after(phase, function() regenerate(player) end)
   -- A character saved dead comes back dead: it may ask to respawn.
   if game.get(player, "state") == DEAD then
     game.freeze(player, true)

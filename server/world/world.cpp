@@ -179,7 +179,10 @@ std::uint32_t World::spawn_npc(std::uint16_t type, double x, double y, double he
   const std::uint32_t slot =
       place(EntityKind::kNpc, types[type].name, x, y, heading, 0.0, false, type);
   Entity& e = entities_[slot];
-  e.name += "-" + std::to_string(e.id & kLocalIdMask);
+  // Appended in two steps: GCC 12 at -O3 warns falsely (-Wrestrict) on "-" + to_string.
+  const std::string number = std::to_string(e.id & kLocalIdMask);
+  e.name += '-';
+  e.name += number;
   NpcBrain brain;
   brain.slot = slot;
   brain.anchor_x = x;

@@ -187,18 +187,22 @@ TEST_CASE("combat: a heal restores an ally's health for mana, then cools down") 
   fx.step(80);  // 4 s
   CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
   CHECK(fx.get(ally, "health") == 90);
-  CHECK(fx.get(healer, "mana") == 10);
-  // Mana comes back, 10 every 5 s: 20 at 5 s, enough for a heal that tops the ally up.
-  fx.step(80);  // 8 s
+  // Without the mana, no heal; never above max_health.
+  const auto mana = static_cast<std::size_t>(*fx.world.game().schema.find_field("mana") -
+                                             protocol::kEngineFieldCount);
+  fx.step(80);
+  fx.world.set_property(healer, mana, 19);
+  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::NotAllowed);
+  fx.world.set_property(healer, mana, 20);
   CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
-  CHECK(fx.get(ally, "health") == 100);  // never above max_health
+  CHECK(fx.get(ally, "health") == 100);
   CHECK(fx.of_kind("healed").back().args[0] == 10);
   CHECK(fx.get(healer, "mana") == 0);
-  fx.world.set_property(ally, 0, 50);
-  fx.step(80);  // 12 s: 10 mana
-  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::NotAllowed);
-  fx.step(80);  // 16 s: 20 mana
-  CHECK(fx.act(healer, "heal", fx.id(ally)) == ActionStatus::Ok);
+  // Mana comes back: 10 every 5 s, at a phase of each player's own.
+  fx.step(100);
+  CHECK(fx.get(healer, "mana") == 10);
+  fx.step(100);
+  CHECK(fx.get(healer, "mana") == 20);
   CHECK(fx.act(healer, "heal", 0) == ActionStatus::NoTarget);
   CHECK(fx.errors.empty());
 }
