@@ -96,7 +96,8 @@ end
 local function strike(player, target, spec)
   if not is_alive(player) then return "dead" end
   if target == 0 or not game.exists(target) then return "no_target" end
-  if target == player then return "not_allowed" end
+  -- A neighbour zone's entity seen across the border: its own zone's rules decide.
+  if target == player or not game.owned(target) then return "not_allowed" end
   if not is_alive(target) then return "dead" end
   if game.distance(player, target) > spec.range then return "out_of_range" end
   if spec.needs_sight and not game.line_of_sight(player, target) then
@@ -116,6 +117,7 @@ local function heal(player, target)
   if target == 0 or not game.exists(target) or game.kind(target) ~= "player" then
     return "no_target"
   end
+  if not game.owned(target) then return "not_allowed" end
   if not is_alive(target) then return "dead" end
   if game.distance(player, target) > HEAL.range then return "out_of_range" end
   local p = player_state(player)

@@ -60,16 +60,6 @@ bool TimerQueue::pop_due(double now, std::uint64_t created_before, Due& out) {
   return false;
 }
 
-void TimerQueue::drain(std::vector<int>& refs) {
-  for (const Slot& s : slots_) {
-    if (s.seq != 0) refs.push_back(s.ref);
-  }
-  slots_.clear();
-  free_.clear();
-  heap_.clear();
-  pending_ = 0;
-}
-
 void TimerQueue::compact() {
   if (heap_.size() <= 2 * pending_ + 64) return;
   std::erase_if(heap_, [this](const Item& i) { return slots_[i.slot].seq != i.seq; });

@@ -32,8 +32,6 @@ class TimerQueue {
   bool pop_due(double now, std::uint64_t created_before, Due& out);
   std::uint64_t next_sequence() const { return next_seq_; }
   std::size_t pending() const { return pending_; }
-  // Every pending timer's reference (to let go of them), and the queue emptied.
-  void drain(std::vector<int>& refs);
 
  private:
   // Ids carry the slot in their low bits and the creation sequence above them, so a

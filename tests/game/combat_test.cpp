@@ -206,3 +206,20 @@ TEST_CASE("combat: a heal restores an ally's health for mana, then cools down") 
   CHECK(fx.act(healer, "heal", 0) == ActionStatus::NoTarget);
   CHECK(fx.errors.empty());
 }
+
+// docs/scripting.md's example of a typo in the heal: the error names the line.
+TEST_CASE("combat: a typo in a rule is the action's error, with its file and line") {
+  GameFixture fx;
+  const std::uint32_t healer = fx.player_at(50.0, 50.0, "h");
+  std::vector<script::ScriptFile> files = game::test::sample_scripts();
+  const std::string right = "local mana = game.get(player, \"mana\")";
+  const auto at = files[0].source.find(right);
+  REQUIRE(at != std::string::npos);
+  files[0].source.replace(at, right.size(), "local mana = game.get(player, \"mnaa\")");
+  REQUIRE_FALSE(fx.rules.reload(files).has_value());  // it compiles: the typo shows at run time
+  CHECK(fx.act(healer, "heal", fx.id(healer)) == ActionStatus::RulesFailed);
+  REQUIRE(fx.errors.size() == 1);
+  CHECK(fx.errors[0] ==
+        "configs/game/combat.lua:126: game.get: argument 2: 'mnaa' is not a property of this "
+        "game (configs/game/*.yaml)");
+}
