@@ -8,7 +8,7 @@
 
 using zone::game::TimerQueue;
 
-TEST_CASE("timer queue: due timers pop by due time, then by creation; later ones wait") {
+TEST_CASE("timer queue: due timers pop by due time, then by creation, later ones wait") {
   TimerQueue q;
   const auto b = q.add(2.0, 102);
   const auto a = q.add(1.0, 101);
