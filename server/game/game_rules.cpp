@@ -252,6 +252,10 @@ void GameRules::tick(std::uint32_t tick, double dt) {
   m.think(tick, period, rules_dt);
 }
 
+void GameRules::set_tick_hz(double tick_hz) {
+  if (std::isfinite(tick_hz) && tick_hz > 0.0) impl_->params.tick_hz = tick_hz;
+}
+
 RulesStats GameRules::stats() const {
   const Impl& m = *impl_;
   RulesStats s;

@@ -88,6 +88,9 @@ class GameRules {
   // on_tick at tick_hz. `tick` is the zone's tick number, dt its period in seconds.
   void tick(std::uint32_t tick, double dt);
 
+  // The rate of on_tick and NPC thinking (config reload), from the next tick on.
+  void set_tick_hz(double tick_hz);
+
   RulesStats stats() const;
 
  private:

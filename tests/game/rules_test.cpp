@@ -39,6 +39,15 @@ function on_action() return joined == 1 and left == 1 and ticks == 5 or "not_all
   fx.step(20);
   CHECK_MESSAGE(fx.act(p, "emote", 0, {1}) == ActionStatus::NotAllowed, fx.all_errors());
   REQUIRE(fx.printed.size() == 2);
+  // At 20 Hz (the zone's rate) on_tick runs every tick: 5 more in 5 ticks.
+  fx.rules.set_tick_hz(20.0);
+  fx.rules.reload(one("count.lua", R"(
+ticks = 0
+function on_tick(dt) ticks = ticks + 1; assert(math.abs(dt - 0.05) < 1e-9) end
+function on_action() return ticks == 5 or ("ticks " .. ticks) end
+)"));
+  fx.step(5);
+  CHECK_MESSAGE(fx.act(p, "emote", 0, {1}) == ActionStatus::Ok, fx.all_errors());
   CHECK(fx.printed[0] == "join\talice");
   fx.rules.player_leaving(q);  // not a live player any more: ignored
 }
