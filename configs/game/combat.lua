@@ -177,7 +177,7 @@ function on_join(player)
   end
 end
 
-function on_leave(player)
+function on_leave(player, handed_over)  -- a dead player handed over is frozen again by on_join there
   local p = players[player]
   if p and p.respawn_timer then game.cancel(p.respawn_timer) end
   if p and p.regen_timer then game.cancel(p.regen_timer) end

@@ -180,9 +180,9 @@ void GameRules::player_joined(std::uint32_t slot) {
   impl_->report(impl_->vm().call("on_join", impl_->world.entity(slot).id));
 }
 
-void GameRules::player_leaving(std::uint32_t slot) {
+void GameRules::player_leaving(std::uint32_t slot, bool handed_over) {
   if (!impl_->owned_player(slot)) return;
-  impl_->report(impl_->vm().call("on_leave", impl_->world.entity(slot).id));
+  impl_->report(impl_->vm().call("on_leave", impl_->world.entity(slot).id, handed_over));
 }
 
 void GameRules::npc_arrived(std::uint32_t slot) {

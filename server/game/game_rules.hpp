@@ -73,8 +73,10 @@ class GameRules {
 
   // A player entered the zone (joined, or arrived from another zone) / is leaving (its
   // entity still exists during the call).
+  // `handed_over`: it goes on in a neighbour zone (its properties travel with it), passed
+  // to on_leave(player, handed_over).
   void player_joined(std::uint32_t slot);
-  void player_leaving(std::uint32_t slot);
+  void player_leaving(std::uint32_t slot, bool handed_over = false);
   // An NPC the rules have not met yet: one handed over by a neighbour zone (after
   // World::adopt). The NPCs the zone owns when the rules start (or reload) are met at
   // the next tick() without this. Calls on_npc_init(npc).

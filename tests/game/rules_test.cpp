@@ -23,7 +23,7 @@ TEST_CASE("rules: on_join, on_leave and on_tick at the rules' rate") {
   GameFixture fx(one("handlers.lua", R"(
 ticks, joined, left = 0, 0, 0
 function on_join(p) joined = joined + 1; print("join", game.name(p)) end
-function on_leave(p) left = left + 1 end
+function on_leave(p, handed_over) assert(handed_over == true); left = left + 1 end
 function on_tick(dt)
   ticks = ticks + 1
   assert(math.abs(dt - 0.2) < 1e-9, dt)          -- 5 Hz
@@ -34,7 +34,7 @@ function on_action() return joined == 1 and left == 1 and ticks == 5 or "not_all
                  game::test::game_world_params(), 5.0);
   const std::uint32_t p = fx.player_at(10.0, 10.0, "alice");
   const std::uint32_t q = fx.player_at(20.0, 10.0, "bob");
-  fx.rules.player_leaving(q);
+  fx.rules.player_leaving(q, /*handed_over=*/true);
   fx.world.despawn(q);
   fx.step(20);
   CHECK_MESSAGE(fx.act(p, "emote", 0, {1}) == ActionStatus::NotAllowed, fx.all_errors());
