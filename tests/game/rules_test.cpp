@@ -267,3 +267,23 @@ TEST_CASE("rules: two runs with the same seed give the same events") {
   CHECK(a.find(":2:") != std::string::npos);
   CHECK(a == b);
 }
+
+TEST_CASE("rules: the NPCs are met once, at the first tick or on arrival from a neighbour") {
+  GameFixture fx(one("meet.lua", R"(
+met = {}
+function on_npc_init(npc) met[#met + 1] = npc end
+function on_action() print(table.concat(met, ",")) end
+)"));
+  const std::uint32_t a = fx.npc_at(10.0, 10.0);
+  const std::uint32_t b = fx.npc_at(20.0, 10.0);
+  const std::uint32_t p = fx.player_at(50.0, 50.0);
+  fx.step(3);
+  const std::uint32_t c = fx.npc_at(30.0, 10.0);
+  fx.rules.npc_arrived(c);
+  fx.rules.npc_arrived(p);  // not an NPC: ignored
+  fx.step(2);
+  REQUIRE(fx.act(p, "emote", 0, {1}) == ActionStatus::Ok);
+  REQUIRE(fx.printed.size() == 1);
+  CHECK(fx.printed[0] ==
+        std::to_string(fx.id(a)) + "," + std::to_string(fx.id(b)) + "," + std::to_string(fx.id(c)));
+}
