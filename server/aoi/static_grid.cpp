@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace zone::aoi {
 
@@ -138,6 +139,64 @@ Vec2 StaticGrid::resolve(Vec2 from, Vec2 to) const {
     const double inward = std::min(0.0, (mx * nx + my * ny) / n);
     q = {from.x + mx - inward * nx / n, from.y + my - inward * ny / n};
   }
+}
+
+bool StaticGrid::segment_hits_cell(Vec2 a, Vec2 b, std::uint32_t k) const {
+  const double dx = b.x - a.x, dy = b.y - a.y;
+  const double len2 = dx * dx + dy * dy;
+  for (std::uint32_t j = touch_start_[k]; j < touch_start_[k + 1]; ++j) {
+    const StaticCircle& c = circles_[touching_[j]];
+    // The segment's point closest to the centre.
+    double t = len2 > 0.0 ? ((c.x - a.x) * dx + (c.y - a.y) * dy) / len2 : 0.0;
+    t = std::clamp(t, 0.0, 1.0);
+    const Vec2 p{a.x + t * dx, a.y + t * dy};
+    if (dist2(p, c.x, c.y) < c.radius * c.radius) return true;
+  }
+  return false;
+}
+
+bool StaticGrid::segment_blocked(Vec2 a, Vec2 b) const {
+  if (!std::isfinite(a.x) || !std::isfinite(a.y) || !std::isfinite(b.x) || !std::isfinite(b.y)) {
+    return true;
+  }
+  if (circles_.empty()) return false;
+  // A grid walk (Amanatides and Woo) in cell units over the unclamped grid; each cell
+  // visited is read clamped into the grid, where circles reaching beyond it are filed.
+  // Every point of the segment inside a circle lies in the circle's bounding box, so in a
+  // cell the walk visits and the circle is filed under.
+  const double ax = (a.x - bounds_.min.x) / cell_size_, ay = (a.y - bounds_.min.y) / cell_size_;
+  const double bx = (b.x - bounds_.min.x) / cell_size_, by = (b.y - bounds_.min.y) / cell_size_;
+  auto cx = static_cast<std::int64_t>(std::floor(ax));
+  auto cy = static_cast<std::int64_t>(std::floor(ay));
+  const auto ex = static_cast<std::int64_t>(std::floor(bx));
+  const auto ey = static_cast<std::int64_t>(std::floor(by));
+  const double dx = bx - ax, dy = by - ay;
+  const int sx = dx > 0.0 ? 1 : -1, sy = dy > 0.0 ? 1 : -1;
+  const double inf = std::numeric_limits<double>::infinity();
+  // t (0..1 along the segment) at which the walk crosses the next column / row line,
+  // and the t one whole cell takes.
+  const double step_x = dx != 0.0 ? std::abs(1.0 / dx) : inf;
+  const double step_y = dy != 0.0 ? std::abs(1.0 / dy) : inf;
+  double next_x = dx != 0.0 ? ((sx > 0 ? std::floor(ax) + 1.0 : std::floor(ax)) - ax) / dx : inf;
+  double next_y = dy != 0.0 ? ((sy > 0 ? std::floor(ay) + 1.0 : std::floor(ay)) - ay) / dy : inf;
+  const auto clamp_to = [](std::int64_t v, std::uint32_t n) {
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, std::int64_t{n} - 1));
+  };
+  std::uint32_t last = 0xFFFFFFFFu;
+  for (std::int64_t guard = std::abs(ex - cx) + std::abs(ey - cy) + 2; guard > 0; --guard) {
+    const std::uint32_t k = clamp_to(cy, rows_) * cols_ + clamp_to(cx, cols_);
+    if (k != last && segment_hits_cell(a, b, k)) return true;
+    last = k;
+    if (cx == ex && cy == ey) break;
+    if (next_x < next_y) {
+      cx += sx;
+      next_x += step_x;
+    } else {
+      cy += sy;
+      next_y += step_y;
+    }
+  }
+  return false;
 }
 
 }  // namespace zone::aoi

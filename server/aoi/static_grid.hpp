@@ -52,8 +52,16 @@ class StaticGrid {
   // result enters, a few times, and `from` if that does not settle. The result is never
   // inside a circle and never farther from `from` than `to`.
   Vec2 resolve(Vec2 from, Vec2 to) const;
+  // Line of sight: true when the segment from a to b passes strictly inside a circle
+  // (touching a rim does not block). Reads the collision lists of the cells the segment
+  // crosses (a grid walk), so the cost is the cells crossed plus their circles; a point
+  // outside the grid is read in the nearest edge cell, as blocked() does. A non-finite
+  // point is blocked.
+  bool segment_blocked(Vec2 a, Vec2 b) const;
 
  private:
+  // Whether the segment passes strictly inside one of the circles filed under cell k.
+  bool segment_hits_cell(Vec2 a, Vec2 b, std::uint32_t k) const;
   // The first circle (lowest index) holding p strictly inside, or -1.
   std::int64_t first_containing(Vec2 p) const;
 

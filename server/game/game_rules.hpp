@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/zone_generated.h"
@@ -31,7 +33,11 @@ struct RulesParams {
   std::vector<script::ScriptFile> files;
   script::ScriptLimits limits;
   std::int64_t random_seed = 1;
-  double tick_hz = 10.0;  // on_tick's rate (at most the zone's tick rate)
+  double tick_hz = 10.0;  // on_tick's and NPC thinking's rate (at most the zone's tick rate)
+  // Where the scripts' print() goes, and every handler error (file:line), for the zone's
+  // log (rate-limited there). Either may be empty; neither may throw.
+  std::function<void(std::string_view)> log;
+  std::function<void(const script::ScriptError&)> on_error;
 };
 
 // One Action message, checked by the zone against the schema already (a known action,
@@ -44,12 +50,15 @@ struct ActionRequest {
 };
 
 struct RulesStats {
-  script::ScriptStats script;          // the VMs' counters (calls, errors, budgets, memory)
-  std::uint64_t reloads = 0;           // successful
-  std::uint64_t reload_failures = 0;   // the old rules kept
+  script::ScriptStats script;         // the VMs' counters (calls, errors, budgets, memory)
+  std::uint64_t reloads = 0;          // successful
+  std::uint64_t reload_failures = 0;  // the old rules kept
   std::uint64_t timers_fired = 0;
   std::uint64_t timers_pending = 0;
-  std::uint64_t api_refusals = 0;      // API calls refused (bad entity, bad property, ...)
+  std::uint64_t api_refusals = 0;   // API calls refused (bad entity, bad property, ...)
+  std::uint64_t bad_answers = 0;    // on_action results naming no status (NotAllowed)
+  std::uint64_t npc_thinks = 0;     // on_npc_think calls
+  std::uint64_t thinking_npcs = 0;  // NPCs marked to think (game.think), now
 };
 
 class GameRules {
@@ -64,8 +73,14 @@ class GameRules {
 
   // A player entered the zone (joined, or arrived from another zone) / is leaving (its
   // entity still exists during the call).
+  // `handed_over`: it goes on in a neighbour zone (its properties travel with it), passed
+  // to on_leave(player, handed_over).
   void player_joined(std::uint32_t slot);
-  void player_leaving(std::uint32_t slot);
+  void player_leaving(std::uint32_t slot, bool handed_over = false);
+  // An NPC the rules have not met yet: one handed over by a neighbour zone (after
+  // World::adopt). The NPCs the zone owns when the rules start (or reload) are met at
+  // the next tick() without this. Calls on_npc_init(npc).
+  void npc_arrived(std::uint32_t slot);
 
   // The rules' answer to an action: Ok, or the reason it was refused (RulesFailed when
   // the handler errored or ran out of budget; nothing it did before is undone).
@@ -74,6 +89,9 @@ class GameRules {
   // Once per zone tick, before the world steps: runs due timers, NPC thinking and
   // on_tick at tick_hz. `tick` is the zone's tick number, dt its period in seconds.
   void tick(std::uint32_t tick, double dt);
+
+  // The rate of on_tick and NPC thinking (config reload), from the next tick on.
+  void set_tick_hz(double tick_hz);
 
   RulesStats stats() const;
 

@@ -27,9 +27,22 @@ int panic(lua_State* L) {
 // Arguments of a handler call, read by call_trampoline inside the protected call.
 struct CallFrame {
   std::string_view handler;
+  int ref = LUA_NOREF;  // the registry's function instead of the global `handler`
   std::span<const ScriptArg> args;
   bool missing = false;
 };
+
+// Pushes the function a call names: the registry's `ref`, or the global `handler` (a raw
+// get: a metatable on the global table does not change what a handler is). Returns its
+// type. The global's lookup pushes a string, so it may raise: only under lua_pcall.
+int push_target(lua_State* L, std::string_view handler, int ref) {
+  if (ref != LUA_NOREF) return lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  lua_pushglobaltable(L);
+  lua_pushlstring(L, handler.data(), handler.size());
+  const int type = lua_rawget(L, -2);
+  lua_remove(L, -2);
+  return type;
+}
 
 // More arguments than any handler takes; keeps the count well inside an int.
 constexpr std::size_t kMaxArgs = 64;
@@ -39,9 +52,7 @@ constexpr std::size_t kMaxArgs = 64;
 // its results. Looking up and pushing strings allocate, hence inside the protection.
 int call_trampoline(lua_State* L) {
   auto& frame = *static_cast<CallFrame*>(lua_touserdata(L, 1));
-  lua_pushglobaltable(L);
-  lua_pushlstring(L, frame.handler.data(), frame.handler.size());
-  if (lua_rawget(L, -2) == LUA_TNIL) {
+  if (push_target(L, frame.handler, frame.ref) == LUA_TNIL) {
     frame.missing = true;
     return 0;
   }
@@ -67,11 +78,14 @@ int call_trampoline(lua_State* L) {
 
 // Under lua_pcall: notes where the handler (a Lua function) is defined, in the core's
 // error place. For errors that carry no place of their own.
+struct LocateFrame {
+  std::string_view handler;
+  int ref = LUA_NOREF;
+};
+
 int locate_trampoline(lua_State* L) {
-  const auto& handler = *static_cast<const std::string_view*>(lua_touserdata(L, 1));
-  lua_pushglobaltable(L);
-  lua_pushlstring(L, handler.data(), handler.size());
-  if (lua_rawget(L, -2) != LUA_TFUNCTION) return 0;
+  const auto& frame = *static_cast<const LocateFrame*>(lua_touserdata(L, 1));
+  if (push_target(L, frame.handler, frame.ref) != LUA_TFUNCTION) return 0;
   lua_Debug ar;
   lua_getinfo(L, ">S", &ar);
   if (ar.linedefined <= 0) return 0;
@@ -267,6 +281,21 @@ int ScriptVm::handler_name_ref(std::string_view handler) {
 }
 
 CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptArg> args) {
+  return call_target(handler, LUA_NOREF, args);
+}
+
+CallResult ScriptVm::call_ref(int ref, std::string_view name, std::span<const ScriptArg> args) {
+  if (ref == LUA_NOREF || ref == LUA_REFNIL) {
+    ++core_->stats.missing_handlers;
+    CallResult result;
+    result.status = CallStatus::kMissingHandler;
+    return result;
+  }
+  return call_target(name, ref, args);
+}
+
+CallResult ScriptVm::call_target(std::string_view handler, int ref,
+                                 std::span<const ScriptArg> args) {
   detail::VmCore& core = *core_;
   lua_State* L = core.L;
   CallResult result;
@@ -291,9 +320,11 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
   // arguments are numbers or flags, so nothing before lua_pcall allocates or raises
   // (lua_checkstack reports failure instead of raising). Otherwise the trampoline does
   // the lookup and the pushing inside the protected call.
-  const int name_ref = all_direct(args) ? handler_name_ref(handler) : LUA_NOREF;
-  const bool direct =
-      name_ref != LUA_NOREF && lua_checkstack(L, static_cast<int>(args.size()) + 3) != 0;
+  // A registry reference needs no name: rawgeti on the registry cannot raise either.
+  const bool by_ref = ref != LUA_NOREF;
+  const int name_ref = all_direct(args) && !by_ref ? handler_name_ref(handler) : LUA_NOREF;
+  const bool direct = (name_ref != LUA_NOREF || (by_ref && all_direct(args))) &&
+                      lua_checkstack(L, static_cast<int>(args.size()) + 3) != 0;
   detail::begin_call(core, /*tick_counted=*/true);
   core.in_call = true;
   lua_pushcfunction(L, detail::message_handler);  // base + 1
@@ -301,16 +332,21 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
   bool missing = false;
   int first = base + 2;  // the first result
   if (direct) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);  // base + 2
-    lua_rawgeti(L, LUA_REGISTRYINDEX, name_ref);
-    missing = lua_rawget(L, base + 2) == LUA_TNIL;
+    if (by_ref) {
+      lua_pushnil(L);  // base + 2, where the global table goes otherwise
+      missing = lua_rawgeti(L, LUA_REGISTRYINDEX, ref) == LUA_TNIL;
+    } else {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);  // base + 2
+      lua_rawgeti(L, LUA_REGISTRYINDEX, name_ref);
+      missing = lua_rawget(L, base + 2) == LUA_TNIL;
+    }
     if (!missing) {
       for (const ScriptArg& arg : args) push_direct(L, arg);
       status = lua_pcall(L, static_cast<int>(args.size()), LUA_MULTRET, base + 1);
       first = base + 3;
     }
   } else {
-    CallFrame frame{handler, args};
+    CallFrame frame{handler, ref, args};
     lua_pushcfunction(L, call_trampoline);
     lua_pushlightuserdata(L, &frame);
     status = lua_pcall(L, 1, LUA_MULTRET, base + 1);
@@ -323,7 +359,7 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
   } else if (status != LUA_OK) {
     ++core.stats.calls;
     result.status = CallStatus::kError;
-    result.error = call_error(status, handler, base);
+    result.error = call_error(status, handler, ref, base);
   } else {
     ++core.stats.calls;
     const int returned = lua_gettop(L) - first + 1;
@@ -338,7 +374,7 @@ CallResult ScriptVm::call_with(std::string_view handler, std::span<const ScriptA
   return result;
 }
 
-ScriptError ScriptVm::call_error(int status, std::string_view handler, int base) {
+ScriptError ScriptVm::call_error(int status, std::string_view handler, int ref, int base) {
   detail::VmCore& core = *core_;
   lua_State* L = core.L;
   ScriptError error = detail::error_from_stack(core, status, /*loading=*/false);
@@ -351,8 +387,8 @@ ScriptError ScriptVm::call_error(int status, std::string_view handler, int base)
     // Lua raised it without running the message handler (a memory error of the VM
     // itself): the best place left is the handler's first line.
     core.error_located = false;
-    std::string_view name = handler;
-    if (!protected_run(locate_trampoline, &name).has_value() && core.error_located) {
+    LocateFrame frame{handler, ref};
+    if (!protected_run(locate_trampoline, &frame).has_value() && core.error_located) {
       error.file = core.error_source.data();
       error.line = core.error_line;
     }
@@ -362,6 +398,15 @@ ScriptError ScriptVm::call_error(int status, std::string_view handler, int base)
 
 void ScriptVm::begin_tick() {
   core_->tick_instructions = 0;
+}
+
+bool ScriptVm::tick_budget_spent() const {
+  const std::uint64_t budget = core_->limits.instructions_per_tick;
+  return budget != 0 && core_->tick_instructions >= budget;
+}
+
+void ScriptVm::release_ref(int ref) {
+  if (ref >= 0) luaL_unref(core_->L, LUA_REGISTRYINDEX, ref);
 }
 
 std::optional<ScriptError> ScriptVm::register_function(std::string_view table,

@@ -54,9 +54,21 @@ class ScriptVm {
     return call_with(handler, packed);
   }
   CallResult call_with(std::string_view handler, std::span<const ScriptArg> args);
+  // Calls the value held in the Lua registry at `ref` (a reference a bound C function
+  // took with luaL_ref, such as a timer's callback) exactly as call_with calls a global
+  // handler: the same budgets, counters, results and errors. A nil there is
+  // kMissingHandler. `name` names the call in the error of a re-entrant call.
+  CallResult call_ref(int ref, std::string_view name, std::span<const ScriptArg> args);
+
+  // Lets go of a registry reference a bound function took with luaL_ref (a timer's
+  // callback, once it has run). Does not raise: it rewrites existing registry slots only.
+  void release_ref(int ref);
 
   // Starts a tick: its instruction budget is whole again.
   void begin_tick();
+  // The tick's instruction budget is spent: every call until begin_tick() is refused
+  // (kSkippedOverBudget). Lets a caller with a queue of calls keep the rest for later.
+  bool tick_budget_spent() const;
 
   // Installs a C function as a global (`table` empty) or as table.name (the table is
   // created when absent), with `upvalue` as its upvalue 1 (read it with
@@ -80,9 +92,12 @@ class ScriptVm {
   // The registry reference of the handler's name as a Lua string, interned on first use
   // (up to VmCore::kMaxHandlerNames names); LUA_NOREF when it cannot be.
   int handler_name_ref(std::string_view handler);
+  // call_with and call_ref: the handler is the global `handler`, or the registry's `ref`
+  // when that is not LUA_NOREF.
+  CallResult call_target(std::string_view handler, int ref, std::span<const ScriptArg> args);
   // After a failed call: the error, with the handler's own line when Lua gave none; the
   // stack back at `base`.
-  ScriptError call_error(int status, std::string_view handler, int base);
+  ScriptError call_error(int status, std::string_view handler, int ref, int base);
 
   std::unique_ptr<detail::VmCore> core_;
 };

@@ -80,6 +80,9 @@ struct Entity {
   bool catching_up = false;
   double catch_x = 0.0;
   double catch_y = 0.0;
+  // The game's rules hold it still (a dead player): a player's intents are ignored and an
+  // NPC neither thinks nor moves until they let go (World::set_frozen).
+  bool frozen = false;
   // Set by World::despawn. The record stays readable until its slot is reused, so the
   // AOI leave events of the despawn tick can still name the entity.
   bool despawned = false;

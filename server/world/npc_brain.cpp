@@ -1,5 +1,6 @@
 #include "world/npc_brain.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace zone::world {
@@ -47,10 +48,33 @@ void think_patrol(NpcBrain& b, Entity& npc, const NpcParams& p) {
   walk(npc, p.speed);
 }
 
+void steer(const NpcBrain& b, Entity& npc, double dt) {
+  const double dx = b.goal_x - npc.x, dy = b.goal_y - npc.y;
+  const double gap = std::hypot(dx, dy);
+  // Arrived (to well under a millimetre: the last step's rounding).
+  if (gap < 1e-6 || dt <= 0.0) {
+    stand(npc);
+    return;
+  }
+  // The last step lands on the goal instead of walking past it.
+  const double speed = std::min(b.goal_speed, gap / dt);
+  npc.heading = std::atan2(dy, dx);
+  npc.vx = dx / gap * speed;
+  npc.vy = dy / gap * speed;
+}
+
 }  // namespace
 
 void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng,
            double dt) {
+  if (brain.control == NpcControl::kSteer) {
+    steer(brain, npc, dt);
+    return;
+  }
+  if (brain.control == NpcControl::kHold) {
+    stand(npc);
+    return;
+  }
   switch (params.behaviour) {
     case NpcBehaviour::kIdle:
       stand(npc);
@@ -65,6 +89,7 @@ void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix
 }
 
 void turn_back(NpcBrain& brain, Entity& npc, const NpcParams& params) {
+  if (brain.control != NpcControl::kBehaviour) return;
   switch (params.behaviour) {
     case NpcBehaviour::kIdle:
       break;

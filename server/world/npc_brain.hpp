@@ -21,8 +21,17 @@ struct NpcParams {
   double idle_fraction = 0.2;  // share of time a wanderer stands still
 };
 
+// Who drives an NPC: its configured behaviour (NpcParams), or the game's rules
+// (server/game), which steer it towards a point (a chase, a walk home) or hold it still
+// until they release it to its behaviour again.
+enum class NpcControl : std::uint8_t { kBehaviour, kSteer, kHold };
+
 struct NpcBrain {
   std::uint32_t slot = 0;
+  NpcControl control = NpcControl::kBehaviour;
+  double goal_x = 0.0;  // kSteer: where it walks, at goal_speed (m/s), then stands
+  double goal_y = 0.0;
+  double goal_speed = 0.0;
   double timer = 0.0;     // seconds left in the current phase
   bool resting = false;   // wander: standing still
   double anchor_x = 0.0;  // patrol: centre of the leg
@@ -32,10 +41,12 @@ struct NpcBrain {
   double sign = 1.0;  // patrol: which way along the leg
 };
 
-// Sets the NPC's velocity and heading for this tick.
+// Sets the NPC's velocity and heading for this tick: its behaviour's, or the rules'
+// steering (straight at the goal, arriving exactly, no path-finding).
 void think(NpcBrain& brain, Entity& npc, const NpcParams& params, util::SplitMix64& rng, double dt);
 // Steering around the static layer: the NPC walked into an object and could not move;
-// it heads the other way (a wanderer turns round, a patroller walks its leg back).
+// it heads the other way (a wanderer turns round, a patroller walks its leg back). An NPC
+// the rules steer keeps its goal.
 void turn_back(NpcBrain& brain, Entity& npc, const NpcParams& params);
 
 }  // namespace zone::world

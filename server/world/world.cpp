@@ -140,8 +140,119 @@ void World::spawn_npcs() {
     brain.axis_x = std::cos(axis);
     brain.axis_y = std::sin(axis);
     brain.timer = npc_rng_.range(0.0, 3.0);
-    npcs_.push_back(brain);
+    add_brain(brain);
   }
+}
+
+void World::add_brain(const NpcBrain& brain) {
+  if (brain.slot >= brain_of_slot_.size()) brain_of_slot_.resize(brain.slot + 1, kNoSlot);
+  brain_of_slot_[brain.slot] = static_cast<std::uint32_t>(npcs_.size());
+  npcs_.push_back(brain);
+}
+
+void World::remove_brain(std::uint32_t slot) {
+  // The brains keep their order (the NPCs' random draws follow it): the ones after the
+  // removed brain move down by one.
+  std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
+  if (slot < brain_of_slot_.size()) brain_of_slot_[slot] = kNoSlot;
+  for (std::uint32_t i = 0; i < npcs_.size(); ++i) brain_of_slot_[npcs_[i].slot] = i;
+}
+
+NpcBrain* World::brain_of(std::uint32_t slot) {
+  if (slot >= brain_of_slot_.size() || brain_of_slot_[slot] == kNoSlot) return nullptr;
+  return &npcs_[brain_of_slot_[slot]];
+}
+
+bool World::owned_npc(std::uint32_t slot) const {
+  if (slot >= entities_.size()) return false;
+  const Entity& e = entities_[slot];
+  return e.live() && !e.ghost && e.kind == EntityKind::kNpc;
+}
+
+std::uint32_t World::spawn_npc(std::uint16_t type, double x, double y, double heading) {
+  const std::span<const protocol::EntityTypeSpec> types = params_.game.schema.types();
+  if (type >= types.size() || type >= params_.game.defaults.size() ||
+      types[type].kind != protocol::EntityKind::kNpc || !std::isfinite(heading) ||
+      !aoi::contains(params_.grid.bounds, {x, y}) || static_grid_.blocked({x, y})) {
+    return kNoSlot;
+  }
+  const std::uint32_t slot =
+      place(EntityKind::kNpc, types[type].name, x, y, heading, 0.0, false, type);
+  Entity& e = entities_[slot];
+  // Appended in two steps: GCC 12 at -O3 warns falsely (-Wrestrict) on "-" + to_string.
+  const std::string number = std::to_string(e.id & kLocalIdMask);
+  e.name += '-';
+  e.name += number;
+  NpcBrain brain;
+  brain.slot = slot;
+  brain.anchor_x = x;
+  brain.anchor_y = y;
+  brain.axis_x = std::cos(heading);
+  brain.axis_y = std::sin(heading);
+  add_brain(brain);
+  return slot;
+}
+
+bool World::steer_npc(std::uint32_t slot, double x, double y, double speed) {
+  NpcBrain* brain = owned_npc(slot) ? brain_of(slot) : nullptr;
+  if (brain == nullptr || !std::isfinite(x) || !std::isfinite(y) || !std::isfinite(speed) ||
+      speed < 0.0) {
+    return false;
+  }
+  const aoi::Bounds& b = params_.grid.bounds;
+  brain->control = NpcControl::kSteer;
+  brain->goal_x = std::clamp(x, b.min.x, b.max.x);
+  brain->goal_y = std::clamp(y, b.min.y, b.max.y);
+  brain->goal_speed = std::min(speed, max_speed());
+  return true;
+}
+
+bool World::hold_npc(std::uint32_t slot) {
+  NpcBrain* brain = owned_npc(slot) ? brain_of(slot) : nullptr;
+  if (brain == nullptr) return false;
+  brain->control = NpcControl::kHold;
+  entities_[slot].vx = entities_[slot].vy = 0.0;
+  return true;
+}
+
+bool World::release_npc(std::uint32_t slot) {
+  NpcBrain* brain = owned_npc(slot) ? brain_of(slot) : nullptr;
+  if (brain == nullptr) return false;
+  brain->control = NpcControl::kBehaviour;
+  // A patroller walks its leg from here; a wanderer wanders on from here.
+  brain->anchor_x = entities_[slot].x;
+  brain->anchor_y = entities_[slot].y;
+  return true;
+}
+
+NpcControl World::npc_control(std::uint32_t slot) const {
+  if (slot >= brain_of_slot_.size() || brain_of_slot_[slot] == kNoSlot) {
+    return NpcControl::kBehaviour;
+  }
+  return npcs_[brain_of_slot_[slot]].control;
+}
+
+bool World::set_frozen(std::uint32_t slot, bool frozen) {
+  if (slot >= entities_.size()) return false;
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost) return false;
+  e.frozen = frozen;
+  if (frozen) e.vx = e.vy = 0.0;
+  return true;
+}
+
+bool World::teleport(std::uint32_t slot, double x, double y) {
+  if (slot >= entities_.size()) return false;
+  Entity& e = entities_[slot];
+  if (!e.live() || e.ghost || e.crossing || e.catching_up ||
+      !aoi::contains(params_.grid.bounds, {x, y}) || static_grid_.blocked({x, y})) {
+    return false;
+  }
+  e.x = x;
+  e.y = y;
+  e.vx = e.vy = 0.0;
+  aoi_.move(e.aoi, {x, y});
+  return true;
 }
 
 void World::despawn(std::uint32_t slot) {
@@ -157,7 +268,7 @@ void World::despawn(std::uint32_t slot) {
   } else if (e.kind == EntityKind::kPlayer) {
     --players_;
   } else {
-    std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
+    remove_brain(slot);
   }
   e.despawned = true;
   e.vx = e.vy = 0.0;
@@ -231,6 +342,10 @@ const Entity* World::find(EntityId id) const {
 
 void World::set_intent(std::uint32_t slot, double mx, double my) {
   Entity& e = entities_[slot];
+  if (e.frozen) {
+    e.vx = e.vy = 0.0;
+    return;
+  }
   if (!std::isfinite(mx) || !std::isfinite(my)) mx = my = 0.0;
   const double len = std::hypot(mx, my);
   if (len > 1.0) {
@@ -277,7 +392,12 @@ void World::step(double dt) {
   const double step = std::max(params_.player_max_speed, params_.npcs.speed) * dt;
   aoi_.set_max_step(step);
   for (NpcBrain& brain : npcs_) {
-    think(brain, entities_[brain.slot], params_.npcs, npc_rng_, dt);
+    Entity& npc = entities_[brain.slot];
+    if (npc.frozen) {
+      npc.vx = npc.vy = 0.0;
+      continue;
+    }
+    think(brain, npc, params_.npcs, npc_rng_, dt);
   }
   // NPCs with their brains at hand: one that cannot move turns back. Wanderers bounce off
   // the world's edge already (keep_inside reflects them), so for them only an object
@@ -367,7 +487,7 @@ void World::release(std::uint32_t slot) {
     aoi_.set_observer(e.aoi, false);
     aoi_.set_view_radius(e.aoi, 0.0);
   } else {
-    std::erase_if(npcs_, [slot](const NpcBrain& b) { return b.slot == slot; });
+    remove_brain(slot);
   }
   e.ghost = true;
   ++ghosts_;
@@ -421,7 +541,7 @@ std::uint32_t World::adopt(const Arrival& a) {
     brain.axis_x = std::cos(a.heading);
     brain.axis_y = std::sin(a.heading);
     brain.timer = npc_rng_.range(2.0, 8.0);
-    npcs_.push_back(brain);
+    add_brain(brain);
   }
   return slot;
 }

@@ -6,6 +6,7 @@
 // keeps every entity inside the world bounds.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -133,8 +134,39 @@ class World {
   }
 
   // Movement intent for a player: (mx, my) with length <= 1, scaled by max speed.
-  // Longer vectors are shortened; non-finite ones stop the player.
+  // Longer vectors are shortened; non-finite ones stop the player. A frozen player's
+  // intents are ignored (it stands).
   void set_intent(std::uint32_t slot, double mx, double my);
+
+  // --- The game rules' hands (server/game). Each acts on a live entity this zone owns
+  // (no ghost) of the kind it names, and otherwise changes nothing and returns false.
+  // Spawns an NPC of entity type `type` (a type of kind npc) at (x, y), facing `heading`,
+  // with the configured behaviour from there (a patrol's leg centred on it); kNoSlot when
+  // the type is not an NPC type or the point is outside the zone or inside a static
+  // object.
+  std::uint32_t spawn_npc(std::uint16_t type, double x, double y, double heading);
+  // The rules drive the NPC instead of its behaviour: it walks straight towards (x, y)
+  // (clamped into the zone) at `speed` m/s (at most max_speed(), so that the AOI's
+  // displacement bound holds), arrives exactly and stands there; an object in the way
+  // stops or deflects it (no path-finding). hold_npc: it stands still. release_npc: its
+  // configured behaviour takes over again from where it stands.
+  bool steer_npc(std::uint32_t slot, double x, double y, double speed);
+  bool hold_npc(std::uint32_t slot);
+  bool release_npc(std::uint32_t slot);
+  // The NPC's controller (kBehaviour for a slot that is no owned NPC).
+  NpcControl npc_control(std::uint32_t slot) const;
+  // Freezes or thaws a player or an NPC (Entity::frozen): it stops at once.
+  bool set_frozen(std::uint32_t slot, bool frozen);
+  // Moves an entity to (x, y) at once (a respawn): false when the point is outside the
+  // zone or inside a static object, or the entity is waiting for a handoff. The AOI
+  // treats the jump as a teleport (exact). The entity stops (a player walks again at its
+  // next intent; a steered NPC keeps its goal).
+  bool teleport(std::uint32_t slot, double x, double y);
+  // The fastest anything moves (m/s): the faster of players.max_speed and npcs.speed.
+  double max_speed() const { return std::max(params_.player_max_speed, params_.npcs.speed); }
+  // A random point of the zone outside every static object, drawn from `rng` (the
+  // spawn rule).
+  aoi::Vec2 free_point(util::SplitMix64& rng) const;
 
   // NPC behaviour and movement integration for one tick of dt seconds.
   void step(double dt);
@@ -224,8 +256,12 @@ class World {
   // One step of an adopted entity towards where its old zone had it.
   void catch_up(Entity& e, double step);
   void update_precision();
-  // A random free point of the world (not inside a static object), from `rng`.
-  aoi::Vec2 free_point(util::SplitMix64& rng) const;
+  // npcs_ and brain_of_slot_ together.
+  void add_brain(const NpcBrain& brain);
+  void remove_brain(std::uint32_t slot);
+  NpcBrain* brain_of(std::uint32_t slot);
+  // A live NPC this zone owns.
+  bool owned_npc(std::uint32_t slot) const;
   // Moves e by its velocity for dt, inside the world and outside every static object;
   // true when an object shortened or stopped the move.
   bool advance(Entity& e, double dt);
@@ -238,6 +274,8 @@ class World {
   std::size_t property_stride_ = 0;
   std::vector<std::int32_t> properties_;  // by slot, property_stride_ values each
   std::vector<NpcBrain> npcs_;
+  // By slot: the index of its brain in npcs_ (kNoSlot: none), for the rules' steering.
+  std::vector<std::uint32_t> brain_of_slot_;
   Groups parties_;
   Groups guilds_;
   EventLog events_;

@@ -130,3 +130,53 @@ TEST_CASE("static grid: walking straight at a rock slides round it, never throug
   CHECK(head_on.x <= 47.0 + 1e-6);
   CHECK(head_on.x > 46.0);
 }
+
+namespace {
+
+// The segment ab passes strictly inside a circle: brute force over every circle.
+bool segment_hits_any(const std::vector<StaticCircle>& cs, Vec2 a, Vec2 b) {
+  return std::any_of(cs.begin(), cs.end(), [&](const StaticCircle& c) {
+    const double dx = b.x - a.x, dy = b.y - a.y;
+    const double len2 = dx * dx + dy * dy;
+    const double t =
+        len2 > 0.0 ? std::clamp(((c.x - a.x) * dx + (c.y - a.y) * dy) / len2, 0.0, 1.0) : 0.0;
+    return std::hypot(a.x + t * dx - c.x, a.y + t * dy - c.y) < c.radius;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("static grid: segment_blocked agrees with brute force over short and long segments") {
+  std::mt19937_64 rng(11);
+  const Bounds world{{0.0, 0.0}, {400.0, 300.0}};
+  std::vector<StaticCircle> cs = random_circles(rng, 120, 300.0, 6.0);
+  cs.push_back({380.0, 20.0, 40.0});  // across cells and the world's edge
+  const StaticGrid g(world, 16.0, cs);
+  std::uniform_real_distribution<double> p(-5.0, 405.0), q(-5.0, 305.0), near(-30.0, 30.0);
+  int blocked = 0, clear = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const Vec2 a{p(rng), q(rng)};
+    // Half long (across the world), half short (a shot's range), some axis-aligned.
+    Vec2 b = i % 2 == 0 ? Vec2{p(rng), q(rng)} : Vec2{a.x + near(rng), a.y + near(rng)};
+    if (i % 7 == 0) b.y = a.y;
+    if (i % 11 == 0) b.x = a.x;
+    const bool want = segment_hits_any(cs, a, b);
+    REQUIRE(g.segment_blocked(a, b) == want);
+    (want ? blocked : clear) += 1;
+  }
+  CHECK(blocked > 1000);
+  CHECK(clear > 1000);
+}
+
+TEST_CASE("static grid: segment_blocked at the rim, for a point, without circles, and for NaN") {
+  const Bounds world{{0.0, 0.0}, {200.0, 200.0}};
+  const StaticGrid one(world, 16.0, std::vector<StaticCircle>{{50.0, 50.0, 5.0}});
+  CHECK(one.segment_blocked({40.0, 50.0}, {60.0, 50.0}));        // straight through
+  CHECK_FALSE(one.segment_blocked({40.0, 55.0}, {60.0, 55.0}));  // along the rim: touching
+  CHECK(one.segment_blocked({40.0, 54.9}, {60.0, 54.9}));
+  CHECK_FALSE(one.segment_blocked({40.0, 50.0}, {44.0, 50.0}));  // stops short
+  CHECK_FALSE(one.segment_blocked({10.0, 10.0}, {10.0, 10.0}));
+  CHECK(one.segment_blocked({10.0, 10.0}, {NAN, 10.0}));
+  const StaticGrid none(world, 16.0, std::vector<StaticCircle>{});
+  CHECK_FALSE(none.segment_blocked({0.0, 0.0}, {200.0, 200.0}));
+}

@@ -2,6 +2,7 @@
 // and C functions bound with register_function.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -261,4 +262,53 @@ function outer() return reenter(), inner_ran end
   CHECK(r.boolean(1) == false);
   REQUIRE(vm.call("inner").ok());  // outside a handler it runs
   CHECK(vm.call("outer").boolean(1) == true);
+}
+
+namespace {
+
+// keep(fn): holds fn in the registry, as the game API's timers do, and notes the reference.
+int keep_function(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  *static_cast<int*>(ScriptVm::upvalue(L)) = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("call_ref calls a function held in the registry with the handlers' budgets and errors") {
+  ScriptVm vm(small_limits());
+  int ref = LUA_NOREF;
+  REQUIRE_FALSE(vm.register_function("", "keep", keep_function, &ref).has_value());
+  load_ok(vm, "timers.lua", R"(
+local count = 0
+function hold_adder() keep(function(a, b) count = count + 1; return a + b, count end) end
+function hold_failing() keep(function() error("boom") end) end
+function hold_loop() keep(function() while true do end end) end
+)");
+  REQUIRE(vm.call("hold_adder").ok());
+  const std::array<ScriptArg, 2> args{make_script_arg(2), make_script_arg(40)};
+  const CallResult sum = vm.call_ref(ref, "timer", args);
+  REQUIRE_MESSAGE(sum.ok(), error_text(sum));
+  CHECK(sum.integer(0) == 42);
+  CHECK(sum.integer(1) == 1);
+  // Strings take the protected trampoline; the same function answers.
+  const std::array<ScriptArg, 2> text{make_script_arg(1), make_script_arg("x")};
+  const CallResult bad = vm.call_ref(ref, "timer", text);
+  CHECK(bad.status == CallStatus::kError);
+  CHECK(error_text(bad).find("timers.lua:3:") == 0);
+
+  REQUIRE(vm.call("hold_failing").ok());
+  const CallResult failed = vm.call_ref(ref, "timer", {});
+  REQUIRE(failed.status == CallStatus::kError);
+  CHECK(error_text(failed) == "timers.lua:4: boom");
+
+  REQUIRE(vm.call("hold_loop").ok());
+  const CallResult looped = vm.call_ref(ref, "timer", {});
+  REQUIRE(looped.status == CallStatus::kError);
+  CHECK(looped.error->kind == ScriptErrorKind::kInstructionBudget);
+  CHECK(looped.error->line == 5);
+
+  CHECK(vm.call_ref(LUA_NOREF, "timer", {}).status == CallStatus::kMissingHandler);
+  CHECK(vm.stats().missing_handlers == 1);
 }
