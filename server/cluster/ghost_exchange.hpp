@@ -79,6 +79,8 @@ class HandoffHooks {
   // come, forget its token and return true (the entity becomes a ghost again); false if
   // the client is here already.
   virtual bool cancel_arrival(world::EntityId id) = 0;
+  // An NPC arrived from a neighbour at `slot` (the game's rules meet it).
+  virtual void npc_arrived(std::uint32_t /*slot*/) {}
 };
 
 class GhostExchange {

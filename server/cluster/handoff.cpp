@@ -128,6 +128,8 @@ void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, Ha
         answer.host = params_.game_host;
         answer.port = params_.game_port;
         hooks.player_arrived(slot, answer.token, m.entity.party_key, m.entity.guild_key);
+      } else {
+        hooks.npc_arrived(slot);
       }
       arrivals_.push_back({.id = m.entity.id,
                            .slot = slot,

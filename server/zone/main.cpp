@@ -24,9 +24,11 @@
 #include "config/static_map.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
+#include "zone/game_params.hpp"
 #include "zone/logger.hpp"
 #include "zone/run_zone.hpp"
 #include "zone/zone_params.hpp"
+#include "zone/zone_rules.hpp"
 #include "zone/zone_server.hpp"
 
 namespace {
@@ -169,11 +171,20 @@ int main(int argc, char** argv) {
     }
     statics = zone::make_static_params(map, cfg.statics);
   }
-  // The game's data, checked the same way (game.data_file needs a restart too).
+  // The game's data, checked the same way (game.data_file needs a restart too), and its
+  // rules: they load over an empty world of this game.
+  zone::config::GameData game_data = zone::config::builtin_game_data();
   if (!cfg.game.data_file.empty()) {
     const zone::config::GameDataResult game = zone::config::load_game_data_file(cfg.game.data_file);
     if (!game.ok()) {
       std::fputs(game.error_report().c_str(), stderr);
+      return 2;
+    }
+    game_data = game.data;
+  }
+  if (check_only) {
+    if (auto error = zone::check_rules(cfg, zone::make_game_types(game_data))) {
+      std::fprintf(stderr, "%s\n", error->c_str());
       return 2;
     }
   }

@@ -250,6 +250,40 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
   w.counter("zone_event_messages_total", "Events messages sent to clients.", m.event_messages);
   w.counter("zone_event_bytes_total", "Bytes of Events messages sent to clients (payload).",
             m.event_bytes);
+  const script::ScriptStats& sc = m.rules.script;
+  w.counter("zone_script_calls_total", "Handler calls of the game's rules that ran.", sc.calls);
+  w.counter("zone_script_errors_total",
+            "Handler calls that failed (an error, a budget, memory): each cost only itself.",
+            sc.errors);
+  w.counter("zone_script_budget_exceeded_total",
+            "Handler calls stopped by an instruction budget (script.instructions_per_call or "
+            "script.instructions_per_tick).",
+            sc.budget_exceeded);
+  w.counter("zone_script_memory_refusals_total",
+            "Allocations the rules' VM was refused (script.memory_mb).", sc.memory_refusals);
+  w.counter("zone_script_skipped_calls_total",
+            "Handler calls not run: the tick's instruction budget was spent.",
+            sc.skipped_over_budget);
+  w.counter("zone_script_instructions_total", "Lua instructions the rules ran.", sc.instructions);
+  w.gauge("zone_script_memory_bytes", "Bytes the rules' VM holds now.",
+          static_cast<double>(sc.memory_in_use));
+  w.gauge("zone_script_memory_peak_bytes", "The most bytes the rules' VM has held.",
+          static_cast<double>(sc.memory_peak));
+  w.labelled("zone_script_reloads_total", "counter",
+             "Reloads of the rules: applied, or failed (the old rules stayed).", "result",
+             {{"ok", m.rules.reloads}, {"failed", m.rules.reload_failures}});
+  w.counter("zone_script_timers_fired_total", "Timers of the rules that fired.",
+            m.rules.timers_fired);
+  w.gauge("zone_script_timers_pending", "Timers of the rules waiting.",
+          static_cast<double>(m.rules.timers_pending));
+  w.counter("zone_script_api_refusals_total",
+            "Game API calls refused (an unknown entity, property or event; a bad number).",
+            m.rules.api_refusals);
+  w.counter("zone_script_bad_answers_total",
+            "on_action answers that name no status (answered NotAllowed).", m.rules.bad_answers);
+  w.counter("zone_script_npc_thinks_total", "on_npc_think calls.", m.rules.npc_thinks);
+  w.gauge("zone_script_thinking_npcs", "NPCs the rules think for now.",
+          static_cast<double>(m.rules.thinking_npcs));
   w.counter("zone_chunk_updates_total", "ChunkUpdate messages sent to clients (chunks.enabled).",
             m.chunk_updates);
   w.counter("zone_chunk_loads_total", "Chunks clients were told to load.", m.chunk_loads);

@@ -6,6 +6,8 @@
 // bytes), counters end in _total, no per-player labels.
 #pragma once
 
+#include "game/game_rules.hpp"
+
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -105,6 +107,8 @@ struct ZoneMetrics {
   std::uint64_t event_deliveries = 0;
   std::uint64_t event_messages = 0;
   std::uint64_t event_bytes = 0;
+  // The game's rules (zeros without game.scripts_dir).
+  game::RulesStats rules;
   std::uint64_t chunk_updates = 0;  // chunk layer: ChunkUpdate messages sent
   std::uint64_t chunk_loads = 0;
   std::uint64_t chunk_unloads = 0;

@@ -1,5 +1,7 @@
 #include "zone/reload_controller.hpp"
 
+#include "zone/script_files.hpp"
+
 namespace zone {
 
 namespace {
@@ -9,6 +11,15 @@ constexpr const char* kShuttingDown = "the zone is shutting down; nothing was re
 }  // namespace
 
 std::future<std::string> ReloadController::request(config::LoadResult result) {
+  std::vector<script::ScriptFile> scripts;
+  std::string scripts_error;
+  if (result.ok()) {
+    try {
+      scripts = read_script_dir(result.config.game.scripts_dir);
+    } catch (const std::exception& e) {
+      scripts_error = e.what();
+    }
+  }
   std::lock_guard lock(mutex_);
   if (closed_) {
     // No tick will ever apply it: answer now rather than leave the caller waiting.
@@ -16,7 +27,7 @@ std::future<std::string> ReloadController::request(config::LoadResult result) {
     refused.set_value(kShuttingDown);
     return refused.get_future();
   }
-  queue_.push_back({std::move(result), {}});
+  queue_.push_back({std::move(result), {}, std::move(scripts), std::move(scripts_error)});
   auto future = queue_.back().done.get_future();
   pending_ = true;
   return future;

@@ -18,14 +18,19 @@
 #include <vector>
 
 #include "config/config_loader.hpp"
+#include "script/script_config.hpp"
 
 namespace zone {
 
 // A reload waiting for the tick: the loaded config (or its errors), and the promise that
 // tells whoever asked what became of it.
+// The game's scripts are read here too, by the thread that asked (a disk read never
+// stalls the tick).
 struct PendingReload {
   config::LoadResult result;
   std::promise<std::string> done;
+  std::vector<script::ScriptFile> scripts;  // game.scripts_dir's, when it read
+  std::string scripts_error;                // why they could not be read, if so
 };
 
 class ReloadController {

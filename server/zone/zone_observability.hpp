@@ -25,6 +25,7 @@
 #include "zone/map_publisher.hpp"
 #include "zone/metrics.hpp"
 #include "zone/sessions.hpp"
+#include "zone/zone_rules.hpp"
 #include "zone/tick_stats.hpp"
 
 namespace zone {
@@ -45,6 +46,7 @@ struct ZoneView {
   const SessionCounters& sessions;
   HostThreads hosts;
   const cluster::GhostExchange* cluster;  // in a world of zones only, else null
+  const ZoneRules* rules;                 // with game.scripts_dir only, else null
   struct Load {
     std::uint32_t level;    // the load level replication and the AOI run at
     double share;           // smoothed tick time as a share of its budget

@@ -21,7 +21,7 @@ void ZoneServer::announce_params() {
 void ZoneServer::apply_pending_reloads() {
   std::vector<PendingReload> batch = reloads_.take();
   std::vector<std::string> reports;
-  for (PendingReload& r : batch) reports.push_back(apply_config(r.result));
+  for (PendingReload& r : batch) reports.push_back(apply_config(r));
   if (announce_params_) {
     announce_params();
     announce_params_ = false;
@@ -33,7 +33,8 @@ void ZoneServer::apply_pending_reloads() {
 
 // Applies the keys that can change while running; reports the rest as needing a restart.
 // An invalid config changes nothing.
-std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
+std::string ZoneServer::apply_config(PendingReload& pending) {
+  const config::LoadResult& loaded = pending.result;
   // A file that lost keys the running zone has set (cut short?) changes nothing either.
   const config::LoadResult result = config::refuse_dropped_keys(config_, loaded);
   if (!result.ok()) {
@@ -76,11 +77,13 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
   log_.set_level(merged.log.level);
   config_ = merged;
   apply_game_limits();
+  const std::string rules = apply_rules(pending);
   observability_.count_reload_applied(ok);
   std::string report = fmt::format("config reloaded from {}: {} applied{}{}", result.source,
                                    applied.size(), applied.empty() ? "" : " (", "");
   for (std::size_t i = 0; i < applied.size(); ++i) report += (i ? ", " : "") + applied[i];
   if (!applied.empty()) report += ")";
+  report += rules;
   if (!restart.empty()) {
     report += fmt::format("; {} need a restart and were not applied (", restart.size());
     for (std::size_t i = 0; i < restart.size(); ++i) report += (i ? ", " : "") + restart[i];
@@ -92,6 +95,23 @@ std::string ZoneServer::apply_config(const config::LoadResult& loaded) {
     log_.warn("{}", report);
   }
   return report;
+}
+
+std::string ZoneServer::apply_rules(PendingReload& pending) {
+  // Rules start and stop with the zone: players already here would never have met them.
+  if (static_cast<bool>(rules_) != !config_.game.scripts_dir.empty()) {
+    return rules_ ? "; game.scripts_dir \"\" needs a restart to stop the game rules"
+                  : "; game.scripts_dir needs a restart to start the game rules";
+  }
+  if (!rules_) return "";
+  if (!pending.scripts_error.empty()) {
+    log_.error("game rules reload failed, the old rules stay: {}", pending.scripts_error);
+    return "; game rules kept: " + pending.scripts_error;
+  }
+  if (auto error = rules_->reload(config_, std::move(pending.scripts))) {
+    return "; game rules kept: " + *error;
+  }
+  return "; game rules reloaded";
 }
 
 }  // namespace zone

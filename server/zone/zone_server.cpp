@@ -5,6 +5,7 @@
 #include "config/capacity.hpp"
 #include "protocol/codec.hpp"
 #include "zone/cluster_params.hpp"
+#include "zone/script_files.hpp"
 #include "zone/zone_params.hpp"
 
 namespace zone {
@@ -42,9 +43,9 @@ world::GameTypes load_game(const config::ZoneConfig& config) {
 // Handoff between the world's zones and this zone's sessions, for one tick.
 class SessionHandoff final : public cluster::HandoffHooks {
  public:
-  SessionHandoff(Sessions& sessions, std::span<net::SendBatch> out,
+  SessionHandoff(Sessions& sessions, ZoneRules* rules, std::span<net::SendBatch> out,
                  std::chrono::milliseconds arrival_timeout)
-      : sessions_(sessions), out_(out), arrival_timeout_(arrival_timeout) {}
+      : sessions_(sessions), rules_(rules), out_(out), arrival_timeout_(arrival_timeout) {}
   bool can_take_player() const override { return sessions_.can_take_player(); }
   void player_left(std::uint32_t slot, const cluster::Destination& to) override {
     sessions_.transfer_out(slot, to.zone, to.host, to.port, to.token, out_);
@@ -54,9 +55,13 @@ class SessionHandoff final : public cluster::HandoffHooks {
     sessions_.expect_arrival(slot, token, party_key, guild_key, arrival_timeout_);
   }
   bool cancel_arrival(world::EntityId id) override { return sessions_.cancel_arrival(id); }
+  void npc_arrived(std::uint32_t slot) override {
+    if (rules_ != nullptr) rules_->npc_arrived(slot);
+  }
 
  private:
   Sessions& sessions_;
+  ZoneRules* rules_;
   std::span<net::SendBatch> out_;
   std::chrono::milliseconds arrival_timeout_;
 };
@@ -110,6 +115,12 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       pool_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
+  if (!config.game.scripts_dir.empty()) {
+    rules_ = std::make_unique<ZoneRules>(world_, config_, read_script_dir(config.game.scripts_dir),
+                                         log_);
+    sessions_.set_game(rules_.get());
+    log_.info("game rules: {} loaded", config.game.scripts_dir);
+  }
   if (world_setup.map) {
     cluster_ = std::make_unique<cluster::GhostExchange>(
         make_exchange_params(*world_setup.map, world_setup.zone_index, config.network.history_ticks,
@@ -156,6 +167,7 @@ ZoneView ZoneServer::view() const {
           .sessions = sessions_.counters(),
           .hosts = hosts_,
           .cluster = cluster_.get(),
+          .rules = rules_.get(),
           .load = {load_applied_, load_.share(), load_.changes()}};
 }
 
@@ -168,10 +180,11 @@ void ZoneServer::tick() {
   if (load_changed_) apply_load_level();
   ingest();
   sessions_.apply_inputs();
+  if (rules_) rules_->tick(tick_, dt_);
   world_.step(dt_);
   // Ghosts move by the same per-tick bound as the zone's own entities.
   if (cluster_) {
-    SessionHandoff handoff(sessions_, batches_, arrival_timeout_);
+    SessionHandoff handoff(sessions_, rules_.get(), batches_, arrival_timeout_);
     cluster_->tick(tick_, std::max(config_.players.max_speed, config_.npcs.speed) * dt_, handoff);
   }
   const auto aoi_start = clock::now();

@@ -49,6 +49,7 @@
 #include "zone/sessions.hpp"
 #include "zone/truth_recorder.hpp"
 #include "zone/zone_observability.hpp"
+#include "zone/zone_rules.hpp"
 
 namespace zone {
 
@@ -143,7 +144,10 @@ class ZoneServer {
   ZoneView view() const;
   // Applies the reloads queued since the last tick, in order, and answers each.
   void apply_pending_reloads();
-  std::string apply_config(const config::LoadResult& result);
+  std::string apply_config(PendingReload& pending);
+  // The game rules' part of a reload (its scripts, read by the thread that asked): the
+  // report's tail.
+  std::string apply_rules(PendingReload& pending);
   // Tells every player the current view parameters (after a reload changed them).
   void announce_params();
   void start_admin(std::string token);
@@ -183,6 +187,9 @@ class ZoneServer {
   Inbox inbox_;                                          // the events taken from one host's queue
 
   Sessions sessions_;  // who is connected, and the session layer's rules
+  // The game's rules (game.scripts_dir; none: every action is answered NotAllowed). The
+  // sessions hold a pointer to it: they never call it after the zone's shutdown().
+  std::unique_ptr<ZoneRules> rules_;
   std::unique_ptr<cluster::GhostExchange> cluster_;  // in a world of zones only
   std::chrono::milliseconds arrival_timeout_{0};     // handoff.arrival_timeout_ms
 

@@ -111,7 +111,7 @@ TEST_CASE("bad input: each kind of bad packet is dropped and counted under its r
   send(bad.peer(), test::hello_packet("someone-else"), duplicate);
   // Well-formed packets (they pass the FlatBuffers verifier) with a message type this
   // server does not know, as a newer client might send: unknown, not malformed.
-  for (const std::uint8_t type : {std::uint8_t{4}, std::uint8_t{77}, std::uint8_t{255}}) {
+  for (const std::uint8_t type : {std::uint8_t{6}, std::uint8_t{77}, std::uint8_t{255}}) {
     const Bytes b = test::unknown_message_packet(type);
     flatbuffers::Verifier verifier(b.data(), b.size());
     REQUIRE(verifier.VerifyBuffer<protocol::ClientPacket>(nullptr));

@@ -66,6 +66,7 @@ const std::map<std::string, std::string> kNotMetrics = {
     {"zone_world", "docs/world.md: the CMake library of server/world/"},
     {"zone_of", "docs/world.md: world::zone_of() in world/entity.hpp, an id's zone index"},
     {"zone_script", "docs/scripting.md: the CMake library of server/script/"},
+    {"zone_game", "docs/scripting.md: the CMake library of server/game/"},
     {"zone_channel", "configs/zone.yaml: the key chat.zone_channel"},
 };
 
