@@ -44,6 +44,7 @@ struct SwarmOptions {
   double settle_s = 2.0;  // no truth checks before this (initial joins)
   bool progress = true;   // the once-per-second line on stderr
   bool light = false;     // bots skip replicas (see client::Bot::set_light)
+  std::optional<BotTickets> tickets;  // --ticket-key: the bots log in with tickets
 };
 
 class Swarm {

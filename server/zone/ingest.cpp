@@ -1,5 +1,7 @@
 #include "zone/ingest.hpp"
 
+#include <ctime>
+
 #include "protocol/codec.hpp"
 
 namespace zone {
@@ -30,11 +32,27 @@ const char* to_string(DropReason r) {
   return "unknown";
 }
 
+void Ingest::check_ticket(const flatbuffers::Vector<std::uint8_t>* ticket, InboundEvent& out,
+                          std::string& name) const {
+  out.ticket_checked = true;
+  out.has_ticket = ticket != nullptr && ticket->size() > 0;
+  if (!out.has_ticket) return;
+  auth::TicketClaims claims;
+  // Expiry is Unix time: the login service and the zone share the wall clock.
+  const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+  out.ticket_error = verifier_->verify({ticket->data(), ticket->size()}, now, claims);
+  if (out.ticket_error != auth::TicketError::kNone) return;
+  out.account_id = claims.account_id;
+  out.character_id = claims.character_id;
+  name = std::move(claims.name);
+}
+
 void Ingest::on_event(const net::NetEvent& ev) {
   InboundEvent out;
   out.peer = ev.peer;
   out.at = std::chrono::steady_clock::now();
   std::string_view name;
+  std::string ticket_name;
   std::string_view token;
   switch (ev.type) {
     case net::NetEvent::Type::kConnect:
@@ -67,6 +85,10 @@ void Ingest::on_event(const net::NetEvent& ev) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
           if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
+          if (verifier_ != nullptr) {
+            check_ticket(hello->ticket(), out, ticket_name);
+            if (out.has_ticket && out.ticket_error == auth::TicketError::kNone) name = ticket_name;
+          }
           // An empty token is no token: a new player's hello.
           if (const auto* t = hello->transfer_token(); t != nullptr && t->size() > 0) {
             token = {reinterpret_cast<const char*>(t->data()), t->size()};
