@@ -33,10 +33,20 @@ const char* to_string(DropReason r) {
 }
 
 void Ingest::check_ticket(const flatbuffers::Vector<std::uint8_t>* ticket, InboundEvent& out,
-                          std::string& name) const {
+                          std::string& name) {
   out.ticket_checked = true;
   out.has_ticket = ticket != nullptr && ticket->size() > 0;
   if (!out.has_ticket) return;
+  // ENet hosts have at most 4,095 peers; anything beyond is not a peer to remember.
+  constexpr std::uint32_t kMaxPeers = 1 << 16;
+  if (out.peer.index < kMaxPeers) {
+    if (out.peer.index >= ticket_checked_.size()) ticket_checked_.resize(out.peer.index + 1);
+    if (ticket_checked_[out.peer.index]) {
+      out.ticket_error = auth::TicketError::kMalformed;  // a duplicate: never let in
+      return;
+    }
+    ticket_checked_[out.peer.index] = true;
+  }
   auth::TicketClaims claims;
   // Expiry is Unix time: the login service and the zone share the wall clock.
   const auto now = static_cast<std::uint64_t>(std::time(nullptr));
@@ -57,6 +67,7 @@ void Ingest::on_event(const net::NetEvent& ev) {
   switch (ev.type) {
     case net::NetEvent::Type::kConnect:
       out.kind = InboundEvent::Kind::kConnect;
+      if (ev.peer.index < ticket_checked_.size()) ticket_checked_[ev.peer.index] = false;
       break;
     case net::NetEvent::Type::kDisconnect:
       out.kind = InboundEvent::Kind::kDisconnect;

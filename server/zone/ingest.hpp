@@ -111,10 +111,14 @@ class Ingest {
  private:
   // A Hello's ticket, checked: the event's verdict and ids; the ticket's name in `name`.
   void check_ticket(const flatbuffers::Vector<std::uint8_t>* ticket, InboundEvent& out,
-                    std::string& name) const;
+                    std::string& name);
 
   Limits limits_;
   const auth::TicketVerifier* verifier_;
+  // Peers (by index) whose ticket was checked since they connected: one signature check
+  // per connection, however many copies of its Hello a client sends (every later one is
+  // a duplicate hello to the session layer anyway).
+  std::vector<bool> ticket_checked_;
   Inbox staged_;  // the network thread's own
   std::mutex mutex_;
   Inbox queue_;

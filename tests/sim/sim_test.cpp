@@ -42,6 +42,11 @@ const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
 const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world.max_x=60", "--set",
                                                         "world.max_y=60", "--npcs",         "200"};
 
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy,
                        const std::string& config = ZONE_SOURCE_DIR "/configs/zone.yaml") {
   TruthZone s =
@@ -51,13 +56,14 @@ TruthZone start_server(const std::string& dir, const std::vector<std::string>& z
 }
 
 nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t admin_port,
-                       const std::string& scenario, int bots, int seconds) {
+                       const std::string& scenario, int bots, int seconds,
+                       const std::vector<std::string>& extra_args = {}) {
   const std::string summary = dir + "/summary.json";
   // client-sim could take the token from ZONE_ADMIN_TOKEN too; the file is the way to
   // give it without an environment that child processes inherit.
   const std::string token_file = dir + "/admin-token";
   std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
-  Process sim({ZONE_CLIENT_SIM_BIN,
+  Process sim(plus({ZONE_CLIENT_SIM_BIN,
                "--server",
                "127.0.0.1:" + std::to_string(port),
                "--bots",
@@ -78,6 +84,7 @@ nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t
                "--summary-json",
                summary,
                "-q"},
+              extra_args),
               dir + "/client-sim.log");
   const auto code = sim.wait(std::chrono::seconds(seconds + 60));
   INFO("client-sim output:\n", sim.log());
@@ -144,11 +151,6 @@ void crowded_case(double loss) {
   CHECK(s["truth_stale_entities"].get<std::uint64_t>() > 0);  // the deferral path ran
   CHECK(s["truth_max_staleness_ticks"].get<int>() < 20);
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
-}
-
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 const std::vector<std::string> kTiers = {"--set", "interest.tiers=true"};
@@ -516,6 +518,46 @@ TEST_CASE(
   CHECK(metric(res->body, "zone_interest_load_level_max") >= 2);
   CHECK(metric(res->body, "zone_interest_load_level_changes_total") >= 4);
   CHECK(metric(res->body, "zone_interest_view_radius_meters") == 30.0);
+  server.process->signal(SIGTERM);
+  CHECK(server.process->wait(5s) == 0);
+}
+
+// Login tickets end to end: zone-ticket makes the key pair, the zone runs in ticket mode
+// with its public key, and client-sim signs each bot's ticket with the secret key; every
+// bot joins and plays, truth-checked. Without a key every bot is refused.
+TEST_CASE("client-sim with --ticket-key joins a zone in ticket mode - without it none joins") {
+  const std::string dir = temp_dir();
+  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
+  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
+  std::ifstream pub(dir + "/ticket.pub");
+  std::string key;
+  pub >> key;
+  REQUIRE(key.size() == 64);
+  TruthZone server = start_server(
+      dir, plus(kRoomy, {"--set", "auth.mode=ticket", "--set", "auth.public_key=" + key, "--set",
+                         "auth.world=emerald"}));
+  const nlohmann::json s =
+      run_sim(dir, server.port, server.admin_port, "wander", 50, 6,
+              {"--ticket-key", dir + "/ticket.key", "--ticket-world", "emerald"});
+  check_clean(s, 50, false);
+
+  httplib::Client admin("127.0.0.1", server.admin_port);
+  auto metrics = admin.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metric(metrics->body, "zone_auth_ticket_mode") == 1.0);
+  CHECK(metric(metrics->body, "zone_auth_tickets_accepted_total") == 50.0);
+
+  // The same bots without tickets: every hello is refused (a ticket is required).
+  Process refused({ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(server.port),
+                   "--bots", "5", "--ramp", "50", "--duration", "2"},
+                  dir + "/client-sim-refused.log");
+  refused.wait(30s);
+  INFO("client-sim output:\n", refused.log());
+  CHECK(refused.log().find("a login ticket is required") != std::string::npos);
+  metrics = admin.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("zone_auth_refused_total{reason=\"missing\"} 5") != std::string::npos);
+  CHECK(metric(metrics->body, "zone_auth_tickets_accepted_total") == 50.0);
   server.process->signal(SIGTERM);
   CHECK(server.process->wait(5s) == 0);
 }
