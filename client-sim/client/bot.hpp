@@ -175,8 +175,8 @@ class Bot {
   std::uint32_t disconnect_reason_ = 0;
   TransferInfo transfer_;
   std::vector<std::uint8_t> ticket_;  // empty: none
-  bool transfer_pending_ = false;  // a Transfer came: the coming goodbye is expected
-  bool arriving_ = false;          // connected with a transfer token, awaiting the Welcome
+  bool transfer_pending_ = false;     // a Transfer came: the coming goodbye is expected
+  bool arriving_ = false;             // connected with a transfer token, awaiting the Welcome
   std::uint64_t transfers_ = 0;
   std::uint64_t transfer_id_changes_ = 0;
   std::uint32_t sequence_ = 0;

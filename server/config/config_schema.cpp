@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "config/capacity.hpp"
 #include "auth/keys.hpp"
+#include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"

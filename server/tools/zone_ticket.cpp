@@ -110,11 +110,12 @@ int verify(const std::string& key_text, const std::string& world, std::string ti
     std::printf("refused: %s\n", auth::to_string(e));
     return 1;
   }
-  std::printf("ok\naccount %llu\ncharacter %llu\nname %s\nworld %s\nissued_at %llu\nexpires_at %llu\n",
-              static_cast<unsigned long long>(claims.account_id),
-              static_cast<unsigned long long>(claims.character_id), claims.name.c_str(),
-              claims.world.c_str(), static_cast<unsigned long long>(claims.issued_at),
-              static_cast<unsigned long long>(claims.expires_at));
+  std::printf(
+      "ok\naccount %llu\ncharacter %llu\nname %s\nworld %s\nissued_at %llu\nexpires_at %llu\n",
+      static_cast<unsigned long long>(claims.account_id),
+      static_cast<unsigned long long>(claims.character_id), claims.name.c_str(),
+      claims.world.c_str(), static_cast<unsigned long long>(claims.issued_at),
+      static_cast<unsigned long long>(claims.expires_at));
   return 0;
 }
 
@@ -145,8 +146,9 @@ int main(int argc, char** argv) {
   issue_cmd->add_option("--ttl", ia.ttl_s, "seconds until it expires")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10} * 365 * 86400));
-  issue_cmd->add_option("--max-name-length", ia.max_name_length,
-                        "the zones' players.max_name_length, to check the name against")
+  issue_cmd
+      ->add_option("--max-name-length", ia.max_name_length,
+                   "the zones' players.max_name_length, to check the name against")
       ->capture_default_str()
       ->check(CLI::Range(1, 255));
 

@@ -13,8 +13,8 @@ namespace zone {
 inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
   // auth: the network threads verify tickets with the key and world of the start.
-  constexpr std::array<std::string_view, 6> kSections = {"zone.", "world.", "admin.", "debug.",
-                                                         "threads.", "auth."};
+  constexpr std::array<std::string_view, 6> kSections = {"zone.",  "world.",   "admin.",
+                                                         "debug.", "threads.", "auth."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
   // Chunks: a chunk's column and row mean something else under another size. The static

@@ -273,7 +273,8 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.leaves = sc.leaves;
   for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = sc.drops[i];
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) m.disconnects[i].value = sc.disconnects[i];
-  for (std::size_t i = 0; i < kTicketRefusals; ++i) m.tickets_refused[i].value = sc.tickets_refused[i];
+  for (std::size_t i = 0; i < kTicketRefusals; ++i)
+    m.tickets_refused[i].value = sc.tickets_refused[i];
   m.tickets_accepted = sc.tickets_accepted;
   m.takeovers = sc.takeovers;
 

@@ -233,7 +233,8 @@ TEST_CASE("keys: hex public keys, valid curve points only") {
   CHECK_FALSE(hex_to_bytes("abc").has_value());
 }
 
-TEST_CASE("key files: written once with the secret 0600 and read back - a readable secret is refused") {
+TEST_CASE(
+    "key files: written once with the secret 0600 and read back - a readable secret is refused") {
   TempDir dir;
   const KeyPair keys = generate_key_pair();
   std::string error;

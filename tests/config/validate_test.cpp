@@ -187,7 +187,8 @@ TEST_CASE("validate() bounds the chunks a player can hold, naming the keys invol
   CHECK(fractional[0].message == "expected a whole number of metres, got 16.5");
 }
 
-TEST_CASE("config auth: ticket mode needs a valid public key - the world defaults to the zone's name") {
+TEST_CASE(
+    "config auth: ticket mode needs a valid public key - the world defaults to the zone's name") {
   // RFC 8032's first test key.
   const std::string key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
   ZoneConfig c;
@@ -197,7 +198,8 @@ TEST_CASE("config auth: ticket mode needs a valid public key - the world default
   auto errors = validate(c);
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].key == "auth.public_key");
-  CHECK(errors[0].message.find("auth.mode is ticket: expected the login service's public key") == 0);
+  CHECK(errors[0].message.find("auth.mode is ticket: expected the login service's public key") ==
+        0);
   c.auth.public_key = key;
   CHECK(validate(c).empty());
   c.auth.world = "emerald";
@@ -210,7 +212,7 @@ TEST_CASE("config auth: ticket mode needs a valid public key - the world default
   CHECK_FALSE(bad("auth.mode", "ticket").has_value());
   CHECK_FALSE(bad("auth.public_key", key).has_value());
   CHECK(bad("auth.mode", "tickets").has_value());
-  CHECK(bad("auth.public_key", key.substr(1)).has_value());        // 63 digits
+  CHECK(bad("auth.public_key", key.substr(1)).has_value());         // 63 digits
   CHECK(bad("auth.public_key", "zz" + key.substr(2)).has_value());  // not hex
   // All zeros is a small-order point, which would accept forged signatures.
   const auto zero = bad("auth.public_key", std::string(64, '0'));

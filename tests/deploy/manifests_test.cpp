@@ -403,8 +403,9 @@ Problems check_game_server(const std::vector<Document>& documents, const GameSer
   }
   if (cfg.debug.truth) p.add(where, "debug.truth is on: every position would be served");
   if (cfg.auth.mode != zone::config::AuthMode::kTicket) {
-    p.add(where, "auth.mode is open: anyone could join under any name; production needs "
-                 "auth.mode: ticket");
+    p.add(where,
+          "auth.mode is open: anyone could join under any name; production needs "
+          "auth.mode: ticket");
   }
 
   // Threads: 0 sizes them to the node's cores, not the pod's.

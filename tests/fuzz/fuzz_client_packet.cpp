@@ -176,9 +176,9 @@ void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
                 layout.claims.world == zone::fuzz::kSeedTicketWorld,
             "a ticket let through has the layout and the world");
     require(name == layout.claims.name, "a good ticket's name is the hello's name");
-    require(e.account_id == layout.claims.account_id &&
-                e.character_id == layout.claims.character_id,
-            "a good ticket's ids are the event's");
+    require(
+        e.account_id == layout.claims.account_id && e.character_id == layout.claims.character_id,
+        "a good ticket's ids are the event's");
   } else {
     require(name == sent, "the hello's name is the packet's");
   }

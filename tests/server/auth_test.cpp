@@ -116,9 +116,11 @@ TEST_CASE("auth: a zone in ticket mode refuses hellos without a good ticket, wit
        DisconnectReason::TicketInvalid, TicketRefusal::kBadName},
   };
   std::vector<client::Bot*> bots;
-  for (const Case& c : cases) bots.push_back(&clients.add(c.what, server.port(), with_ticket(c.ticket)));
+  for (const Case& c : cases)
+    bots.push_back(&clients.add(c.what, server.port(), with_ticket(c.ticket)));
   // A good ticket gets in meanwhile, under the ticket's name, not the hello's.
-  client::Bot& good = clients.add("hello-name", server.port(), with_ticket(login.ticket(1, "Alice")));
+  client::Bot& good =
+      clients.add("hello-name", server.port(), with_ticket(login.ticket(1, "Alice")));
   client::Bot& watcher = clients.add("w", server.port(), with_ticket(login.ticket(10, "Watcher")));
 
   REQUIRE(clients.pump_until(
@@ -224,8 +226,8 @@ TEST_CASE("auth: in open mode a ticket is ignored and the hello's name counts") 
   const LoginService login;
   test::ServerThread server(test::tiny_zone());
   test::Clients clients;
-  client::Bot& a = clients.add("alice", server.port(),
-                               with_ticket(std::vector<std::uint8_t>(40, 0x01)));
+  client::Bot& a =
+      clients.add("alice", server.port(), with_ticket(std::vector<std::uint8_t>(40, 0x01)));
   client::Bot& b = clients.add("bob", server.port(), with_ticket(login.ticket(1, "Alice")));
   client::Bot& c = clients.add("carol", server.port(), with_ticket(login.ticket(1, "Alice")));
   REQUIRE(clients.pump_until(

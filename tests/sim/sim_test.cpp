@@ -42,11 +42,6 @@ const std::vector<std::string> kRoomy = {"--set",  "world.max_x=600",
 const std::vector<std::string> kCrowdedDefaultBudget = {"--set",          "world.max_x=60", "--set",
                                                         "world.max_y=60", "--npcs",         "200"};
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 TruthZone start_server(const std::string& dir, const std::vector<std::string>& zone_args = kRoomy,
                        const std::string& config = ZONE_SOURCE_DIR "/configs/zone.yaml") {
   TruthZone s =
@@ -56,14 +51,13 @@ TruthZone start_server(const std::string& dir, const std::vector<std::string>& z
 }
 
 nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t admin_port,
-                       const std::string& scenario, int bots, int seconds,
-                       const std::vector<std::string>& extra_args = {}) {
+                       const std::string& scenario, int bots, int seconds) {
   const std::string summary = dir + "/summary.json";
   // client-sim could take the token from ZONE_ADMIN_TOKEN too; the file is the way to
   // give it without an environment that child processes inherit.
   const std::string token_file = dir + "/admin-token";
   std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
-  Process sim(plus({ZONE_CLIENT_SIM_BIN,
+  Process sim({ZONE_CLIENT_SIM_BIN,
                "--server",
                "127.0.0.1:" + std::to_string(port),
                "--bots",
@@ -84,7 +78,6 @@ nlohmann::json run_sim(const std::string& dir, std::uint16_t port, std::uint16_t
                "--summary-json",
                summary,
                "-q"},
-              extra_args),
               dir + "/client-sim.log");
   const auto code = sim.wait(std::chrono::seconds(seconds + 60));
   INFO("client-sim output:\n", sim.log());
@@ -151,6 +144,11 @@ void crowded_case(double loss) {
   CHECK(s["truth_stale_entities"].get<std::uint64_t>() > 0);  // the deferral path ran
   CHECK(s["truth_max_staleness_ticks"].get<int>() < 20);
   CHECK(s["truth_skipped"].get<std::uint64_t>() * 10 <= s["truth_checks"].get<std::uint64_t>());
+}
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 const std::vector<std::string> kTiers = {"--set", "interest.tiers=true"};
@@ -533,13 +531,43 @@ TEST_CASE("client-sim with --ticket-key joins a zone in ticket mode - without it
   std::string key;
   pub >> key;
   REQUIRE(key.size() == 64);
-  TruthZone server = start_server(
-      dir, plus(kRoomy, {"--set", "auth.mode=ticket", "--set", "auth.public_key=" + key, "--set",
-                         "auth.world=emerald"}));
-  const nlohmann::json s =
-      run_sim(dir, server.port, server.admin_port, "wander", 50, 6,
-              {"--ticket-key", dir + "/ticket.key", "--ticket-world", "emerald"});
-  check_clean(s, 50, false);
+  TruthZone server =
+      start_server(dir, plus(kRoomy, {"--set", "auth.mode=ticket", "--set",
+                                      "auth.public_key=" + key, "--set", "auth.world=emerald"}));
+  // 50 bots, each with its own ticket, truth-checked like any run.
+  const std::string token_file = dir + "/admin-token";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
+  Process sim({ZONE_CLIENT_SIM_BIN,
+               "--server",
+               "127.0.0.1:" + std::to_string(server.port),
+               "--bots",
+               "50",
+               "--ramp",
+               "200",
+               "--duration",
+               "6",
+               "--scenario",
+               "wander",
+               "--threads",
+               "2",
+               "--truth",
+               "127.0.0.1:" + std::to_string(server.admin_port),
+               "--truth-token-file=" + token_file,
+               "--summary-json",
+               dir + "/summary.json",
+               "--ticket-key",
+               dir + "/ticket.key",
+               "--ticket-world",
+               "emerald",
+               "-q"},
+              dir + "/client-sim.log");
+  const auto code = sim.wait(66s);
+  INFO("client-sim output:\n", sim.log());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  std::ifstream summary(dir + "/summary.json");
+  REQUIRE(summary.good());
+  check_clean(nlohmann::json::parse(summary), 50, false);
 
   httplib::Client admin("127.0.0.1", server.admin_port);
   auto metrics = admin.Get("/metrics");
