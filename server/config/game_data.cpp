@@ -59,14 +59,22 @@ class GameDataLoader {
       walk_.error("", 0, "expected the sections properties and types; the file is empty");
       return;
     }
-    YAML::Node properties, types;
-    bool has_properties = false, has_types = false;
+    YAML::Node properties, types, actions, events;
+    bool has_properties = false, has_types = false, has_actions = false, has_events = false;
     int types_line = line_of(root);
-    walk_.map(root, "", line_of(root), {"properties", "types"},
+    walk_.map(root, "", line_of(root), {"properties", "types", "actions", "events"},
               [&](const std::string& key, const YAML::Node& value, int line) {
                 if (key == "properties") {
                   properties = value;
                   has_properties = true;
+                }
+                if (key == "actions") {
+                  actions = value;
+                  has_actions = true;
+                }
+                if (key == "events") {
+                  events = value;
+                  has_events = true;
                 }
                 if (key == "types") {
                   types = value;
@@ -78,6 +86,18 @@ class GameDataLoader {
       walk_.named_map(properties, "properties", line_of(properties),
                       [&](const std::string& name, const YAML::Node& value, int line) {
                         property(name, value, line);
+                      });
+    }
+    if (has_actions) {
+      walk_.named_map(actions, "actions", line_of(actions),
+                      [&](const std::string& name, const YAML::Node& value, int line) {
+                        action(name, value, line);
+                      });
+    }
+    if (has_events) {
+      walk_.named_map(events, "events", line_of(events),
+                      [&](const std::string& name, const YAML::Node& value, int line) {
+                        event(name, value, line);
                       });
     }
     if (!has_types) {
@@ -173,6 +193,110 @@ class GameDataLoader {
       walk_.error(path, line, *error);
       refused_.push_back(name);
     }
+  }
+
+  // A text of at most kMaxUnitBytes (a description), or an error.
+  void description(const std::string& full, const YAML::Node& value, int line, std::string& out) {
+    const auto word = word_of(value);
+    if (!word || word->size() > protocol::kMaxUnitBytes) {
+      walk_.error(full, line,
+                  fmt::format("expected a text of at most {} bytes, got {}", protocol::kMaxUnitBytes,
+                              describe_found(to_raw(value))));
+      return;
+    }
+    out = *word;
+  }
+
+  void action(const std::string& name, const YAML::Node& node, int line) {
+    const std::string path = "actions." + name;
+    protocol::ActionSpec a;
+    a.name = name;
+    const std::size_t errors_before = out_.errors.size();
+    walk_.map(node, path, line, {"target", "args", "description"},
+              [&](const std::string& key, const YAML::Node& value, int key_line) {
+                const std::string full = path + "." + key;
+                const auto word = word_of(value);
+                if (key == "target") {
+                  if (word == "none") {
+                    a.target = protocol::ActionTarget::kNone;
+                  } else if (word == "entity") {
+                    a.target = protocol::ActionTarget::kEntity;
+                  } else if (word == "optional") {
+                    a.target = protocol::ActionTarget::kOptional;
+                  } else {
+                    walk_.error(full, key_line,
+                                fmt::format("expected none, entity or optional, got {}",
+                                            describe_found(to_raw(value))));
+                  }
+                } else if (key == "args") {
+                  const auto n = integer_of(value);
+                  if (!n || *n < 0 || *n > static_cast<std::int64_t>(protocol::kMaxArgs)) {
+                    walk_.error(full, key_line,
+                                fmt::format("expected an integer >= 0 and <= {}, got {}",
+                                            protocol::kMaxArgs, describe_found(to_raw(value))));
+                  } else {
+                    a.args = static_cast<std::uint8_t>(*n);
+                  }
+                } else if (key == "description") {
+                  description(full, value, key_line, a.unit);
+                }
+              });
+    if (out_.errors.size() != errors_before || !node.IsMap()) return;
+    if (auto error = out_.data.schema.add_action(a)) walk_.error(path, line, *error);
+  }
+
+  void event(const std::string& name, const YAML::Node& node, int line) {
+    const std::string path = "events." + name;
+    protocol::EventSpec e;
+    e.name = name;
+    const std::size_t errors_before = out_.errors.size();
+    walk_.map(node, path, line, {"audience", "args", "text", "description"},
+              [&](const std::string& key, const YAML::Node& value, int key_line) {
+                const std::string full = path + "." + key;
+                const auto word = word_of(value);
+                if (key == "audience") {
+                  if (word == "everyone") {
+                    e.audience = protocol::Audience::kEveryone;
+                  } else if (word == "owner") {
+                    e.audience = protocol::Audience::kOwner;
+                  } else if (word == "party") {
+                    e.audience = protocol::Audience::kParty;
+                  } else {
+                    walk_.error(full, key_line,
+                                fmt::format("expected everyone, owner or party, got {}",
+                                            describe_found(to_raw(value))));
+                  }
+                } else if (key == "args") {
+                  if (!value.IsSequence()) {
+                    walk_.error(full, key_line,
+                                fmt::format("expected a list of argument names, got {}",
+                                            describe_found(to_raw(value))));
+                    return;
+                  }
+                  for (const YAML::Node& arg : value) {
+                    const auto arg_name = word_of(arg);
+                    if (!arg_name) {
+                      walk_.error(full, line_of(arg),
+                                  fmt::format("expected an argument name, got {}",
+                                              describe_found(to_raw(arg))));
+                      return;
+                    }
+                    e.args.push_back(*arg_name);
+                  }
+                } else if (key == "text") {
+                  if (word == "true" || word == "false") {
+                    e.text = *word == "true";
+                  } else {
+                    walk_.error(full, key_line,
+                                fmt::format("expected true or false, got {}",
+                                            describe_found(to_raw(value))));
+                  }
+                } else if (key == "description") {
+                  description(full, value, key_line, e.unit);
+                }
+              });
+    if (out_.errors.size() != errors_before || !node.IsMap()) return;
+    if (auto error = out_.data.schema.add_event(e)) walk_.error(path, line, *error);
   }
 
   void type(const std::string& name, const YAML::Node& node, int line,

@@ -16,6 +16,7 @@
 #include "aoi/static_grid.hpp"
 #include "util/splitmix64.hpp"
 #include "world/entity.hpp"
+#include "world/event_log.hpp"
 #include "world/game_types.hpp"
 #include "world/groups.hpp"
 #include "world/npc_brain.hpp"
@@ -164,6 +165,10 @@ class World {
   void set_property(std::uint32_t slot, std::size_t property, std::int64_t value);
   // Copies an entity's type and properties out (a ghost report, a handoff).
   PropertyValues property_values(std::uint32_t slot) const;
+  // This tick's events (world/event_log.hpp): the game's rules emit them, replication
+  // delivers them; the zone clears the log at the start of every tick.
+  EventLog& events() { return events_; }
+  const EventLog& events() const { return events_; }
   // One past the highest slot ever used (slots index per-entity arrays).
   std::uint32_t slot_count() const { return static_cast<std::uint32_t>(entities_.size()); }
   const Entity* find(EntityId id) const;
@@ -235,6 +240,7 @@ class World {
   std::vector<NpcBrain> npcs_;
   Groups parties_;
   Groups guilds_;
+  EventLog events_;
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
   EntityId next_id_;                      // first_entity_id(zone_index), then counting up
   std::vector<std::uint32_t> crossings_;  // the last step's

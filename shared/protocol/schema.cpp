@@ -29,6 +29,8 @@ Schema::Schema() {
       engine_field("guild", kAbsolute, 32, "guild id, 0 none (GuildStatus.guild)"),
   };
   types_ = {{"player", EntityKind::kPlayer}, {"npc", EntityKind::kNpc}};
+  events_ = {{"chat", Audience::kEveryone, {"channel"}, true,
+              "a chat line: channel 0 say, 1 party, 2 guild, 3 whisper, 4 zone, 5 system"}};
   recompute_masks();
 }
 
@@ -51,6 +53,75 @@ std::optional<std::size_t> Schema::find_type(std::string_view name) const {
   for (std::size_t i = 0; i < types_.size(); ++i) {
     if (types_[i].name == name) return i;
   }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Schema::find_action(std::string_view name) const {
+  for (std::size_t i = 0; i < actions_.size(); ++i) {
+    if (actions_[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> Schema::find_event(std::string_view name) const {
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (events_[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Schema::add_action(ActionSpec action) {
+  if (!valid_name(action.name)) {
+    return "action name '" + action.name +
+           "' is not an identifier ([a-z][a-z0-9_]*, at most 32 bytes)";
+  }
+  if (find_action(action.name)) return "action '" + action.name + "' is declared twice";
+  if (actions_.size() >= kMaxActions) {
+    return "too many actions (at most " + std::to_string(kMaxActions) + ")";
+  }
+  if (action.args > kMaxArgs) {
+    return "action '" + action.name + "': at most " + std::to_string(kMaxArgs) + " arguments";
+  }
+  if (action.target > ActionTarget::kOptional) {
+    return "action '" + action.name + "': unknown target rule";
+  }
+  if (action.unit.size() > kMaxUnitBytes) {
+    return "action '" + action.name + "': its description is longer than " +
+           std::to_string(kMaxUnitBytes) + " bytes";
+  }
+  actions_.push_back(std::move(action));
+  return std::nullopt;
+}
+
+std::optional<std::string> Schema::add_event(EventSpec event) {
+  if (!valid_name(event.name)) {
+    return "event name '" + event.name +
+           "' is not an identifier ([a-z][a-z0-9_]*, at most 32 bytes)";
+  }
+  if (const auto kind = find_event(event.name)) {
+    if (*kind < kEngineEventCount) {
+      return "'" + event.name + "' is one of the engine's events (chat): an event needs another name";
+    }
+    return "event '" + event.name + "' is declared twice";
+  }
+  if (events_.size() >= kMaxEvents) {
+    return "too many events (at most " + std::to_string(kMaxEvents) + ")";
+  }
+  if (event.args.size() > kMaxArgs) {
+    return "event '" + event.name + "': at most " + std::to_string(kMaxArgs) + " arguments";
+  }
+  for (const std::string& arg : event.args) {
+    if (!valid_name(arg)) {
+      return "event '" + event.name + "': argument name '" + arg +
+             "' is not an identifier ([a-z][a-z0-9_]*, at most 32 bytes)";
+    }
+  }
+  if (event.audience > Audience::kParty) return "event '" + event.name + "': unknown audience";
+  if (event.unit.size() > kMaxUnitBytes) {
+    return "event '" + event.name + "': its description is longer than " +
+           std::to_string(kMaxUnitBytes) + " bytes";
+  }
+  events_.push_back(std::move(event));
   return std::nullopt;
 }
 

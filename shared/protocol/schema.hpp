@@ -1,4 +1,5 @@
-// The one schema: every replicated field of an entity and every entity type, as a table
+// The one schema: every replicated field of an entity, every entity type, and the
+// actions and events of the game, as a table
 // that every part of replication reads at run time. The server builds it at start-up
 // from the engine's own rows and the game's data (configs/game/), sends it to each client
 // in its Welcome, and the snapshot codec, the client's replica, the truth check and the
@@ -60,6 +61,59 @@ struct EntityTypeSpec {
   friend bool operator==(const EntityTypeSpec&, const EntityTypeSpec&) = default;
 };
 
+// An action a client may ask for (the Action message names it by its index in the
+// schema's actions): what it must name as its target, and how many integer arguments it
+// takes. The game's data declares them; the rules (scripts) decide what they do.
+enum class ActionTarget : std::uint8_t {
+  kNone = 0,      // the action names no entity (target 0)
+  kEntity = 1,    // it names an entity the player holds
+  kOptional = 2,  // either
+};
+
+inline constexpr std::size_t kMaxArgs = 4;  // integer arguments of an action or an event
+
+struct ActionSpec {
+  std::string name;  // [a-z][a-z0-9_]*, at most kMaxFieldNameBytes
+  ActionTarget target = ActionTarget::kNone;
+  std::uint8_t args = 0;  // 0 .. kMaxArgs: an Action carries at most this many
+  std::string unit;       // what it does, for people (sent with the schema)
+  friend bool operator==(const ActionSpec&, const ActionSpec&) = default;
+};
+
+// An event the server sends about an entity (a hit, a death, an emote, a chat line):
+// its index in the schema's events is the kind an Event message carries. Row 0 is the
+// engine's chat line; the game's events follow.
+struct EventSpec {
+  std::string name;  // [a-z][a-z0-9_]*, at most kMaxFieldNameBytes
+  // Who receives an event about an entity: every client that holds the entity (and its
+  // own player), its own player only, or its player and party members who hold it.
+  Audience audience = Audience::kEveryone;
+  std::vector<std::string> args;  // the names of its integer arguments, 0 .. kMaxArgs
+  bool text = false;              // carries a text (at most kMaxEventText bytes of UTF-8)
+  std::string unit;               // what it means, for people (sent with the schema)
+  friend bool operator==(const EventSpec&, const EventSpec&) = default;
+};
+
+// The engine's event kinds.
+enum EventKind : std::uint16_t {
+  kChatEvent = 0,  // a chat line: args [channel], text; its speaker's name in Event.name
+  kEngineEventCount = 1
+};
+// A chat line's channel (the chat event's first argument).
+enum class ChatChannel : std::uint8_t {
+  kSay = 0,      // the speaker's observers: every client that holds the speaker
+  kParty = 1,    // the speaker's party
+  kGuild = 2,    // the speaker's guild
+  kWhisper = 3,  // one player, by name
+  kZone = 4,     // everyone in the zone
+  kSystem = 5,   // from the server (an operator's broadcast, a rule's notice)
+};
+inline constexpr std::uint8_t kChatChannelCount = 6;
+
+inline constexpr std::size_t kMaxActions = 255;
+inline constexpr std::size_t kMaxEvents = 255;
+inline constexpr std::size_t kMaxEventText = 255;  // bytes of a chat line or event text
+
 inline constexpr std::size_t kMaxFields = 64;
 inline constexpr std::size_t kMaxEntityTypes = 255;
 inline constexpr std::size_t kMaxFieldNameBytes = 32;
@@ -96,13 +150,21 @@ class Schema {
   std::optional<std::string> add_type(EntityTypeSpec type);
   // Replaces the types (the game's data names its own; at least one player type).
   std::optional<std::string> set_types(std::vector<EntityTypeSpec> types);
+  // Adds an action, or an event after the engine's; the same checks (and at most
+  // kMaxArgs arguments, each argument name an identifier).
+  std::optional<std::string> add_action(ActionSpec action);
+  std::optional<std::string> add_event(EventSpec event);
 
   std::size_t size() const { return fields_.size(); }
   const FieldSpec& field(std::size_t row) const { return fields_[row]; }
   std::span<const FieldSpec> fields() const { return fields_; }
   std::span<const EntityTypeSpec> types() const { return types_; }
+  std::span<const ActionSpec> actions() const { return actions_; }
+  std::span<const EventSpec> events() const { return events_; }
   std::optional<std::size_t> find_field(std::string_view name) const;
   std::optional<std::size_t> find_type(std::string_view name) const;
+  std::optional<std::size_t> find_action(std::string_view name) const;
+  std::optional<std::size_t> find_event(std::string_view name) const;
 
   // Bits of the rows each audience may receive about an entity that is not its own:
   // everyone's rows, and everyone's plus the party's.
@@ -117,7 +179,8 @@ class Schema {
   std::uint8_t bits(std::size_t row) const { return bits_[row]; }
 
   friend bool operator==(const Schema& a, const Schema& b) {
-    return a.fields_ == b.fields_ && a.types_ == b.types_;
+    return a.fields_ == b.fields_ && a.types_ == b.types_ && a.actions_ == b.actions_ &&
+           a.events_ == b.events_;
   }
 
   // Well-formed identifier: [a-z][a-z0-9_]*, 1 .. kMaxFieldNameBytes bytes.
@@ -127,6 +190,8 @@ class Schema {
   void recompute_masks();
   std::vector<FieldSpec> fields_;
   std::vector<EntityTypeSpec> types_;
+  std::vector<ActionSpec> actions_;
+  std::vector<EventSpec> events_;
   std::uint64_t public_mask_ = 0;
   std::uint64_t party_mask_ = 0;
   std::uint64_t immediate_mask_ = 0;
