@@ -332,7 +332,8 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
     w.counter("zone_transfers_out_total", "Players whose clients were sent to another zone.",
               m.transfers_out);
     w.counter("zone_arrival_tokens_refused_total",
-              "Hellos with a transfer token this zone did not issue, or already used, or expired.",
+              "Hellos with a transfer token this zone did not issue, or already used, or expired, "
+              "or (ticket mode) with the ticket of another login than the token's player.",
               m.arrival_tokens_refused);
   }
   return w.take();

@@ -354,6 +354,19 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
     ++counters_.arrival_tokens_refused;
     return kick(s, DisconnectReason::BadHello, out);
   }
+  // In ticket mode a token is honoured only with a ticket of the login it was issued to
+  // (a token seen on the way is no way into someone else's character). The refusal
+  // leaves the token valid for its owner, like any refused Hello.
+  const world::Entity& arriving = world_.entity(it->slot);
+  if (s.account_id != 0 &&
+      (arriving.account != s.account_id || arriving.character != s.character_id)) {
+    ++counters_.arrival_tokens_refused;
+    log_session(log_, session_log_,
+                "refused peer {}.{}: transfer token of entity {} with the ticket of account {} "
+                "character {}",
+                s.peer.host, s.peer.index, arriving.id, s.account_id, s.character_id);
+    return kick(s, DisconnectReason::BadHello, out);
+  }
   const Arrival arrival = *it;
   arrivals_.erase(it);
   s.player_slot = arrival.slot;
@@ -384,7 +397,10 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
   s.client = replicator_.add_client(s.player_slot);
   if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
   peer_of_slot_[s.player_slot] = s.peer;
-  if (s.character_id != 0) slot_of_character_[s.character_id] = s.player_slot;
+  if (s.character_id != 0) {
+    slot_of_character_[s.character_id] = s.player_slot;
+    world_.set_login(s.player_slot, s.account_id, s.character_id);  // it travels with the entity
+  }
   if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
   peer_of_client_[s.client] = s.peer;
   s.phase = Session::Phase::kPlaying;

@@ -3,6 +3,7 @@
 // bot's replica with the server's ground truth at the same tick.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -588,4 +590,64 @@ TEST_CASE("client-sim with --ticket-key joins a zone in ticket mode - without it
   CHECK(metric(metrics->body, "zone_auth_tickets_accepted_total") == 50.0);
   server.process->signal(SIGTERM);
   CHECK(server.process->wait(5s) == 0);
+}
+
+// zone-ticket, the login service in a command: a key pair written once (the secret 0600),
+// a ticket issued with it that verifies as a zone would verify it, and the refusals.
+TEST_CASE("zone-ticket: keygen once, issue, and verify as a zone would") {
+  const std::string dir = temp_dir();
+  const auto run = [&dir](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), ZONE_TICKET_BIN);
+    auto p = std::make_unique<Process>(args, dir + "/" + log);
+    const auto code = p->wait(10s);
+    return std::pair{code.value_or(-1), p->log()};
+  };
+  REQUIRE(run({"keygen", "--out", dir}, "keygen.log").first == 0);
+  CHECK(
+      (std::filesystem::status(dir + "/ticket.key").permissions() & std::filesystem::perms::all) ==
+      (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  const auto again = run({"keygen", "--out", dir}, "keygen-2.log");
+  CHECK(again.first == 1);
+  CHECK_MESSAGE(again.second.find("File exists") != std::string::npos, again.second);
+
+  const std::vector<std::string> issue = {
+      "issue",  "--key", dir + "/ticket.key", "--account", "12", "--character", "34",
+      "--name", "Alice", "--world",           "emerald"};
+  const auto issued = run(issue, "issue.log");
+  REQUIRE_MESSAGE(issued.first == 0, issued.second);
+  std::string ticket = issued.second;
+  while (!ticket.empty() && std::isspace(static_cast<unsigned char>(ticket.back()))) {
+    ticket.pop_back();
+  }
+  CHECK(ticket.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(ticket.size() == 2 * (35 + 5 + 7 + 64));
+
+  const auto ok =
+      run({"verify", "--public-key", dir + "/ticket.pub", "--world", "emerald", "--ticket", ticket},
+          "verify.log");
+  CHECK_MESSAGE(ok.first == 0, ok.second);
+  CHECK(ok.second.find("account 12\ncharacter 34\nname Alice\nworld emerald\n") !=
+        std::string::npos);
+  const auto elsewhere =
+      run({"verify", "--public-key", dir + "/ticket.pub", "--world", "ruby", "--ticket", ticket},
+          "verify-2.log");
+  CHECK(elsewhere.first == 1);
+  CHECK(elsewhere.second.find("refused: wrong_world") != std::string::npos);
+  std::string altered = ticket;
+  altered[4] = altered[4] == '0' ? '1' : '0';  // the account id
+  const auto forged = run(
+      {"verify", "--public-key", dir + "/ticket.pub", "--world", "emerald", "--ticket", altered},
+      "verify-3.log");
+  CHECK(forged.first == 1);
+  CHECK(forged.second.find("refused: bad_signature") != std::string::npos);
+
+  // A name the zones would refuse, and a secret key others can read.
+  std::vector<std::string> bad_name = issue;
+  bad_name[8] = "new\nline";
+  CHECK(run(bad_name, "issue-2.log").first == 2);
+  std::filesystem::permissions(dir + "/ticket.key", std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  const auto readable = run(issue, "issue-3.log");
+  CHECK(readable.first == 1);
+  CHECK_MESSAGE(readable.second.find("chmod 600") != std::string::npos, readable.second);
 }
