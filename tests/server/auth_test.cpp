@@ -3,13 +3,18 @@
 // name, and lets a second login of a character take the first one's entity over.
 #include <doctest/doctest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "auth/issue.hpp"
 #include "auth/keys.hpp"
 #include "harness.hpp"
+#include "process.hpp"  // tests/support
 #include "test_util.hpp"
 
 using namespace std::chrono_literals;
@@ -241,4 +246,45 @@ TEST_CASE("auth: in open mode a ticket is ignored and the hello's name counts") 
   CHECK(zone.players() == 3);  // no characters in open mode: nothing to take over
   CHECK(zone.counters().tickets_accepted == 0);
   CHECK(zone.counters().takeovers == 0);
+}
+
+// The zone-server binary says at start-up who may join: a warning in open mode (the
+// shipped configs/zone.yaml), the world and key in ticket mode; and it refuses ticket mode
+// without a key, naming the key.
+TEST_CASE("auth: zone-server warns at start-up in open mode and needs a key for ticket mode") {
+  std::string dir = (std::filesystem::temp_directory_path() / "zone-auth-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  const std::string config = std::string(ZONE_SOURCE_DIR) + "/configs/zone.yaml";
+  const auto start = [&](const std::string& name, std::vector<std::string> args) {
+    args.insert(args.begin(), {ZONE_SERVER_BIN, "--config", config, "--port", "0", "--bind",
+                               "127.0.0.1", "--admin-port", "0"});
+    return test::Process(std::move(args), dir + "/" + name + ".log");
+  };
+  {
+    test::Process open = start("open", {});
+    CHECK_MESSAGE(
+        open.wait_for_log(std::regex("WARN .*(auth\\.mode is open: ANYONE)"), 10s).has_value(),
+        open.log());
+    open.signal(SIGTERM);
+    CHECK(open.wait(5s) == 0);
+  }
+  {
+    test::Process keyless = start("keyless", {"--set", "auth.mode=ticket"});
+    CHECK(keyless.wait(10s) == 2);
+    CHECK_MESSAGE(keyless.log().find("auth.public_key: auth.mode is ticket") != std::string::npos,
+                  keyless.log());
+  }
+  {
+    const LoginService login;
+    const std::string key = auth::to_hex(login.keys.public_key);
+    test::Process ticket =
+        start("ticket", {"--set", "auth.mode=ticket", "--set", "auth.public_key=" + key});
+    // auth.world "" is the zone's name: "zone" in the shipped config.
+    CHECK_MESSAGE(ticket.wait_for_log(std::regex("(login tickets required, for world 'zone')"), 10s)
+                      .has_value(),
+                  ticket.log());
+    CHECK(ticket.log().find("auth.mode is open") == std::string::npos);
+    ticket.signal(SIGTERM);
+    CHECK(ticket.wait(5s) == 0);
+  }
 }
