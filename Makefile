@@ -33,9 +33,9 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The Release binaries people run: the server, the bots and the benchmarks (the tests run
+# The Release binaries people run: the server, the bots, zone-ticket and the benchmarks (the tests run
 # in $(BUILD) and the sanitizer builds, so the Release tree does not build them).
-RELEASE_TARGETS ?= zone-server client-sim aoi-bench replication-bench
+RELEASE_TARGETS ?= zone-server client-sim zone-ticket aoi-bench replication-bench
 release: deps
 	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(RELEASE) -j $(JOBS) --target $(RELEASE_TARGETS)

@@ -8,12 +8,18 @@
 // --truth-token-file names, else from the environment variable ZONE_ADMIN_TOKEN. Not as a
 // command-line value, which every local user could read in the process list.
 //
+// In front of zones in ticket mode (auth.mode: ticket), --ticket-key names the login
+// service's secret key (zone-ticket keygen's ticket.key) and --ticket-world the zones'
+// auth.world: each bot then says Hello with a ticket of its own (bot i is account and
+// character i + 1).
+//
 // Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches or
 // crossed --fail-if thresholds; 2 bad arguments or scenario.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +28,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "auth/key_files.hpp"
 #include "net/enet_host.hpp"
 #include "sim/scenario.hpp"
 #include "sim/summary.hpp"
@@ -67,6 +74,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> fail_if_text;
   zone::sim::SwarmOptions o;
   bool quiet = false;
+  std::string ticket_key_file, ticket_world;
+  std::uint64_t ticket_ttl_s = 3600;
   app.add_option("--server", server, "zone server HOST:PORT")->capture_default_str();
   app.add_option("--bots", o.bots, "number of bots")
       ->capture_default_str()
@@ -105,6 +114,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 256u));
   app.add_option("--fail-if", fail_if_text,
                  "fail the run if METRIC>VALUE or METRIC<VALUE (repeatable), e.g. rtt_p99_ms>100");
+  app.add_option("--ticket-key", ticket_key_file,
+                 "login tickets for the bots, signed with this secret key file (zone-ticket "
+                 "keygen's ticket.key): for zones in ticket mode");
+  app.add_option("--ticket-world", ticket_world,
+                 "the world the bots' tickets are for (the zones' auth.world, or the zone's "
+                 "name); needed with --ticket-key");
+  app.add_option("--ticket-ttl", ticket_ttl_s, "seconds a bot's ticket is valid")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10} * 365 * 86400));
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_flag("--light", o.light,
                "bots acknowledge snapshots without rebuilding replicas (no invariant or truth "
@@ -117,6 +135,23 @@ int main(int argc, char** argv) {
   o.progress = !quiet;
   if (o.light && !truth.empty()) {
     std::fprintf(stderr, "--light and --truth exclude each other: light bots keep no replica\n");
+    return 2;
+  }
+  if (!ticket_key_file.empty()) {
+    if (ticket_world.empty()) {
+      std::fprintf(stderr, "--ticket-key needs --ticket-world (the zones' auth.world)\n");
+      return 2;
+    }
+    std::string error;
+    const std::optional<zone::auth::SecretKey> key =
+        zone::auth::read_secret_key_file(ticket_key_file, error);
+    if (!key) {
+      std::fprintf(stderr, "--ticket-key %s\n", error.c_str());
+      return 2;
+    }
+    o.tickets = zone::sim::BotTickets{*key, ticket_world, ticket_ttl_s};
+  } else if (!ticket_world.empty()) {
+    std::fprintf(stderr, "--ticket-world needs --ticket-key\n");
     return 2;
   }
   if (!split_host_port(server, o.server_host, o.server_port)) {

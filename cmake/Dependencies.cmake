@@ -46,6 +46,10 @@ zone_require(NATS_FOUND libnats-dev)
 pkg_check_modules(LUA QUIET IMPORTED_TARGET lua5.4)
 zone_require(LUA_FOUND liblua5.4-dev)
 
+# libsodium: Ed25519 signatures of login tickets (server/auth, docs/protocol.md "Tickets").
+pkg_check_modules(SODIUM QUIET IMPORTED_TARGET libsodium)
+zone_require(SODIUM_FOUND libsodium-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)

@@ -16,6 +16,7 @@ packages=(
   libbenchmark-dev
   libnats-dev
   liblua5.4-dev
+  libsodium-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the

@@ -52,7 +52,8 @@ void Bot::connect_transfer(net::EnetHost& host) {
 void Bot::on_connect(net::EnetHost& host) {
   protocol::build_hello(
       fbb_, protocol_version_, name_,
-      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>());
+      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>(),
+      ticket_);
   host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
   ++counters_.packets_out;
   counters_.bytes_out += fbb_.GetSize();

@@ -135,6 +135,9 @@ class Bot {
     transfer_.token = std::move(token);
     arriving_ = true;
   }
+  // The login ticket every Hello of this bot carries (a zone in ticket mode requires one;
+  // docs/protocol.md, "Tickets"), after a Transfer too; set before connecting.
+  void set_ticket(std::vector<std::uint8_t> ticket) { ticket_ = std::move(ticket); }
   // Protocol version to announce; tests change it to provoke a refusal.
   void set_protocol_version(std::uint16_t v) { protocol_version_ = v; }
   // Light mode: snapshots are verified and acknowledged once every part of a tick has
@@ -171,8 +174,9 @@ class Bot {
   replica::FrameReplica replica_;
   std::uint32_t disconnect_reason_ = 0;
   TransferInfo transfer_;
-  bool transfer_pending_ = false;  // a Transfer came: the coming goodbye is expected
-  bool arriving_ = false;          // connected with a transfer token, awaiting the Welcome
+  std::vector<std::uint8_t> ticket_;  // empty: none
+  bool transfer_pending_ = false;     // a Transfer came: the coming goodbye is expected
+  bool arriving_ = false;             // connected with a transfer token, awaiting the Welcome
   std::uint64_t transfers_ = 0;
   std::uint64_t transfer_id_changes_ = 0;
   std::uint32_t sequence_ = 0;

@@ -111,6 +111,9 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   slot.bot = std::make_unique<client::Bot>(fmt::format("bot-{}", options_.first_bot + index));
   slot.bot->set_zone_statics(&options_.static_truth);
   slot.bot->set_light(options_.light);
+  if (options_.tickets) {
+    slot.bot->set_ticket(options_.tickets->issue(options_.first_bot + index, slot.bot->name()));
+  }
   slot.bot->connect(*hosts_[slot.host], options_.server_host, options_.server_port);
   bot_of_peer_[slot.host][slot.bot->peer().index] = static_cast<std::int32_t>(index);
   slot.driver = DriverState{};

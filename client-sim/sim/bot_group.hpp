@@ -17,6 +17,7 @@
 
 #include "client/bot.hpp"
 #include "net/enet_host.hpp"
+#include "sim/bot_tickets.hpp"
 #include "sim/driver.hpp"
 #include "sim/scenario.hpp"
 #include "sim/truth_check.hpp"
@@ -39,6 +40,8 @@ struct GroupOptions {
   // Each zone's static map (by the Welcome's zone name), for the bots' exact check of
   // the static layer; a bot in a zone without one checks against its position only.
   client::ZoneStatics static_truth;
+  // Login tickets for the bots (client-sim --ticket-key); none: hellos without one.
+  std::optional<BotTickets> tickets;
 };
 
 // What a group reports: counters since the start, and this moment's state.

@@ -56,6 +56,7 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
     o.seed = options.seed + 0x9E3779B97F4A7C15ull * g;
     o.party_seed = options.seed;
     o.light = options.light;
+    o.tickets = options.tickets;
     o.progress = options.progress;
     groups_.push_back(std::make_unique<BotGroup>(o, scenario));
   }

@@ -41,9 +41,10 @@ struct SwarmOptions {
   std::vector<TruthSource> truth;
   std::string truth_token;  // the servers' admin token, sent as a bearer token
   double truth_interval_s = 1.0;
-  double settle_s = 2.0;  // no truth checks before this (initial joins)
-  bool progress = true;   // the once-per-second line on stderr
-  bool light = false;     // bots skip replicas (see client::Bot::set_light)
+  double settle_s = 2.0;              // no truth checks before this (initial joins)
+  bool progress = true;               // the once-per-second line on stderr
+  bool light = false;                 // bots skip replicas (see client::Bot::set_light)
+  std::optional<BotTickets> tickets;  // --ticket-key: the bots log in with tickets
 };
 
 class Swarm {

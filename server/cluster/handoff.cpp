@@ -118,7 +118,9 @@ void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, Ha
                                              .y = m.entity.y,
                                              .heading = m.entity.heading,
                                              .properties = m.entity.properties,
-                                             .name = m.entity.name});
+                                             .name = m.entity.name,
+                                             .account = m.entity.account,
+                                             .character = m.entity.character});
     if (slot == world::World::kNoSlot) {
       answer.result = TransferResult::kIdInUse;
     } else {
@@ -210,6 +212,8 @@ void GhostExchange::offer_crossings(Clock::time_point now) {
                     .properties = world_.property_values(slot),
                     .party_key = world_.parties().key_of(e.party),
                     .guild_key = world_.guilds().key_of(e.guild),
+                    .account = e.account,
+                    .character = e.character,
                     .name = e.name};
     send_handoff(to->index, offer);
     offers_.push_back({offer.request, slot, e.id, to->index, now + params_.handoff_timeout});

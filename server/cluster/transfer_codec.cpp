@@ -11,7 +11,8 @@ namespace {
 
 // Layout (docs/world.md): u8 magic, u8 version, u8 kind, u8 sender, u32 request, u32 id,
 // then for an offer: u8 entity kind, f64 x, f64 y, f32 heading, u16 type, u8 property
-// count, per property a zigzag varint, u64 party key, u64 guild key, u8 name length, name;
+// count, per property a zigzag varint, u64 party key, u64 guild key, u64 account, u64
+// character, u8 name length, name;
 // for an answer:
 // u8 result, 16 token bytes, u16 port, u8 host length, host.
 constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 4;
@@ -53,7 +54,7 @@ const char* to_string(TransferResult r) {
 void encode(const TransferMessage& m, std::vector<std::uint8_t>& out) {
   std::size_t size = kHeaderBytes;
   if (m.kind == TransferKind::kOffer) {
-    size += 1 + 8 + 8 + 4 + 2 + 1 + 8 + 8 + 1 + std::min(m.entity.name.size(), kMaxText);
+    size += 1 + 8 + 8 + 4 + 2 + 1 + 8 + 8 + 8 + 8 + 1 + std::min(m.entity.name.size(), kMaxText);
     for (const std::int32_t v : m.entity.properties.view()) {
       size += protocol::varint_size(protocol::zigzag(v));
     }
@@ -79,6 +80,8 @@ void encode(const TransferMessage& m, std::vector<std::uint8_t>& out) {
     for (const std::int32_t v : e.properties.view()) w.svarint(v);
     w.u64(e.party_key);
     w.u64(e.guild_key);
+    w.u64(e.account);
+    w.u64(e.character);
     text(w, e.name);
   } else if (m.kind == TransferKind::kAnswer) {
     w.u8(static_cast<std::uint8_t>(m.result));
@@ -114,6 +117,8 @@ TransferDecodeError decode(std::span<const std::uint8_t> bytes, TransferMessage&
     for (std::size_t p = 0; p < properties; ++p) e.properties.values[p] = r.svarint();
     e.party_key = r.u64();
     e.guild_key = r.u64();
+    e.account = r.u64();
+    e.character = r.u64();
     e.name = read_text(r);
     if (r.failed()) return TransferDecodeError::kTruncated;
     if (entity_kind > 1 || !coordinate_ok(e.x) || !coordinate_ok(e.y) ||

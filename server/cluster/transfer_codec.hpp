@@ -19,7 +19,7 @@
 namespace zone::cluster {
 
 inline constexpr std::uint8_t kTransferMagic = 0x54;  // 'T'
-inline constexpr std::uint8_t kTransferVersion = 2;   // 2: game properties
+inline constexpr std::uint8_t kTransferVersion = 3;   // 2: game properties; 3: the login
 inline constexpr std::size_t kTransferTokenBytes = 16;
 using TransferToken = std::array<std::uint8_t, kTransferTokenBytes>;
 
@@ -48,6 +48,10 @@ struct TransferEntity {
   // keys are what membership means across zones.
   std::uint64_t party_key = 0;
   std::uint64_t guild_key = 0;
+  // A player's login (ticket mode; 0 otherwise): the receiver honours the transfer token
+  // only with a ticket of this account and character.
+  std::uint64_t account = 0;
+  std::uint64_t character = 0;
   std::string name;
 };
 

@@ -33,6 +33,11 @@ inline constexpr std::array<EnumName<LogLevel>, 5> kLogLevelNames{{
     {"error", LogLevel::kError},
 }};
 
+inline constexpr std::array<EnumName<AuthMode>, 2> kAuthModeNames{{
+    {"open", AuthMode::kOpen},
+    {"ticket", AuthMode::kTicket},
+}};
+
 // Generic look-ups over a name table.
 template <typename E, std::size_t N>
 constexpr std::optional<E> enum_from_name(const std::array<EnumName<E>, N>& names,

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "auth/keys.hpp"
 #include "config/capacity.hpp"
 #include "config/config_enums.hpp"
 #include "protocol/limits.hpp"
@@ -275,6 +276,16 @@ bool valid_ipv4(std::string_view s) {
   return inet_pton(AF_INET, text.c_str(), &address) == 1;
 }
 
+// auth.world: like a zone name, or "" for the zone's name.
+bool valid_world_or_empty(std::string_view s) {
+  return s.empty() || valid_zone_name(s);
+}
+
+// auth.public_key: an Ed25519 public key in hex (a valid curve point), or "" for none.
+bool valid_public_key_or_empty(std::string_view s) {
+  return s.empty() || auth::parse_public_key(s).has_value();
+}
+
 // admin.token_file: a path, or "" for none.
 bool valid_path_or_empty(std::string_view s) {
   return s.size() <= 4096 && std::none_of(s.begin(), s.end(), [](char ch) {
@@ -487,6 +498,10 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::limits, &LimitsConfig::handshake_timeout_ms>("limits.handshake_timeout_ms", 100, 60000),
     boolean<&ZoneConfig::limits, &LimitsConfig::loopback_exempt>("limits.loopback_exempt"),
 
+    choice<&ZoneConfig::auth, &AuthConfig::mode>("auth.mode", kAuthModeNames),
+    text<&ZoneConfig::auth, &AuthConfig::public_key>("auth.public_key", "an Ed25519 public key as 64 hexadecimal digits (zone-ticket keygen writes it to ticket.pub), or \"\" for none", valid_public_key_or_empty),
+    text<&ZoneConfig::auth, &AuthConfig::world>("auth.world", "a string of at most 64 bytes, no control characters, or \"\" for zone.name", valid_world_or_empty),
+
     choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
     integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),
 
@@ -579,6 +594,11 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.network.max_deferral_ms * c.tick.rate_hz >= 1000) return std::nullopt;
       return fmt::format("must be at least one tick ({} ms at tick.rate_hz {}), got {}",
                          (1000 + c.tick.rate_hz - 1) / c.tick.rate_hz, c.tick.rate_hz, c.network.max_deferral_ms);
+    }},
+    {{"auth.public_key", "auth.mode"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (c.auth.mode != AuthMode::kTicket || !c.auth.public_key.empty()) return std::nullopt;
+      return std::string("auth.mode is ticket: expected the login service's public key (zone-ticket keygen "
+                         "writes it to ticket.pub), got \"\"");
     }},
     {{"admin.token_env", "admin.token_file"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.admin.token_file.empty() || c.admin.token_env.empty()) return std::nullopt;

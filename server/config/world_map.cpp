@@ -429,6 +429,13 @@ std::vector<ConfigError> check_zone_in_world(const WorldMap& map, std::size_t in
                                   "{}, y {} .. {}); do not override world.* with --world",
                                   z.name, z.rect.min_x, z.rect.max_x, z.rect.min_y, z.rect.max_y)});
   }
+  if (config.auth.mode == AuthMode::kTicket && config.auth.world.empty()) {
+    errors.push_back({"auth.world", 0,
+                      fmt::format("expected the world's name in ticket mode: every zone of a world "
+                                  "must accept the same tickets, and \"\" would mean this zone's "
+                                  "name ('{}')",
+                                  z.name)});
+  }
   return errors;
 }
 

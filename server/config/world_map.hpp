@@ -91,7 +91,8 @@ void apply_world_zone(const WorldMap& map, std::size_t index, ZoneConfig& config
 // A zone's effective config against the map: the zone must see no further than the
 // ghost distance (aoi.view_radius + aoi.hysteresis <= ghosts.distance, and the AOI on),
 // or its players would miss entities across the border; and its bounds must still be its
-// rectangle. Errors name the zone config's keys.
+// rectangle; and in ticket mode auth.world must name the world (zones' names differ).
+// Errors name the zone config's keys.
 std::vector<ConfigError> check_zone_in_world(const WorldMap& map, std::size_t index,
                                              const ZoneConfig& config);
 

@@ -12,6 +12,7 @@ namespace zone::config {
 
 enum class NpcBehaviour : std::uint8_t { kIdle, kWander, kPatrol };
 enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
+enum class AuthMode : std::uint8_t { kOpen, kTicket };
 
 struct WorldConfig {
   double min_x = 0.0;  // metres
@@ -162,6 +163,15 @@ struct LimitsConfig {
   bool loopback_exempt = true;  // per-address limits skip 127.0.0.0/8 (this machine)
 };
 
+// Who may join (docs/protocol.md, "Tickets"; docs/security.md, "Accounts").
+struct AuthConfig {
+  // kOpen: a Hello's name is enough (anyone joins as anyone: local runs and tests only).
+  // kTicket: a Hello must carry a login ticket signed by the key below.
+  AuthMode mode = AuthMode::kOpen;
+  std::string public_key;  // the login service's Ed25519 public key, 64 hex digits
+  std::string world;       // the world name tickets must carry; "": zone.name
+};
+
 struct LogConfig {
   LogLevel level = LogLevel::kInfo;
   std::uint32_t status_interval_s = 10;
@@ -210,9 +220,16 @@ struct ZoneConfig {
   ChatConfig chat;
   ThreadsConfig threads;
   LimitsConfig limits;
+  AuthConfig auth;
   LogConfig log;
   AdminConfig admin;
   DebugConfig debug;
 };
+
+// The world name a ticket must carry to be let into this zone: auth.world, or the zone's
+// own name when that is empty (a zone alone is its own world).
+inline const std::string& ticket_world(const ZoneConfig& c) {
+  return c.auth.world.empty() ? c.name : c.auth.world;
+}
 
 }  // namespace zone::config

@@ -58,6 +58,11 @@ struct Entity {
   double vy = 0.0;
   std::uint16_t type = 0;  // index into the game's entity types (World::game())
   std::string name;
+  // A player's login in ticket mode (the ticket's account and character; 0 otherwise). It
+  // travels with the entity to other zones: a transfer token is honoured only for the
+  // account and character it was issued to (docs/protocol.md, "Tickets").
+  std::uint64_t account = 0;
+  std::uint64_t character = 0;
   GroupId party = kNoGroup;
   GroupId guild = kNoGroup;
   // Set by World::update_aoi each tick: the precision tier, and for an NPC whether a

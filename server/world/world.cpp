@@ -526,6 +526,8 @@ std::uint32_t World::adopt(const Arrival& a) {
   e.heading = a.heading;
   copy_properties(slot, a.properties);
   e.name = a.name;
+  e.account = a.account;
+  e.character = a.character;
   e.vx = e.vy = 0.0;
   e.crossing = false;
   e.cross_cooldown = 0;

@@ -110,11 +110,18 @@ class World {
     double heading = 0.0;
     PropertyValues properties;  // its type and game properties, as its old zone had them
     std::string name;
+    std::uint64_t account = 0;  // its login (Entity::account, character)
+    std::uint64_t character = 0;
   };
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   std::uint32_t adopt(const Arrival& arrival);
   // The player's client arrived: it observes from now on.
   void attach_player(std::uint32_t slot);
+  // The login a player plays under (ticket mode; see Entity::account).
+  void set_login(std::uint32_t slot, std::uint64_t account, std::uint64_t character) {
+    entities_[slot].account = account;
+    entities_[slot].character = character;
+  }
 
   // Parties and guilds (world/groups.hpp). A player asks for the group of `key` (0
   // leaves); its entity's party or guild field follows. Despawning a player leaves both.

@@ -1,6 +1,7 @@
 #include "zone/ingest.hpp"
 
 #include <algorithm>
+#include <ctime>
 
 #include "protocol/codec.hpp"
 
@@ -32,15 +33,42 @@ const char* to_string(DropReason r) {
   return "unknown";
 }
 
+void Ingest::check_ticket(const flatbuffers::Vector<std::uint8_t>* ticket, InboundEvent& out,
+                          std::string& name) {
+  out.ticket_checked = true;
+  out.has_ticket = ticket != nullptr && ticket->size() > 0;
+  if (!out.has_ticket) return;
+  // ENet hosts have at most 4,095 peers; anything beyond is not a peer to remember.
+  constexpr std::uint32_t kMaxPeers = 1 << 16;
+  if (out.peer.index < kMaxPeers) {
+    if (out.peer.index >= ticket_checked_.size()) ticket_checked_.resize(out.peer.index + 1);
+    if (ticket_checked_[out.peer.index]) {
+      out.ticket_error = auth::TicketError::kMalformed;  // a duplicate: never let in
+      return;
+    }
+    ticket_checked_[out.peer.index] = true;
+  }
+  auth::TicketClaims claims;
+  // Expiry is Unix time: the login service and the zone share the wall clock.
+  const auto now = static_cast<std::uint64_t>(std::time(nullptr));
+  out.ticket_error = verifier_->verify({ticket->data(), ticket->size()}, now, claims);
+  if (out.ticket_error != auth::TicketError::kNone) return;
+  out.account_id = claims.account_id;
+  out.character_id = claims.character_id;
+  name = std::move(claims.name);
+}
+
 void Ingest::on_event(const net::NetEvent& ev) {
   InboundEvent out;
   out.peer = ev.peer;
   out.at = std::chrono::steady_clock::now();
   std::string_view name;
+  std::string ticket_name;
   std::string_view token;
   switch (ev.type) {
     case net::NetEvent::Type::kConnect:
       out.kind = InboundEvent::Kind::kConnect;
+      if (ev.peer.index < ticket_checked_.size()) ticket_checked_[ev.peer.index] = false;
       break;
     case net::NetEvent::Type::kDisconnect:
       out.kind = InboundEvent::Kind::kDisconnect;
@@ -71,6 +99,10 @@ void Ingest::on_event(const net::NetEvent& ev) {
           out.kind = InboundEvent::Kind::kHello;
           out.data = hello->protocol_version();
           if (hello->player_name() != nullptr) name = hello->player_name()->string_view();
+          if (verifier_ != nullptr) {
+            check_ticket(hello->ticket(), out, ticket_name);
+            if (out.has_ticket && out.ticket_error == auth::TicketError::kNone) name = ticket_name;
+          }
           // An empty token is no token: a new player's hello.
           if (const auto* t = hello->transfer_token(); t != nullptr && t->size() > 0) {
             token = {reinterpret_cast<const char*>(t->data()), t->size()};

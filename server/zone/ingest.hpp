@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "auth/verifier.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/compact.hpp"
 #include "protocol/schema.hpp"
+#include "protocol/zone_generated.h"
 
 namespace zone {
 
@@ -68,6 +70,14 @@ struct InboundEvent {
   // kChat: the channel; its text is at name_at (name_size bytes) in Inbox::text, the
   // whisper's receiver right after it (token_size bytes).
   std::uint8_t chat_channel = 0;
+  // kHello in a zone that verifies tickets (auth.mode: ticket); the network thread
+  // verified the ticket. With ticket_error kNone the name above is the ticket's (not the
+  // Hello's player_name) and the ids are the ticket's.
+  bool ticket_checked = false;
+  bool has_ticket = false;  // the Hello carried a non-empty ticket
+  auth::TicketError ticket_error = auth::TicketError::kNone;
+  std::uint64_t account_id = 0;
+  std::uint64_t character_id = 0;
 };
 
 struct Inbox {
@@ -103,7 +113,11 @@ class Ingest {
     // disconnects always pass, so no session is ever lost track of).
     std::size_t max_events = 1 << 16;
   };
-  explicit Ingest(const Limits& limits) : limits_(limits) {}
+  // `verifier`: the zone's ticket verifier in ticket mode (it must outlive the Ingest),
+  // nullptr in open mode. Tickets are verified here, off the tick thread: a signature
+  // check costs tens of microseconds.
+  explicit Ingest(const Limits& limits, const auth::TicketVerifier* verifier = nullptr)
+      : limits_(limits), verifier_(verifier) {}
 
   // Network thread: decodes one event, staged until publish() (also on that thread)
   // hands the staged events to the tick in one go.
@@ -113,7 +127,16 @@ class Ingest {
   void take(Inbox& into);
 
  private:
+  // A Hello's ticket, checked: the event's verdict and ids; the ticket's name in `name`.
+  void check_ticket(const flatbuffers::Vector<std::uint8_t>* ticket, InboundEvent& out,
+                    std::string& name);
+
   Limits limits_;
+  const auth::TicketVerifier* verifier_;
+  // Peers (by index) whose ticket was checked since they connected: one signature check
+  // per connection, however many copies of its Hello a client sends (every later one is
+  // a duplicate hello to the session layer anyway).
+  std::vector<bool> ticket_checked_;
   Inbox staged_;  // the network thread's own
   std::mutex mutex_;
   Inbox queue_;

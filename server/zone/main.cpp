@@ -224,6 +224,16 @@ int main(int argc, char** argv) {
                : !cfg.admin.token_env.empty() ? "admin.token_env"
                                               : "the log above");
     }
+    if (cfg.auth.mode == zone::config::AuthMode::kOpen) {
+      log.warn(
+          "auth.mode is open: ANYONE WHO REACHES UDP port {} JOINS UNDER ANY NAME, as often as "
+          "they like, with no account. Fine for a local run; anywhere else set auth.mode: ticket "
+          "with the login service's auth.public_key (docs/security.md, \"Accounts\")",
+          server.port());
+    } else {
+      log.info("auth: login tickets required, for world '{}', signed by key {}",
+               zone::config::ticket_world(cfg), cfg.auth.public_key);
+    }
     log.debug("effective config:\n{}", zone::config::describe(cfg));
     return zone::run_zone(server, log,
                           {.poll_signal = [&signals] { return signals.poll(); },

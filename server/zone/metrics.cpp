@@ -365,6 +365,20 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
              "reason", m.drops);
   w.labelled("zone_disconnects_total", "counter", "Client disconnects, by reason.", "reason",
              m.disconnects);
+  w.gauge("zone_auth_ticket_mode",
+          "1 when joining needs a login ticket (auth.mode: ticket), 0 when anyone may join "
+          "under any name (open).",
+          m.ticket_mode ? 1.0 : 0.0);
+  w.labelled("zone_auth_refused_total", "counter",
+             "Hellos refused for their login ticket (ticket mode), by reason: missing, "
+             "malformed, unknown_version, bad_signature, wrong_world, expired, bad_name.",
+             "reason", m.tickets_refused);
+  w.counter("zone_auth_tickets_accepted_total", "Hellos let in with a good login ticket.",
+            m.tickets_accepted);
+  w.counter("zone_auth_takeovers_total",
+            "Logins of a character already playing here, which took its entity over (the older "
+            "connection closed with logged_in_elsewhere).",
+            m.takeovers);
   w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.", "result",
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
   w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",
@@ -378,7 +392,8 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
     w.counter("zone_transfers_out_total", "Players whose clients were sent to another zone.",
               m.transfers_out);
     w.counter("zone_arrival_tokens_refused_total",
-              "Hellos with a transfer token this zone did not issue, or already used, or expired.",
+              "Hellos with a transfer token this zone did not issue, or already used, or expired, "
+              "or (ticket mode) with the ticket of another login than the token's player.",
               m.arrival_tokens_refused);
   }
   return w.take();

@@ -143,6 +143,11 @@ struct ZoneMetrics {
   std::uint64_t leaves = 0;
   std::vector<LabelledCount> drops;        // by reason
   std::vector<LabelledCount> disconnects;  // by reason
+  // Login tickets (auth.mode): the mode, hellos refused by why, let in, take-overs.
+  bool ticket_mode = false;
+  std::vector<LabelledCount> tickets_refused;
+  std::uint64_t tickets_accepted = 0;
+  std::uint64_t takeovers = 0;
   std::uint64_t reloads_ok = 0;
   std::uint64_t reloads_failed = 0;
   bool last_reload_ok = true;

@@ -12,9 +12,10 @@ namespace zone {
 
 inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
-  // The rules' budgets size their VM, made once (a scripts reload keeps them).
-  constexpr std::array<std::string_view, 6> kSections = {"zone.",  "world.",   "admin.",
-                                                         "debug.", "threads.", "script."};
+  // The rules' budgets size their VM, made once (a scripts reload keeps them). auth: the
+  // network threads verify tickets with the key and world of the start.
+  constexpr std::array<std::string_view, 7> kSections = {
+      "zone.", "world.", "admin.", "debug.", "threads.", "script.", "auth."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
   // Chunks: a chunk's column and row mean something else under another size. The static

@@ -195,18 +195,28 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     // Despawning makes the AOI emit leave events to everyone who saw this player, and
     // takes it out of its party and guild, whose other members are told. A player handed
     // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
-    const world::GroupId party = world_.entity(s.player_slot).party;
-    const world::GroupId guild = world_.entity(s.player_slot).guild;
-    if (game_ != nullptr) game_->player_leaving(s.player_slot, keep_entity);
-    names_.remove(s.name, s.player_slot);
-    replicator_.remove_client(s.client);
+    const std::uint32_t slot = s.player_slot;
+    const world::GroupId party = world_.entity(slot).party;
+    const world::GroupId guild = world_.entity(slot).guild;
+    if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
+    names_.remove(s.name, slot);
+    detach_player(s);
     if (!keep_entity) {
-      world_.despawn(s.player_slot);
+      world_.despawn(slot);
       ++counters_.leaves;
     }
-    peer_of_slot_[s.player_slot] = net::PeerId{};
     if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
     if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
+  }
+  s = Session{};
+}
+
+void Sessions::detach_player(Session& s) {
+  replicator_.remove_client(s.client);
+  peer_of_slot_[s.player_slot] = net::PeerId{};
+  if (s.character_id != 0) {
+    const auto it = slot_of_character_.find(s.character_id);
+    if (it != slot_of_character_.end() && it->second == s.player_slot) slot_of_character_.erase(it);
   }
   s = Session{};
 }
@@ -252,10 +262,14 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
                 s.peer.host, s.peer.index, version, protocol::kProtocolVersion);
     return kick(s, DisconnectReason::ProtocolMismatch, out);
   }
-  if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
+  // In ticket mode the name is the ticket's, checked like any other.
+  if (ev.ticket_checked) {
+    if (!admit_ticket(s, ev, name, out)) return;
+  } else if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
   }
   if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
+  if (ev.ticket_checked && take_over(s, tick, out)) return;
   // Out of entity ids (67 million spawns in one run) counts as full, too.
   if (world_.player_count() >= config_.players.max_players || !world_.can_spawn()) {
     return kick(s, DisconnectReason::ServerFull, out);
@@ -267,6 +281,67 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
   const world::Entity& e = world_.entity(s.player_slot);
   log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
               s.name, e.id, e.x, e.y, world_.player_count());
+}
+
+bool Sessions::admit_ticket(Session& s, const InboundEvent& ev, std::string_view name,
+                            std::span<net::SendBatch> out) {
+  if (!ev.has_ticket) {
+    refuse_ticket(s, TicketRefusal::kMissing, out);
+    return false;
+  }
+  if (ev.ticket_error != auth::TicketError::kNone) {
+    refuse_ticket(s, refusal_of(ev.ticket_error), out);
+    return false;
+  }
+  // Signed, so the login service and this zone disagree on names (players.max_name_length):
+  // the client can do nothing about it but the operator must hear of it.
+  if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
+    refuse_ticket(s, TicketRefusal::kBadName, out);
+    return false;
+  }
+  s.account_id = ev.account_id;
+  s.character_id = ev.character_id;
+  ++counters_.tickets_accepted;
+  return true;
+}
+
+void Sessions::refuse_ticket(Session& s, TicketRefusal why, std::span<net::SendBatch> out) {
+  ++counters_.tickets_refused[static_cast<std::size_t>(why)];
+  log_session(log_, session_log_, "refused peer {}.{}: ticket {}", s.peer.host, s.peer.index,
+              to_string(why));
+  kick(s, disconnect_reason_of(why), out);
+}
+
+bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatch> out) {
+  const auto it = slot_of_character_.find(s.character_id);
+  if (it == slot_of_character_.end()) return false;
+  const std::uint32_t slot = it->second;
+  Session* old = find(peer_of_slot_[slot]);
+  if (old == nullptr || old->phase != Session::Phase::kPlaying) return false;
+  // The newest login wins: a player whose old connection is not dead yet (a network
+  // switch, a client restarted) gets straight back in. The entity stays, so nobody
+  // around sees it leave and come back; the old connection is told why it ends.
+  log_session(log_, session_log_,
+              "character {} (account {}) logged in again: peer {}.{} takes entity {} over from "
+              "peer {}.{}",
+              s.character_id, s.account_id, s.peer.host, s.peer.index, world_.entity(slot).id,
+              old->peer.host, old->peer.index);
+  ++counters_.disconnects[static_cast<std::size_t>(DisconnectReason::LoggedInElsewhere)];
+  ++counters_.takeovers;
+  out[old->peer.host].close(old->peer,
+                            static_cast<std::uint32_t>(DisconnectReason::LoggedInElsewhere), false);
+  detach_player(*old);
+  s.player_slot = slot;
+  s.name = world_.entity(slot).name;  // the entity keeps its name
+  start_playing(s, tick, out, /*fresh=*/false);
+  // Its party and guild are still its own: the new connection hears of them as after a
+  // join.
+  for (const auto kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
+    if (world_.entity(slot).group(kind) != world::kNoGroup) {
+      send_group_status(kind, slot, protocol::GroupResult::Joined, out);
+    }
+  }
+  return true;
 }
 
 void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
@@ -285,6 +360,19 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
   }
   if (Clock::now() >= it->deadline) {  // expired (expire_arrivals runs once a second)
     ++counters_.arrival_tokens_refused;
+    return kick(s, DisconnectReason::BadHello, out);
+  }
+  // In ticket mode a token is honoured only with a ticket of the login it was issued to
+  // (a token seen on the way is no way into someone else's character). The refusal
+  // leaves the token valid for its owner, like any refused Hello.
+  const world::Entity& arriving = world_.entity(it->slot);
+  if (s.account_id != 0 &&
+      (arriving.account != s.account_id || arriving.character != s.character_id)) {
+    ++counters_.arrival_tokens_refused;
+    log_session(log_, session_log_,
+                "refused peer {}.{}: transfer token of entity {} with the ticket of account {} "
+                "character {}",
+                s.peer.host, s.peer.index, arriving.id, s.account_id, s.character_id);
     return kick(s, DisconnectReason::BadHello, out);
   }
   const Arrival arrival = *it;
@@ -312,11 +400,16 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
               e.y, world_.player_count());
 }
 
-void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out) {
+void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out,
+                             bool fresh) {
   --awaiting_hello_;
   s.client = replicator_.add_client(s.player_slot);
   if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
   peer_of_slot_[s.player_slot] = s.peer;
+  if (s.character_id != 0) {
+    slot_of_character_[s.character_id] = s.player_slot;
+    world_.set_login(s.player_slot, s.account_id, s.character_id);  // it travels with the entity
+  }
   if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
   peer_of_client_[s.client] = s.peer;
   s.phase = Session::Phase::kPlaying;
@@ -339,6 +432,9 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                             protocol::kReliableChannel);
+  // A take-over (the same character, a new connection) is not a new player: the rules
+  // and the names already know it.
+  if (!fresh) return;
   names_.add(s.name, s.player_slot);
   if (game_ != nullptr) game_->player_joined(s.player_slot);
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
@@ -27,6 +28,7 @@
 #include "zone/ingest.hpp"
 #include "zone/token_bucket.hpp"
 #include "zone/logger.hpp"
+#include "zone/ticket_refusal.hpp"
 
 namespace zone {
 
@@ -68,6 +70,11 @@ struct SessionCounters {
   std::array<std::uint64_t, kActionStatuses> actions{};
   std::array<std::uint64_t, protocol::kChatChannelCount> chat_lines{};
   std::array<std::uint64_t, kChatStatuses> chat_refused{};
+  // Ticket mode (auth.mode: ticket): hellos refused for their ticket, by why; hellos let
+  // in with a good ticket; logins that took over a character online here.
+  std::array<std::uint64_t, kTicketRefusals> tickets_refused{};
+  std::uint64_t tickets_accepted = 0;
+  std::uint64_t takeovers = 0;
 };
 
 struct Session {
@@ -77,6 +84,9 @@ struct Session {
   std::uint32_t player_slot = 0;
   replication::ClientId client = 0;
   std::string name;
+  // The ticket's account and character (ticket mode); 0 in open mode.
+  std::uint64_t account_id = 0;
+  std::uint64_t character_id = 0;
   std::uint32_t last_sequence = 0;
   float intent_x = 0.0f;  // latest accepted movement intent
   float intent_y = 0.0f;
@@ -169,7 +179,18 @@ class Sessions {
   void on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, std::uint32_t tick,
                 std::span<net::SendBatch> out);
   // The player at s.player_slot starts playing: its replication client, the Welcome.
-  void start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out);
+  // `fresh`: a new player (or one arriving from another zone); false: a take-over of an
+  // entity already playing here.
+  void start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out,
+                     bool fresh = true);
+  // Ticket mode: lets the hello's verified ticket through, or refuses the connection
+  // (false) with the reason and a count.
+  bool admit_ticket(Session& s, const InboundEvent& ev, std::string_view name,
+                    std::span<net::SendBatch> out);
+  void refuse_ticket(Session& s, TicketRefusal why, std::span<net::SendBatch> out);
+  // Ticket mode: if s's character is online here, s takes its entity over (the older
+  // connection is closed with LoggedInElsewhere) and true is returned.
+  bool take_over(Session& s, std::uint32_t tick, std::span<net::SendBatch> out);
   // A hello with a transfer token: the player another zone handed over.
   void on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
                   std::span<net::SendBatch> out);
@@ -201,6 +222,9 @@ class Sessions {
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
   // Ends the session; `keep_entity`: the player stays in the world (handed over).
   void end_session(Session& s, bool keep_entity = false);
+  // A playing session lets go of its player: its replication client and its place in the
+  // tables; the entity and its groups stay as they are. The session is free afterwards.
+  void detach_player(Session& s);
 
   const config::ZoneConfig& config_;
   Logger& log_;
@@ -211,6 +235,8 @@ class Sessions {
   std::vector<std::vector<Session>> table_;  // by host, then peer slot
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
   std::vector<net::PeerId> peer_of_slot_;    // world slot -> its player's peer (or invalid)
+  // Ticket mode: the world slot of each character playing here (one login a character).
+  std::unordered_map<std::uint64_t, std::uint32_t> slot_of_character_;
   bool accepting_ = true;
   std::size_t awaiting_hello_ = 0;  // sessions in kAwaitingHello
   SessionCounters counters_;

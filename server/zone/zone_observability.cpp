@@ -31,6 +31,16 @@ const char* metric_label(DisconnectReason r) {
       return "client_quit";
     case DisconnectReason::Transferred:
       return "transferred";
+    case DisconnectReason::TicketRequired:
+      return "ticket_required";
+    case DisconnectReason::TicketInvalid:
+      return "ticket_invalid";
+    case DisconnectReason::TicketExpired:
+      return "ticket_expired";
+    case DisconnectReason::TicketWrongWorld:
+      return "ticket_wrong_world";
+    case DisconnectReason::LoggedInElsewhere:
+      return "logged_in_elsewhere";
   }
   return "unknown";
 }
@@ -118,6 +128,10 @@ void Observability::start(HostThreads hosts, std::size_t replication_workers) {
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) {
     metrics_.disconnects.push_back({metric_label(static_cast<DisconnectReason>(i)), 0});
   }
+  for (std::size_t i = 0; i < kTicketRefusals; ++i) {
+    metrics_.tickets_refused.push_back({to_string(static_cast<TicketRefusal>(i)), 0});
+  }
+  metrics_.ticket_mode = config_.auth.mode == config::AuthMode::kTicket;
   // Changed is a notice, never an answer to a request.
   for (std::size_t i = 0; i < kGroupResults; ++i) {
     const auto result = static_cast<protocol::GroupResult>(i);
@@ -301,6 +315,10 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.leaves = sc.leaves;
   for (std::size_t i = 0; i < kDropReasons; ++i) m.drops[i].value = sc.drops[i];
   for (std::size_t i = 0; i < kDisconnectReasons; ++i) m.disconnects[i].value = sc.disconnects[i];
+  for (std::size_t i = 0; i < kTicketRefusals; ++i)
+    m.tickets_refused[i].value = sc.tickets_refused[i];
+  m.tickets_accepted = sc.tickets_accepted;
+  m.takeovers = sc.takeovers;
 
   // Once a second: grid statistics (a pass over every cell) and per-client send rates.
   const auto now = std::chrono::steady_clock::now();

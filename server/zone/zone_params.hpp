@@ -3,7 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 
+#include "auth/verifier.hpp"
 #include "config/capacity.hpp"
 #include "config/static_map.hpp"
 #include "config/zone_config.hpp"
@@ -170,6 +174,16 @@ inline Ingest::Limits make_ingest_limits(const config::ZoneConfig& c) {
   // queue refuses more.
   l.max_events = std::max<std::size_t>(4096, std::size_t{8} * c.players.max_players);
   return l;
+}
+
+// The ticket verifier of a zone in ticket mode (auth.mode), nullptr in open mode. The
+// config was validated: its key is a valid one.
+inline std::unique_ptr<const auth::TicketVerifier> make_ticket_verifier(
+    const config::ZoneConfig& c) {
+  if (c.auth.mode != config::AuthMode::kTicket) return nullptr;
+  const std::optional<auth::PublicKey> key = auth::parse_public_key(c.auth.public_key);
+  if (!key) throw std::invalid_argument("auth.public_key is not a valid Ed25519 public key");
+  return std::make_unique<const auth::TicketVerifier>(*key, config::ticket_world(c));
 }
 
 }  // namespace zone

@@ -99,11 +99,12 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       observability_(config_, log_) {
   // The first host claims the port (an ephemeral one if 0 was asked): no other socket may
   // hold it; the others join it.
+  verifier_ = make_ticket_verifier(config);
   const std::uint32_t hosts = config::network_hosts(config);
   for (std::uint32_t h = 0; h < hosts; ++h) {
     net::HostOptions o = make_host_options(config, h);
     if (h > 0) o.port = hosts_.front()->port();
-    ingest_.push_back(std::make_unique<Ingest>(make_ingest_limits(config)));
+    ingest_.push_back(std::make_unique<Ingest>(make_ingest_limits(config), verifier_.get()));
     Ingest* in = ingest_.back().get();
     hosts_.push_back(std::make_unique<net::HostThread>(
         o, [in](const net::NetEvent& ev) { in->on_event(ev); }, [in] { in->publish(); }));

@@ -180,11 +180,13 @@ class ZoneServer {
   util::WorkerPool pool_;
   std::vector<replication::ReplicationWorker> workers_;
 
-  // The network: one host and one decoding queue per network thread.
-  std::vector<std::unique_ptr<Ingest>> ingest_;          // per host; outlives the hosts
-  std::vector<std::unique_ptr<net::HostThread>> hosts_;  // one thread each
-  std::vector<net::SendBatch> batches_;                  // per host, this tick's
-  Inbox inbox_;                                          // the events taken from one host's queue
+  // The network: one host and one decoding queue per network thread, and in ticket mode
+  // (auth.mode) the verifier the decoders check tickets with.
+  std::unique_ptr<const auth::TicketVerifier> verifier_;  // outlives the decoders
+  std::vector<std::unique_ptr<Ingest>> ingest_;           // per host; outlives the hosts
+  std::vector<std::unique_ptr<net::HostThread>> hosts_;   // one thread each
+  std::vector<net::SendBatch> batches_;                   // per host, this tick's
+  Inbox inbox_;                                           // the events taken from one host's queue
 
   Sessions sessions_;  // who is connected, and the session layer's rules
   // The game's rules (game.scripts_dir; none: every action is answered NotAllowed). The

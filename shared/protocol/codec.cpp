@@ -47,13 +47,17 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes, Par
 }
 
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
-                 std::string_view player_name, std::span<const std::uint8_t> transfer_token) {
+                 std::string_view player_name, std::span<const std::uint8_t> transfer_token,
+                 std::span<const std::uint8_t> ticket) {
   fbb.Clear();
+  const auto bytes = [&fbb](std::span<const std::uint8_t> b) {
+    return b.empty() ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
+                     : fbb.CreateVector(b.data(), b.size());
+  };
   const auto name = fbb.CreateString(player_name.data(), player_name.size());
-  const auto token = transfer_token.empty()
-                         ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
-                         : fbb.CreateVector(transfer_token.data(), transfer_token.size());
-  const auto hello = CreateHello(fbb, protocol_version, name, token);
+  const auto token = bytes(transfer_token);
+  const auto ticket_bytes = bytes(ticket);
+  const auto hello = CreateHello(fbb, protocol_version, name, token, ticket_bytes);
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
 }
 
@@ -261,6 +265,16 @@ const char* to_string(DisconnectReason reason) {
       return "client quit";
     case DisconnectReason::Transferred:
       return "transferred to another zone";
+    case DisconnectReason::TicketRequired:
+      return "a login ticket is required";
+    case DisconnectReason::TicketInvalid:
+      return "login ticket invalid";
+    case DisconnectReason::TicketExpired:
+      return "login ticket expired";
+    case DisconnectReason::TicketWrongWorld:
+      return "login ticket for another world";
+    case DisconnectReason::LoggedInElsewhere:
+      return "logged in elsewhere";
   }
   return "unknown";
 }

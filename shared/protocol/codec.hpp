@@ -35,9 +35,11 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
 
 // Builders: each clears `fbb`, writes one packet and finishes it.
 // A transfer token (after a Transfer message) makes it the hello of a player another
-// zone handed over; empty: a new player.
+// zone handed over; empty: a new player. A ticket (empty: none) is the login ticket a
+// zone in ticket mode requires.
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
-                 std::string_view player_name, std::span<const std::uint8_t> transfer_token = {});
+                 std::string_view player_name, std::span<const std::uint8_t> transfer_token = {},
+                 std::span<const std::uint8_t> ticket = {});
 
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);

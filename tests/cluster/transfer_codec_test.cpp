@@ -31,6 +31,8 @@ TransferMessage offer() {
               .properties = properties(0, {80, 100, -3}),
               .party_key = 0x1122334455667788ull,
               .guild_key = 9,
+              .account = 0xA0A1A2A3A4A5A6A7ull,
+              .character = 42,
               .name = "bob"};
   return m;
 }
@@ -66,6 +68,8 @@ TEST_CASE("transfer codec: offers, answers and cancels read back exactly") {
   CHECK(back.entity.heading == 1.5);
   CHECK(back.entity.properties == properties(0, {80, 100, -3}));
   CHECK(back.entity.party_key == o.entity.party_key);
+  CHECK(back.entity.account == 0xA0A1A2A3A4A5A6A7ull);  // the player's login (ticket mode)
+  CHECK(back.entity.character == 42);
   CHECK(back.entity.guild_key == 9);
   CHECK(back.entity.name == "bob");
 
@@ -116,7 +120,9 @@ TEST_CASE("transfer codec: foreign, future and damaged messages are refused with
     CHECK(decode(bytes, back) == TransferDecodeError::kNotTransfer);
   }
   SUBCASE("another version") {
-    bytes[1] = 3;
+    bytes[1] = kTransferVersion + 1;
+    CHECK(decode(bytes, back) == TransferDecodeError::kVersion);
+    bytes[1] = kTransferVersion - 1;  // 2: no login
     CHECK(decode(bytes, back) == TransferDecodeError::kVersion);
   }
   SUBCASE("an unknown kind") {

@@ -542,3 +542,80 @@ TEST_CASE("world: four zones in a 2 x 2 square: bots walk through the corner whe
     CHECK(z->process->wait(5s) == 0);
   }
 }
+
+// Login tickets in a world: both zones in ticket mode with one key and one auth.world;
+// client-sim signs each bot's ticket, and each bot presents it with every transfer token.
+// The handoff carries the player's login, and every token is honoured with its own
+// player's ticket: none is refused, and the bots play on across the border, truth-checked.
+TEST_CASE("world: in ticket mode bots carry their tickets across the border") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
+  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
+  std::string key;
+  std::ifstream(dir + "/ticket.pub") >> key;
+  REQUIRE(key.size() == 64);
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  const auto start = [&](const std::string& name) {
+    Zone z = zone::test::start_truth_zone(
+        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", "2", "--set",
+         "threads.workers=1", "--set", "threads.network=1", "--set", "auth.mode=ticket", "--set",
+         "auth.public_key=" + key, "--set", "auth.world=emerald"},
+        dir + "/" + name + ".log");
+    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
+    return z;
+  };
+  Zone west = start("west");
+  Zone east = start("east");
+  REQUIRE(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 0; }, 10s));
+
+  const int seconds = 20;
+  const int bots = 8;
+  const std::string token_file = dir + "/admin-token";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
+  Process sim({ZONE_CLIENT_SIM_BIN,
+               "--server",
+               "127.0.0.1:" + std::to_string(west.port),
+               "--bots",
+               std::to_string(bots),
+               "--duration",
+               std::to_string(seconds),
+               "--scenario",
+               ZONE_SOURCE_DIR "/configs/scenarios/border.yaml",
+               "--seed",
+               "5",
+               "--truth-token-file=" + token_file,
+               "--truth",
+               "127.0.0.1:" + std::to_string(west.admin_port),
+               "--truth",
+               "127.0.0.1:" + std::to_string(east.admin_port),
+               "--ticket-key",
+               dir + "/ticket.key",
+               "--ticket-world",
+               "emerald",
+               "--summary-json",
+               dir + "/summary.json",
+               "-q"},
+              dir + "/client-sim.log");
+  const nlohmann::json s = finish_sim(dir, sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == bots);
+  CHECK(s["disconnects"].get<int>() == 0);
+  CHECK(s["transfers"].get<int>() > bots);
+  CHECK(s["transfer_id_changes"].get<int>() == 0);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  const std::string arrived = "zone_arrivals_total\\{result=\"arrived\"\\}";
+  for (const Zone* z : {&west, &east}) {
+    CHECK(metric(*z, arrived).value_or(0) > 0);
+    CHECK(metric(*z, "zone_arrival_tokens_refused_total") == 0.0);
+    CHECK(metric(*z, "zone_auth_ticket_mode") == 1.0);
+  }
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}

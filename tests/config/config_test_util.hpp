@@ -67,6 +67,9 @@ inline void check_same(const ZoneConfig& a, const ZoneConfig& b) {
   CHECK(a.limits.max_client_packet_bytes == b.limits.max_client_packet_bytes);
   CHECK(a.limits.max_inputs_per_second == b.limits.max_inputs_per_second);
   CHECK(a.limits.max_bad_packets == b.limits.max_bad_packets);
+  CHECK(a.auth.mode == b.auth.mode);
+  CHECK(a.auth.public_key == b.auth.public_key);
+  CHECK(a.auth.world == b.auth.world);
   CHECK(a.log.level == b.log.level);
   CHECK(a.log.status_interval_s == b.log.status_interval_s);
 }

@@ -186,3 +186,44 @@ TEST_CASE("validate() bounds the chunks a player can hold, naming the keys invol
   CHECK(fractional[0].key == "chunks.size");
   CHECK(fractional[0].message == "expected a whole number of metres, got 16.5");
 }
+
+TEST_CASE(
+    "config auth: ticket mode needs a valid public key - the world defaults to the zone's name") {
+  // RFC 8032's first test key.
+  const std::string key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+  ZoneConfig c;
+  CHECK(c.auth.mode == AuthMode::kOpen);
+  CHECK(ticket_world(c) == "zone");
+  c.auth.mode = AuthMode::kTicket;
+  auto errors = validate(c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "auth.public_key");
+  CHECK(errors[0].message.find("auth.mode is ticket: expected the login service's public key") ==
+        0);
+  c.auth.public_key = key;
+  CHECK(validate(c).empty());
+  c.auth.world = "emerald";
+  CHECK(ticket_world(c) == "emerald");
+
+  const auto bad = [](std::string_view k, std::string_view v) {
+    ZoneConfig t;
+    return set_value(t, k, v);
+  };
+  CHECK_FALSE(bad("auth.mode", "ticket").has_value());
+  CHECK_FALSE(bad("auth.public_key", key).has_value());
+  CHECK(bad("auth.mode", "tickets").has_value());
+  CHECK(bad("auth.public_key", key.substr(1)).has_value());         // 63 digits
+  CHECK(bad("auth.public_key", "zz" + key.substr(2)).has_value());  // not hex
+  // All zeros is a small-order point, which would accept forged signatures.
+  const auto zero = bad("auth.public_key", std::string(64, '0'));
+  REQUIRE(zero.has_value());
+  CHECK(zero->message.find("expected an Ed25519 public key as 64 hexadecimal digits") == 0);
+  CHECK(bad("auth.world", std::string(65, 'w')).has_value());
+  CHECK(bad("auth.world", "new\nline").has_value());
+
+  const LoadResult r = load("auth:\n  mode: ticket\n  world: emerald\n");
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].key == "auth.public_key");
+  const LoadResult ok = load("auth:\n  mode: ticket\n  public_key: \"" + key + "\"\n");
+  CHECK(ok.ok());
+}

@@ -239,6 +239,23 @@ TEST_CASE("world map: a zone's view must fit within the ghost distance, with the
   CHECK(errors[0].key == "world.min_x");
 }
 
+TEST_CASE("world map: in ticket mode every zone must name the world (auth.world)") {
+  const WorldMapResult r = load(kTwoZones);
+  REQUIRE(r.ok());
+  ZoneConfig c;
+  apply_world_zone(r.map, 0, c);
+  c.auth.mode = AuthMode::kTicket;
+  c.auth.public_key = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+  auto errors = check_zone_in_world(r.map, 0, c);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].key == "auth.world");
+  CHECK(errors[0].message.find("expected the world's name in ticket mode") == 0);
+  c.auth.world = "emerald";
+  CHECK(check_zone_in_world(r.map, 0, c).empty());
+  c.auth = AuthConfig{};  // open mode: nothing to name
+  CHECK(check_zone_in_world(r.map, 0, c).empty());
+}
+
 TEST_CASE("world map: handoff timeouts and the public address clients are sent to") {
   const WorldMapResult defaults = load(kTwoZones);
   REQUIRE(defaults.ok());

@@ -402,6 +402,11 @@ Problems check_game_server(const std::vector<Document>& documents, const GameSer
     if (!in_secret) p.add(where, "admin.token_file is not in a Secret volume");
   }
   if (cfg.debug.truth) p.add(where, "debug.truth is on: every position would be served");
+  if (cfg.auth.mode != zone::config::AuthMode::kTicket) {
+    p.add(where,
+          "auth.mode is open: anyone could join under any name; production needs "
+          "auth.mode: ticket");
+  }
 
   // Threads: 0 sizes them to the node's cores, not the pod's.
   const auto cpu = cpu_quantity(text(at(c, {"resources", "requests", "cpu"})));
@@ -1215,6 +1220,14 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
       c["args"].push_back("admin.bind_address=127.0.0.1");
     });
     CHECK_MESSAGE(p.has("admin.bind_address is 127.0.0.1"), p.text());
+  }
+  SUBCASE("a zone anyone may join under any name") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node c = game_container(find(d, "Fleet", "zone-east"));
+      c["args"].push_back("--set");
+      c["args"].push_back("auth.mode=open");
+    });
+    CHECK_MESSAGE(p.has("Fleet zone-east): auth.mode is open"), p.text());
   }
   SUBCASE("the token as a literal and in the ConfigMap") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {

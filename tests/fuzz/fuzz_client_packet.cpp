@@ -17,6 +17,10 @@
 //     unknown_message for a verifiable packet of an unknown message type; otherwise kBad
 //     malformed;
 //   - any other channel: kBad malformed.
+// The Ingest verifies tickets (a zone in ticket mode) with a fixed key, kFuzzSeed's, for
+// world "fuzz": a hello with a ticket is checked, and its name is the ticket's exactly
+// when the ticket verifies (seeds/make_seeds.cpp signs one with that key, never
+// expiring, so the fuzzer starts from a good ticket).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28,8 +32,12 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "auth/keys.hpp"
+#include "auth/ticket.hpp"
+#include "auth/verifier.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/player_name.hpp"
+#include "seed_ticket.hpp"
 #include "zone/ingest.hpp"
 
 namespace {
@@ -52,7 +60,9 @@ constexpr zone::net::PeerId kPeer{7, 3, 1};
 // tick must receive exactly one event, for this peer; `inbox` keeps it (and its name).
 const InboundEvent& decode(std::uint8_t channel, std::span<const std::uint8_t> bytes,
                            Inbox& inbox) {
-  zone::Ingest ingest{zone::Ingest::Limits{}};
+  static const zone::auth::TicketVerifier verifier(
+      zone::auth::public_key_of(zone::fuzz::kSeedTicketKey), zone::fuzz::kSeedTicketWorld);
+  zone::Ingest ingest{zone::Ingest::Limits{}, &verifier};
   zone::net::NetEvent ev;
   ev.type = zone::net::NetEvent::Type::kReceive;
   ev.peer = kPeer;
@@ -155,7 +165,23 @@ void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
   const std::string_view sent =
       hello->player_name() != nullptr ? hello->player_name()->string_view() : "";
   require(e.data == hello->protocol_version(), "the hello's version is the packet's");
-  require(name == sent, "the hello's name is the packet's");
+  const auto* ticket = hello->ticket();
+  require(e.ticket_checked, "every hello's ticket is checked in ticket mode");
+  require(e.has_ticket == (ticket != nullptr && ticket->size() > 0),
+          "a hello has a ticket when its ticket field is not empty");
+  if (e.has_ticket && e.ticket_error == zone::auth::TicketError::kNone) {
+    zone::auth::TicketLayout layout;
+    require(zone::auth::read_ticket({ticket->data(), ticket->size()}, layout) ==
+                    zone::auth::LayoutError::kNone &&
+                layout.claims.world == zone::fuzz::kSeedTicketWorld,
+            "a ticket let through has the layout and the world");
+    require(name == layout.claims.name, "a good ticket's name is the hello's name");
+    require(
+        e.account_id == layout.claims.account_id && e.character_id == layout.claims.character_id,
+        "a good ticket's ids are the event's");
+  } else {
+    require(name == sent, "the hello's name is the packet's");
+  }
   check_name(name);
   // What a well-behaved client would have sent decodes the same.
   flatbuffers::FlatBufferBuilder fbb;

@@ -1,6 +1,7 @@
 // Writes the seed corpora of the protocol fuzz targets, from the protocol's own encoders:
 //   CORPUS/client_packet   (fuzz_client_packet: byte 0 the channel, then the packet)
-//     hellos (FlatBuffers, build_hello), party and guild requests (build_join_party,
+//     hellos (FlatBuffers, build_hello; with login tickets: one signed with the fuzz key
+//     of seed_ticket.hpp, never expiring, and garbage), party and guild requests (build_join_party,
 //     build_join_guild) and inputs
 //     (encode_input), edge values and
 //     near-misses: wrong channels, wrong sizes, an unknown message type, oversize;
@@ -22,11 +23,13 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "auth/issue.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/compact.hpp"
 #include "protocol/record.hpp"
 #include "protocol/schema.hpp"
 #include "seed_schema.hpp"
+#include "seed_ticket.hpp"
 
 namespace {
 
@@ -61,8 +64,33 @@ Bytes input(std::uint32_t sequence, std::uint32_t ack_tick, float x, float y) {
   return {std::begin(b), std::end(b)};
 }
 
+Bytes hello_with_ticket(std::string_view name, std::span<const std::uint8_t> ticket) {
+  flatbuffers::FlatBufferBuilder fbb;
+  build_hello(fbb, kProtocolVersion, name, {}, ticket);
+  const auto b = bytes_of(fbb);
+  return {b.begin(), b.end()};
+}
+
 void client_packet_seeds(const std::filesystem::path& dir) {
   write(dir, "hello", on_channel(kReliableChannel, hello(kProtocolVersion, "alice")));
+  {
+    zone::auth::TicketClaims c;
+    c.account_id = 1;
+    c.character_id = 2;
+    c.issued_at = 1'800'000'000;
+    c.expires_at = std::numeric_limits<std::uint64_t>::max();  // never, for the fuzzer
+    c.name = "Alice";
+    c.world = zone::fuzz::kSeedTicketWorld;
+    std::vector<std::uint8_t> ticket;
+    zone::auth::issue_ticket(c, zone::fuzz::kSeedTicketKey, ticket);
+    write(dir, "hello-ticket", on_channel(kReliableChannel, hello_with_ticket("x", ticket)));
+    c.world = "elsewhere";
+    zone::auth::issue_ticket(c, zone::fuzz::kSeedTicketKey, ticket);
+    write(dir, "hello-ticket-other-world",
+          on_channel(kReliableChannel, hello_with_ticket("x", ticket)));
+    write(dir, "hello-ticket-garbage",
+          on_channel(kReliableChannel, hello_with_ticket("bob", Bytes(120, 0x01))));
+  }
   write(
       dir, "hello-utf8",
       on_channel(kReliableChannel, hello(kProtocolVersion, "Zo\xC3\xAB \xE6\x97\xA5\xE6\x9C\xAC")));

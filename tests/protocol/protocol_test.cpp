@@ -526,9 +526,10 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
     CHECK(s != "unknown");
     CHECK(seen.insert(s).second);
   }
-  CHECK(seen.size() == 10);
+  CHECK(seen.size() == 15);
   CHECK(std::string(to_string(DisconnectReason::ProtocolMismatch)) == "protocol version mismatch");
   CHECK(std::string(to_string(DisconnectReason::Transferred)) == "transferred to another zone");
+  CHECK(std::string(to_string(DisconnectReason::LoggedInElsewhere)) == "logged in elsewhere");
   CHECK(std::string(to_string(static_cast<DisconnectReason>(99))) == "unknown");
 }
 
@@ -1419,6 +1420,22 @@ TEST_CASE(
   REQUIRE(t != nullptr);
   CHECK(std::vector<std::uint8_t>(t->begin(), t->end()) == token);
   CHECK(arriving->message_as_Hello()->player_name()->str() == "bob");
+  CHECK(arriving->message_as_Hello()->ticket() == nullptr);
+
+  // A login ticket (any bytes, to the codec) rides beside the token, or alone.
+  const std::vector<std::uint8_t> ticket(150, 0x5A);
+  build_hello(fbb, kProtocolVersion, "bob", token, ticket);
+  const ClientPacket* ticketed = parse_client_packet(bytes_of(fbb));
+  REQUIRE(ticketed != nullptr);
+  REQUIRE(ticketed->message_as_Hello()->ticket() != nullptr);
+  const auto* tk = ticketed->message_as_Hello()->ticket();
+  CHECK(std::vector<std::uint8_t>(tk->begin(), tk->end()) == ticket);
+  CHECK(ticketed->message_as_Hello()->transfer_token()->size() == 16);
+  build_hello(fbb, kProtocolVersion, "bob", {}, ticket);
+  const ClientPacket* login = parse_client_packet(bytes_of(fbb));
+  REQUIRE(login != nullptr);
+  CHECK(login->message_as_Hello()->transfer_token() == nullptr);
+  CHECK(login->message_as_Hello()->ticket()->size() == ticket.size());
 
   fbb.Clear();
   const auto transfer = CreateTransfer(fbb, fbb.CreateString("east"), fbb.CreateString("10.0.0.2"),

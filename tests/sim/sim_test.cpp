@@ -3,6 +3,7 @@
 // bot's replica with the server's ground truth at the same tick.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -518,4 +520,134 @@ TEST_CASE(
   CHECK(metric(res->body, "zone_interest_view_radius_meters") == 30.0);
   server.process->signal(SIGTERM);
   CHECK(server.process->wait(5s) == 0);
+}
+
+// Login tickets end to end: zone-ticket makes the key pair, the zone runs in ticket mode
+// with its public key, and client-sim signs each bot's ticket with the secret key; every
+// bot joins and plays, truth-checked. Without a key every bot is refused.
+TEST_CASE("client-sim with --ticket-key joins a zone in ticket mode - without it none joins") {
+  const std::string dir = temp_dir();
+  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
+  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
+  std::ifstream pub(dir + "/ticket.pub");
+  std::string key;
+  pub >> key;
+  REQUIRE(key.size() == 64);
+  TruthZone server =
+      start_server(dir, plus(kRoomy, {"--set", "auth.mode=ticket", "--set",
+                                      "auth.public_key=" + key, "--set", "auth.world=emerald"}));
+  // 50 bots, each with its own ticket, truth-checked like any run.
+  const std::string token_file = dir + "/admin-token";
+  std::ofstream(token_file) << zone::test::kTruthAdminToken << "\n";
+  Process sim({ZONE_CLIENT_SIM_BIN,
+               "--server",
+               "127.0.0.1:" + std::to_string(server.port),
+               "--bots",
+               "50",
+               "--ramp",
+               "200",
+               "--duration",
+               "6",
+               "--scenario",
+               "wander",
+               "--threads",
+               "2",
+               "--truth",
+               "127.0.0.1:" + std::to_string(server.admin_port),
+               "--truth-token-file=" + token_file,
+               "--summary-json",
+               dir + "/summary.json",
+               "--ticket-key",
+               dir + "/ticket.key",
+               "--ticket-world",
+               "emerald",
+               "-q"},
+              dir + "/client-sim.log");
+  const auto code = sim.wait(66s);
+  INFO("client-sim output:\n", sim.log());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  std::ifstream summary(dir + "/summary.json");
+  REQUIRE(summary.good());
+  check_clean(nlohmann::json::parse(summary), 50, false);
+
+  httplib::Client admin("127.0.0.1", server.admin_port);
+  auto metrics = admin.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metric(metrics->body, "zone_auth_ticket_mode") == 1.0);
+  CHECK(metric(metrics->body, "zone_auth_tickets_accepted_total") == 50.0);
+
+  // The same bots without tickets: every hello is refused (a ticket is required).
+  Process refused({ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(server.port),
+                   "--bots", "5", "--ramp", "50", "--duration", "2"},
+                  dir + "/client-sim-refused.log");
+  refused.wait(30s);
+  INFO("client-sim output:\n", refused.log());
+  CHECK(refused.log().find("a login ticket is required") != std::string::npos);
+  metrics = admin.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("zone_auth_refused_total{reason=\"missing\"} 5") != std::string::npos);
+  CHECK(metric(metrics->body, "zone_auth_tickets_accepted_total") == 50.0);
+  server.process->signal(SIGTERM);
+  CHECK(server.process->wait(5s) == 0);
+}
+
+// zone-ticket, the login service in a command: a key pair written once (the secret 0600),
+// a ticket issued with it that verifies as a zone would verify it, and the refusals.
+TEST_CASE("zone-ticket: keygen once, issue, and verify as a zone would") {
+  const std::string dir = temp_dir();
+  const auto run = [&dir](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), ZONE_TICKET_BIN);
+    auto p = std::make_unique<Process>(args, dir + "/" + log);
+    const auto code = p->wait(10s);
+    return std::pair{code.value_or(-1), p->log()};
+  };
+  REQUIRE(run({"keygen", "--out", dir}, "keygen.log").first == 0);
+  CHECK(
+      (std::filesystem::status(dir + "/ticket.key").permissions() & std::filesystem::perms::all) ==
+      (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  const auto again = run({"keygen", "--out", dir}, "keygen-2.log");
+  CHECK(again.first == 1);
+  CHECK_MESSAGE(again.second.find("File exists") != std::string::npos, again.second);
+
+  const std::vector<std::string> issue = {
+      "issue",  "--key", dir + "/ticket.key", "--account", "12", "--character", "34",
+      "--name", "Alice", "--world",           "emerald"};
+  const auto issued = run(issue, "issue.log");
+  REQUIRE_MESSAGE(issued.first == 0, issued.second);
+  std::string ticket = issued.second;
+  while (!ticket.empty() && std::isspace(static_cast<unsigned char>(ticket.back()))) {
+    ticket.pop_back();
+  }
+  CHECK(ticket.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(ticket.size() == 2 * (35 + 5 + 7 + 64));
+
+  const auto ok =
+      run({"verify", "--public-key", dir + "/ticket.pub", "--world", "emerald", "--ticket", ticket},
+          "verify.log");
+  CHECK_MESSAGE(ok.first == 0, ok.second);
+  CHECK(ok.second.find("account 12\ncharacter 34\nname Alice\nworld emerald\n") !=
+        std::string::npos);
+  const auto elsewhere =
+      run({"verify", "--public-key", dir + "/ticket.pub", "--world", "ruby", "--ticket", ticket},
+          "verify-2.log");
+  CHECK(elsewhere.first == 1);
+  CHECK(elsewhere.second.find("refused: wrong_world") != std::string::npos);
+  std::string altered = ticket;
+  altered[4] = altered[4] == '0' ? '1' : '0';  // the account id
+  const auto forged = run(
+      {"verify", "--public-key", dir + "/ticket.pub", "--world", "emerald", "--ticket", altered},
+      "verify-3.log");
+  CHECK(forged.first == 1);
+  CHECK(forged.second.find("refused: bad_signature") != std::string::npos);
+
+  // A name the zones would refuse, and a secret key others can read.
+  std::vector<std::string> bad_name = issue;
+  bad_name[8] = "new\nline";
+  CHECK(run(bad_name, "issue-2.log").first == 2);
+  std::filesystem::permissions(dir + "/ticket.key", std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  const auto readable = run(issue, "issue-3.log");
+  CHECK(readable.first == 1);
+  CHECK_MESSAGE(readable.second.find("chmod 600") != std::string::npos, readable.second);
 }
