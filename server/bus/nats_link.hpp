@@ -33,8 +33,8 @@ class BusError : public std::runtime_error {
 };
 
 struct LinkOptions {
-  std::string url;                // nats://host:port (or tls://host:port)
-  std::string name;               // shown by the server (e.g. the zone's name)
+  std::string url;   // nats://host:port (or tls://host:port)
+  std::string name;  // shown by the server (e.g. the zone's name)
   // Credentials (empty user: none). The server's permissions for the user decide what
   // it may publish and subscribe to; a refused publish or subscription is counted
   // (LinkStats::errors), never delivered.

@@ -29,9 +29,9 @@ struct ClusterStats {
   std::uint64_t dropped_unknown_source = 0;
   std::uint64_t dropped_wrong_sender = 0;  // its sender is not the one its subject names
   std::uint64_t dropped_bad_name = 0;      // an entity name the player-name rule refuses
-  std::uint64_t dropped_stale_epoch = 0;  // from a neighbour's earlier incarnation
-  std::uint64_t dropped_queue_full = 0;   // arrived while the tick's queue was full
-  std::uint64_t publish_failed = 0;       // refused by the client library (disconnected)
+  std::uint64_t dropped_stale_epoch = 0;   // from a neighbour's earlier incarnation
+  std::uint64_t dropped_queue_full = 0;    // arrived while the tick's queue was full
+  std::uint64_t publish_failed = 0;        // refused by the client library (disconnected)
   std::uint64_t bytes_out = 0;
   std::uint64_t bytes_in = 0;
   // Handoff, this zone's players offered to neighbours: taken, refused (by reason in

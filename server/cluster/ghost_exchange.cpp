@@ -17,16 +17,16 @@ std::int64_t wall_clock_us() {
 }  // namespace
 
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
-    : GhostExchange(params, world,
-                    std::make_unique<bus::NatsLink>(bus::LinkOptions{
-                        .url = params.nats_url,
-                        .name = "zone-" + params.self_name,
-                        .user = params.nats_user,
-                        .password = params.nats_password,
-                        .tls = params.nats_tls,
-                        .ca_file = params.nats_ca_file,
-                        .cert_file = params.nats_cert_file,
-                        .key_file = params.nats_key_file})) {}
+    : GhostExchange(
+          params, world,
+          std::make_unique<bus::NatsLink>(bus::LinkOptions{.url = params.nats_url,
+                                                           .name = "zone-" + params.self_name,
+                                                           .user = params.nats_user,
+                                                           .password = params.nats_password,
+                                                           .tls = params.nats_tls,
+                                                           .ca_file = params.nats_ca_file,
+                                                           .cert_file = params.nats_cert_file,
+                                                           .key_file = params.nats_key_file})) {}
 
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
                              std::unique_ptr<bus::Bus> bus)
@@ -86,8 +86,7 @@ void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
       receive_handoff(transfer_, now, hooks);
       continue;
     }
-    receive_ghosts(m, from == inbound_.end() ? std::optional<std::uint32_t>() : from->second,
-                   now);
+    receive_ghosts(m, from == inbound_.end() ? std::optional<std::uint32_t>() : from->second, now);
   }
 }
 

@@ -474,8 +474,8 @@ constexpr std::size_t kMaxPasswordBytes = 1024;
 
 // Reads a file that must be a regular file; `secret`: also not readable or writable by
 // others (mode o-rw). At most `limit` bytes. Returns the problem, or nullopt.
-std::optional<std::string> read_secret_file(const std::string& path, bool secret,
-                                            std::size_t limit, std::string& text) {
+std::optional<std::string> read_secret_file(const std::string& path, bool secret, std::size_t limit,
+                                            std::string& text) {
   // O_NONBLOCK: a FIFO must not block start-up; it is refused below anyway.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fmt::format("cannot read {}: {}", path, std::strerror(errno));
@@ -484,9 +484,10 @@ std::optional<std::string> read_secret_file(const std::string& path, bool secret
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     problem = fmt::format("{} is not a regular file", path);
   } else if (secret && (st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
-    problem = fmt::format("{} is readable or writable by other users (mode {:04o}); expected "
-                          "it readable by the server's user only (chmod 600, or 400)",
-                          path, st.st_mode & 07777);
+    problem = fmt::format(
+        "{} is readable or writable by other users (mode {:04o}); expected "
+        "it readable by the server's user only (chmod 600, or 400)",
+        path, st.st_mode & 07777);
   } else {
     std::array<char, 4096> buf{};
     for (;;) {
@@ -510,8 +511,7 @@ std::optional<std::string> read_secret_file(const std::string& path, bool secret
 
 }  // namespace
 
-std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index,
-                                          BusSecrets& out) {
+std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index, BusSecrets& out) {
   std::vector<ConfigError> errors;
   out = BusSecrets{};
   const std::string& zone = map.zones.at(index).name;

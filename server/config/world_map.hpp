@@ -109,8 +109,7 @@ std::string zone_path(std::string_view pattern, std::string_view zone);
 // not readable by others (mode o-r), holding 1 to 1,024 printable ASCII characters
 // without spaces (a final newline ignored); the TLS files must be readable. Errors name
 // the world map's keys.
-std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index,
-                                          BusSecrets& out);
+std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index, BusSecrets& out);
 
 // Makes `config` the config of zone `index` of the map: zone.name, the world bounds, the
 // game address (network.bind_address, network.port) and the admin address.

@@ -204,11 +204,9 @@ int main(int argc, char** argv) {
   zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
-    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load},
-                            {.map = world,
-                             .zone_index = zone_index,
-                             .bus_secrets = bus_secrets,
-                             .statics = statics});
+    zone::ZoneServer server(
+        cfg, log, {.token = *token, .config_source = load},
+        {.map = world, .zone_index = zone_index, .bus_secrets = bus_secrets, .statics = statics});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",
@@ -217,13 +215,15 @@ int main(int argc, char** argv) {
         cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
         cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
     if (world && bus_secrets.user.empty()) {
-      log.warn("world: NATS without credentials (nats.password_file is not set): anyone who "
-               "can reach {} can speak for any zone (docs/security.md, \"The bus\")",
-               world->nats_url);
+      log.warn(
+          "world: NATS without credentials (nats.password_file is not set): anyone who "
+          "can reach {} can speak for any zone (docs/security.md, \"The bus\")",
+          world->nats_url);
     }
     if (world && !bus_secrets.tls) {
-      log.warn("world: NATS without TLS (nats.tls.ca_file is not set): the bus, its "
-               "credentials and transfer tokens cross the network in clear");
+      log.warn(
+          "world: NATS without TLS (nats.tls.ca_file is not set): the bus, its "
+          "credentials and transfer tokens cross the network in clear");
     }
     if (server.admin_port() != 0) {
       log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{}; token from {})",

@@ -713,9 +713,9 @@ TEST_CASE("bus trust: ghost lists whose sender is not the zone their subject nam
 
 TEST_CASE("bus trust: ghost names are held to the player-name rule") {
   const world::EntityId id = world::first_entity_id(1) + 6;
-  for (const std::string& bad : std::vector<std::string>{
-           "evil\u202Eeman", "esc\x1b[31mred", std::string(33, 'a'), std::string("nul\0byte", 8),
-           std::string("\xff\xfe")}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"evil\u202Eeman", "esc\x1b[31mred", std::string(33, 'a'),
+                                std::string("nul\0byte", 8), std::string("\xff\xfe")}) {
     CAPTURE(bad);
     TrustZone z;
     CHECK_FALSE(ghost_appears(z, "t.ghosts.west.east", ghost_list(1, bad), id));

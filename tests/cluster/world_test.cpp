@@ -598,8 +598,8 @@ std::string write_secure_nats(const std::string& dir, std::uint16_t port, const 
     passwords[z] = random_password();
     const std::string file = dir + "/" + z + ".password";
     std::ofstream(file) << passwords[z] << "\n";
-    std::filesystem::permissions(file, std::filesystem::perms::owner_read |
-                                           std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     const zone::cluster::BusPermissions p = zone::cluster::bus_permissions(prefix, z);
     const auto list = [](const std::vector<std::string>& subjects) {
       std::string out;
@@ -612,8 +612,8 @@ std::string write_secure_nats(const std::string& dir, std::uint16_t port, const 
   }
   const std::string conf = dir + "/nats.conf";
   std::ofstream(conf) << "host: 127.0.0.1\nport: " << port << "\ntls: {cert_file: \"" << dir
-                      << "/server.pem\", key_file: \"" << dir << "/server.key\", ca_file: \""
-                      << dir << "/ca.pem\", verify: " << (verify ? "true" : "false")
+                      << "/server.pem\", key_file: \"" << dir << "/server.key\", ca_file: \"" << dir
+                      << "/ca.pem\", verify: " << (verify ? "true" : "false")
                       << "}\nauthorization: {\n  users: [\n"
                       << users.str() << "  ]\n}\n";
   return conf;
@@ -688,7 +688,8 @@ TEST_CASE("world bus: without credentials no bus, and one zone cannot speak for 
   make_tls(dir, {});
   const std::uint16_t port = free_tcp_port();
   std::map<std::string, std::string> pw;
-  const std::string conf = write_secure_nats(dir, port, "test", {"west", "east", "north"}, false, pw);
+  const std::string conf =
+      write_secure_nats(dir, port, "test", {"west", "east", "north"}, false, pw);
   const auto bus = start_nats_conf(nats, dir, conf);
   const std::string url = "tls://localhost:" + std::to_string(port);
 
@@ -698,8 +699,8 @@ TEST_CASE("world bus: without credentials no bus, and one zone cannot speak for 
   CHECK(connect_once(url, dir + "/ca.pem", "west", "guess") == NATS_CONNECTION_AUTH_FAILED);
   CHECK(connect_once(url, dir + "/ca.pem", "west", pw["east"].c_str()) ==
         NATS_CONNECTION_AUTH_FAILED);
-  CHECK(connect_once("nats://localhost:" + std::to_string(port), "", "west",
-                     pw["west"].c_str()) != NATS_OK);
+  CHECK(connect_once("nats://localhost:" + std::to_string(port), "", "west", pw["west"].c_str()) !=
+        NATS_OK);
   CHECK(connect_once(url, dir + "/ca.pem", "west", pw["west"].c_str()) == NATS_OK);
 
   zone::bus::NatsLink west(login(dir, port, "west", pw["west"]));
@@ -837,8 +838,8 @@ TEST_CASE("world bus: a zone refuses to start with a password file others can re
   CHECK(refused == 2);
   CHECK(why.find("nats.password_file") != std::string::npos);
   CHECK(why.find("readable or writable by other users") != std::string::npos);
-  std::filesystem::permissions(file, std::filesystem::perms::owner_read |
-                                         std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const auto [accepted, log] = check();
   INFO(log);
   CHECK(accepted == 0);

@@ -341,8 +341,8 @@ TEST_CASE("world map: NATS credentials and TLS are paths to files, checked when 
                2);
   }
   SUBCASE("a path that is not a string") {
-    only_error(load(replace(secure, "\"/run/zone/{zone}.password\"", "[a]")),
-               "nats.password_file", 3);
+    only_error(load(replace(secure, "\"/run/zone/{zone}.password\"", "[a]")), "nats.password_file",
+               3);
   }
   SUBCASE("unknown key under tls") {
     only_error(load(replace(secure, "{zone}.key\"\n", "{zone}.key\"\n    verify: true\n")),
@@ -389,7 +389,8 @@ TEST_CASE("world map: a zone's password file is read and checked") {
     CHECK(e[0].message.find("mode 0644") != std::string::npos);
   }
   SUBCASE("empty, or with spaces or quotes") {
-    for (const std::string& bad : std::vector<std::string>{"\n", "two words", "quo\"te", std::string(1025, 'x')}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"\n", "two words", "quo\"te", std::string(1025, 'x')}) {
       CAPTURE(bad);
       write("west", bad, 0600);
       const auto e = load_bus_secrets(r.map, 0, s);

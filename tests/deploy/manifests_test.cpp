@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "config/config_loader.hpp"
 #include "cluster/subjects.hpp"
+#include "config/config_loader.hpp"
 #include "config/world_map.hpp"
 #include "deploy_files.hpp"
 
@@ -1440,8 +1440,8 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
   SUBCASE("a zone allowed to publish as another") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
       YAML::Node data = find(d, "ConfigMap", "nats-config").node["data"];
-      data["nats.conf"] = replaced(data["nats.conf"].Scalar(), "\"world.ghosts.*.west\"",
-                                   "\"world.ghosts.*.*\"");
+      data["nats.conf"] =
+          replaced(data["nats.conf"].Scalar(), "\"world.ghosts.*.west\"", "\"world.ghosts.*.*\"");
     });
     CHECK_MESSAGE(p.has("user west: publish permissions are not the zone's own subjects"),
                   p.text());
@@ -1456,9 +1456,11 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
   }
   SUBCASE("a zone's pod mounting another zone's password") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
-      YAML::Node pod = find(d, "Fleet", "zone-east").node["spec"]["template"]["spec"]["template"]["spec"];
+      YAML::Node pod =
+          find(d, "Fleet", "zone-east").node["spec"]["template"]["spec"]["template"]["spec"];
       for (YAML::Node v : pod["volumes"]) {
-        if (v["name"].Scalar() == "nats") v["projected"]["sources"][0]["secret"]["name"] = "nats-zone-west";
+        if (v["name"].Scalar() == "nats")
+          v["projected"]["sources"][0]["secret"]["name"] = "nats-zone-west";
       }
     });
     CHECK_MESSAGE(p.has("its password file is Secret nats-zone-west key password, NATS checks "
@@ -1467,7 +1469,8 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
   }
   SUBCASE("a password file others can read") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
-      YAML::Node pod = find(d, "Fleet", "zone-west").node["spec"]["template"]["spec"]["template"]["spec"];
+      YAML::Node pod =
+          find(d, "Fleet", "zone-west").node["spec"]["template"]["spec"]["template"]["spec"];
       for (YAML::Node v : pod["volumes"]) {
         if (v["name"].Scalar() == "nats") v["projected"]["defaultMode"] = "0444";
       }
@@ -1478,8 +1481,9 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
       YAML::Node data = find(d, "ConfigMap", "nats-config").node["data"];
       std::string conf = data["nats.conf"].Scalar();
-      conf = replaced(conf, conf.substr(conf.find("tls: {"), conf.find('\n', conf.find("tls: {")) -
-                                                                 conf.find("tls: {") + 1),
+      conf = replaced(conf,
+                      conf.substr(conf.find("tls: {"),
+                                  conf.find('\n', conf.find("tls: {")) - conf.find("tls: {") + 1),
                       "");
       conf = replaced(conf, "\n  ]\n", "\n    ,{user: \"ops\", password: \"x\"}\n  ]\n");
       data["nats.conf"] = conf;
