@@ -243,6 +243,13 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             m.static_messages);
   w.counter("zone_static_objects_sent_total",
             "Static objects sent to clients (each once a session).", m.static_objects_sent);
+  w.counter("zone_static_bytes_sent_total", "Bytes of the StaticObjects messages sent to clients.",
+            m.static_bytes_sent);
+  w.labelled("zone_static_waits_total", "counter",
+             "Ticks a player with static cells due waited: for its bandwidth budget "
+             "(network.client_bandwidth), or with 64 KiB sent at ticks it has not acknowledged.",
+             "reason",
+             {{"budget", m.static_waits_budget}, {"unacknowledged", m.static_waits_unacked}});
   w.counter("zone_static_collisions_total",
             "Moves of players and NPCs that a static object shortened or stopped.",
             m.static_collisions);
