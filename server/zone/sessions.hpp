@@ -86,10 +86,6 @@ struct Session {
   // has had its first ChunkUpdate check.
   std::vector<util::ChunkCoord> chunks;
   bool chunks_checked = false;
-  // Static layer: one bit per static cell, set once the cell's objects were sent (they
-  // are sent once a session); whether it has had its first check.
-  std::vector<std::uint64_t> static_sent;
-  bool statics_checked = false;
   // Static layer pacing (update_statics): the cells due but not sent yet (cell indices,
   // in order, from static_next on), the tick of the newest check, the bytes
   // network.client_bandwidth has not yet paid for, and the StaticObjects bytes sent at
@@ -100,6 +96,10 @@ struct Session {
   double static_debt = 0.0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> static_unacked;
   std::uint64_t static_unacked_bytes = 0;
+  // Static layer: one bit per static cell, set once the cell's objects were sent (they
+  // are sent once a session); whether it has had its first check.
+  std::vector<std::uint64_t> static_sent;
+  bool statics_checked = false;
 };
 
 // What one client may hold of StaticObjects bytes sent at ticks it has not acknowledged
