@@ -21,8 +21,9 @@ packages=(
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
 # prometheus package, for the /metrics check (tests/metrics), and nats-server for the
-# tests of a world of several zones (tests/cluster). `make test` asks for them.
-test_packages=(chromium prometheus nats-server)
+# tests of a world of several zones (tests/cluster), with openssl for their throwaway TLS
+# certificates. `make test` asks for them.
+test_packages=(chromium prometheus nats-server openssl)
 # Extra packages for optional tooling, requested with --with NAME.
 while [[ $# -gt 0 ]]; do
   case "$1" in

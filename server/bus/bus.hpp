@@ -25,6 +25,9 @@ struct LinkStats {
   std::uint64_t dropped = 0;  // arrived while the queue was full (a stalled tick)
   std::uint64_t disconnects = 0;
   std::uint64_t reconnects = 0;
+  // Errors the server reported on a live connection (a publish or subscription its
+  // permissions refuse, ...).
+  std::uint64_t errors = 0;
 };
 
 class Bus {

@@ -19,7 +19,7 @@ struct NatsLink::Shared {
   bool closed = false;         // under mutex: the connection's closed callback ran
   std::atomic<bool> connected{false};
   std::atomic<std::uint64_t> published{0}, publish_failed{0}, bytes_out{0}, received{0},
-      bytes_in{0}, dropped{0}, disconnects{0}, reconnects{0};
+      bytes_in{0}, dropped{0}, disconnects{0}, reconnects{0}, errors{0};
 };
 
 struct NatsLink::Handles {
@@ -78,6 +78,10 @@ static void on_reconnected(natsConnection*, void* closure) {
   ++shared->reconnects;
 }
 
+static void on_error(natsConnection*, natsSubscription*, natsStatus, void* closure) {
+  ++static_cast<NatsLink::Shared*>(closure)->errors;
+}
+
 static void on_closed(natsConnection*, void* closure) {
   auto* shared = static_cast<NatsLink::Shared*>(closure);
   shared->connected = false;
@@ -108,6 +112,26 @@ NatsLink::NatsLink(const LinkOptions& o) : shared_(new Shared), handles_(new Han
     check(natsOptions_SetDisconnectedCB(opts, on_disconnected, shared_), "NATS callback");
     check(natsOptions_SetReconnectedCB(opts, on_reconnected, shared_), "NATS callback");
     check(natsOptions_SetClosedCB(opts, on_closed, shared_), "NATS callback");
+    check(natsOptions_SetErrorHandler(opts, on_error, shared_), "NATS callback");
+    if (!o.user.empty()) {
+      check(natsOptions_SetUserInfo(opts, o.user.c_str(), o.password.c_str()), "NATS user");
+    }
+    if (o.tls || o.url.rfind("tls://", 0) == 0) {
+      check(natsOptions_SetSecure(opts, true), "NATS TLS");
+      if (!o.ca_file.empty()) {
+        check(natsOptions_LoadCATrustedCertificates(opts, o.ca_file.c_str()),
+              ("NATS CA certificate " + o.ca_file).c_str());
+      }
+      if (!o.cert_file.empty()) {
+        check(natsOptions_LoadCertificatesChain(opts, o.cert_file.c_str(), o.key_file.c_str()),
+              ("NATS client certificate " + o.cert_file).c_str());
+      }
+      // The server's certificate must name the host the URL names.
+      const std::size_t scheme = o.url.find("://");
+      std::string host = o.url.substr(scheme == std::string::npos ? 0 : scheme + 3);
+      host = host.substr(0, host.find(':'));
+      check(natsOptions_SetExpectedHostname(opts, host.c_str()), "NATS TLS host name");
+    }
     check(natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, shared_),
           "NATS connect retry");
     const natsStatus s = natsConnection_Connect(&handles_->connection, opts);
@@ -193,6 +217,7 @@ LinkStats NatsLink::stats() const {
   s.dropped = shared_->dropped.load();
   s.disconnects = shared_->disconnects.load();
   s.reconnects = shared_->reconnects.load();
+  s.errors = shared_->errors.load();
   return s;
 }
 

@@ -33,8 +33,20 @@ class BusError : public std::runtime_error {
 };
 
 struct LinkOptions {
-  std::string url;                // nats://host:port
-  std::string name;               // shown by the server (e.g. the zone's name)
+  std::string url;   // nats://host:port (or tls://host:port)
+  std::string name;  // shown by the server (e.g. the zone's name)
+  // Credentials (empty user: none). The server's permissions for the user decide what
+  // it may publish and subscribe to; a refused publish or subscription is counted
+  // (LinkStats::errors), never delivered.
+  std::string user;
+  std::string password;
+  // TLS: on when `tls` (or the URL is tls://). The server's certificate must be signed by
+  // the CA of `ca_file` and name the URL's host; `cert_file` and `key_file`, when given,
+  // are this client's certificate and key.
+  bool tls = false;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
   std::size_t max_queued = 4096;  // messages waiting for take(); more are dropped
   std::chrono::milliseconds reconnect_wait{250};
   int reconnect_buffer_bytes = 64 * 1024;  // published while disconnected, then refused

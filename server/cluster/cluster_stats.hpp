@@ -32,9 +32,11 @@ struct ClusterStats {
   std::uint64_t dropped_bad_value = 0;
   std::uint64_t dropped_trailing = 0;
   std::uint64_t dropped_unknown_source = 0;
-  std::uint64_t dropped_stale_epoch = 0;  // from a neighbour's earlier incarnation
-  std::uint64_t dropped_queue_full = 0;   // arrived while the tick's queue was full
-  std::uint64_t publish_failed = 0;       // refused by the client library (disconnected)
+  std::uint64_t dropped_wrong_sender = 0;  // its sender is not the one its subject names
+  std::uint64_t dropped_bad_name = 0;      // an entity name the player-name rule refuses
+  std::uint64_t dropped_stale_epoch = 0;   // from a neighbour's earlier incarnation
+  std::uint64_t dropped_queue_full = 0;    // arrived while the tick's queue was full
+  std::uint64_t publish_failed = 0;        // refused by the client library (disconnected)
   std::uint64_t bytes_out = 0;
   std::uint64_t bytes_in = 0;
   // Handoff, this zone's players offered to neighbours: taken, refused (by reason in
@@ -47,9 +49,11 @@ struct ClusterStats {
   std::uint64_t handoffs_in_refused = 0;
   std::uint64_t handoffs_in_cancelled = 0;
   std::uint64_t handoff_messages_dropped = 0;  // not decodable, or not for us
+  std::uint64_t handoff_offers_bad_name = 0;   // refused: a name the player-name rule refuses
   bool connected = false;
   std::uint64_t disconnects = 0;
   std::uint64_t reconnects = 0;
+  std::uint64_t bus_errors = 0;  // errors NATS reported (a refused publish or subscription)
   // Bus lag: receive time minus the sender's send time, over the applied messages.
   double lag_seconds_sum = 0.0;
   std::uint64_t lag_count = 0;

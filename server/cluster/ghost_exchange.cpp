@@ -2,16 +2,11 @@
 
 #include <algorithm>
 
+#include "cluster/subjects.hpp"
+#include "protocol/player_name.hpp"
+
 namespace zone::cluster {
 namespace {
-
-std::string ghost_subject(const std::string& prefix, const std::string& zone) {
-  return prefix + ".ghosts." + zone;
-}
-
-std::string handoff_subject(const std::string& prefix, const std::string& zone) {
-  return prefix + ".handoff." + zone;
-}
 
 std::int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -22,9 +17,16 @@ std::int64_t wall_clock_us() {
 }  // namespace
 
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world)
-    : GhostExchange(params, world,
-                    std::make_unique<bus::NatsLink>(bus::LinkOptions{
-                        .url = params.nats_url, .name = "zone-" + params.self_name})) {}
+    : GhostExchange(
+          params, world,
+          std::make_unique<bus::NatsLink>(bus::LinkOptions{.url = params.nats_url,
+                                                           .name = "zone-" + params.self_name,
+                                                           .user = params.nats_user,
+                                                           .password = params.nats_password,
+                                                           .tls = params.nats_tls,
+                                                           .ca_file = params.nats_ca_file,
+                                                           .cert_file = params.nats_cert_file,
+                                                           .key_file = params.nats_key_file})) {}
 
 GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
                              std::unique_ptr<bus::Bus> bus)
@@ -33,12 +35,22 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
       ghosts_(world, params.id_reuse_ticks),
       link_(std::move(bus)),
       epoch_(static_cast<std::uint64_t>(wall_clock_us())) {
-  link_->subscribe(ghost_subject(params_.subject_prefix, params_.self_name));
-  link_->subscribe(handoff_subject(params_.subject_prefix, params_.self_name));
+  // One subscription per neighbour and kind: the subject names the sender, and NATS lets
+  // only that zone publish on it.
+  const std::string& prefix = params_.subject_prefix;
+  const std::string& self = params_.self_name;
   for (const Neighbour& n : params_.neighbours) {
-    subjects_out_.push_back(ghost_subject(params_.subject_prefix, n.name));
-    handoff_subjects_.push_back(handoff_subject(params_.subject_prefix, n.name));
+    subjects_out_.push_back(ghost_subject(prefix, n.name, self));
+    handoff_subjects_.push_back(handoff_subject(prefix, n.name, self));
+    inbound_.emplace(ghost_subject(prefix, self, n.name), n.index);
+    inbound_.emplace(handoff_subject(prefix, self, n.name), n.index);
+    link_->subscribe(ghost_subject(prefix, self, n.name));
+    link_->subscribe(handoff_subject(prefix, self, n.name));
   }
+}
+
+bool GhostExchange::name_ok(std::string_view name) const {
+  return protocol::valid_player_name(name, params_.max_name_bytes);
 }
 
 const Neighbour* GhostExchange::neighbour(std::uint32_t index) const {
@@ -62,20 +74,24 @@ void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hook
 void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
   link_->take(inbox_);
   for (const bus::BusMessage& m : inbox_) {
+    // The neighbour the subject names as the sender (only it may publish there).
+    const auto from = inbound_.find(m.subject);
     if (!m.data.empty() && m.data[0] == kTransferMagic) {
       if (decode(m.data, transfer_) != TransferDecodeError::kNone ||
-          transfer_.sender == params_.self_index || !is_neighbour(transfer_.sender)) {
+          transfer_.sender == params_.self_index || !is_neighbour(transfer_.sender) ||
+          from == inbound_.end() || from->second != transfer_.sender) {
         ++stats_.handoff_messages_dropped;
         continue;
       }
       receive_handoff(transfer_, now, hooks);
       continue;
     }
-    receive_ghosts(m, now);
+    receive_ghosts(m, from == inbound_.end() ? std::optional<std::uint32_t>() : from->second, now);
   }
 }
 
-void GhostExchange::receive_ghosts(const bus::BusMessage& m, Clock::time_point now) {
+void GhostExchange::receive_ghosts(const bus::BusMessage& m, std::optional<std::uint32_t> from,
+                                   Clock::time_point now) {
   const GhostDecodeError error = decode(m.data, message_);
   switch (error) {
     case GhostDecodeError::kNone:
@@ -101,6 +117,18 @@ void GhostExchange::receive_ghosts(const bus::BusMessage& m, Clock::time_point n
   if (message_.source == params_.self_index || !is_neighbour(message_.source)) {
     ++stats_.dropped_unknown_source;
     return;
+  }
+  // A neighbour speaking for another: the subject's sender is the one NATS checked.
+  if (!from || *from != message_.source) {
+    ++stats_.dropped_wrong_sender;
+    return;
+  }
+  // Names cross into this zone's clients and logs: the rule a Hello's name meets.
+  for (const world::GhostState& g : message_.ghosts) {
+    if (!name_ok(g.name)) {
+      ++stats_.dropped_bad_name;
+      return;
+    }
   }
   if (!ghosts_.apply(message_.source, message_.epoch, message_.ghosts, now)) return;
   ++stats_.messages_in;
@@ -142,6 +170,14 @@ void GhostExchange::relay_events(const GhostMessage& m) {
     // entities, nor for this zone's.
     const world::Entity* about = world_.find(e.entity);
     if (about == nullptr || !about->ghost || about->ghost_owner != m.source) {
+      ++stats_.events_refused;
+      continue;
+    }
+    // A speaker's name and a chat line meet the rules they met in their own zone (a name
+    // or a line the name rule refuses never reaches a client through a neighbour).
+    const bool chat = e.kind == protocol::kChatEvent;
+    if ((!e.name.empty() && !protocol::valid_player_name(e.name, 64)) ||
+        (chat && !protocol::valid_player_name(e.text, protocol::kMaxEventText))) {
       ++stats_.events_refused;
       continue;
     }
@@ -202,6 +238,7 @@ ClusterStats GhostExchange::stats() const {
   s.bytes_in = l.bytes_in;
   s.disconnects = l.disconnects;
   s.reconnects = l.reconnects;
+  s.bus_errors = l.errors;
   return s;
 }
 

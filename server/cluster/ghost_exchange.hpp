@@ -4,9 +4,10 @@
 // "Handoff").
 //
 // Runs on the tick thread (tick()), which owns the world; the NATS link only queues
-// what arrives. Subjects: "<prefix>.ghosts.<zone name>" carries the ghost messages for
-// that zone, "<prefix>.handoff.<zone name>" the handoff messages (offers, answers,
-// cancels), from any of its neighbours (every message names its sender). Both land in
+// what arrives. Subjects (cluster/subjects.hpp): "<prefix>.ghosts.<to>.<from>" carries
+// the ghost messages zone <from> sends zone <to>, "<prefix>.handoff.<to>.<from>" its
+// handoff messages (offers, answers, cancels); a message whose sender is not the
+// subject's <from> is dropped (NATS permissions let a zone publish only as itself). Both land in
 // one queue, but the bus may deliver the two subjects in another order than they were
 // sent: nothing depends on it (a ghost list that still names an entity this zone now
 // owns is skipped, an unlisted ghost waits a few ticks, and a handoff counts as done
@@ -15,9 +16,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bus/nats_link.hpp"
@@ -36,6 +40,16 @@ struct Neighbour {
 
 struct ExchangeParams {
   std::string nats_url;
+  // How the zone logs in to NATS (config::BusSecrets): user (empty: no credentials) and
+  // password, TLS with the CA's certificate and optionally a client certificate.
+  std::string nats_user;
+  std::string nats_password;
+  bool nats_tls = false;
+  std::string nats_ca_file;
+  std::string nats_cert_file;
+  std::string nats_key_file;
+  // Names that cross the bus meet the rule of a Hello's (players.max_name_length).
+  std::size_t max_name_bytes = 32;
   std::string subject_prefix;
   std::uint32_t self_index = 0;
   std::string self_name;
@@ -105,7 +119,9 @@ class GhostExchange {
  private:
   using Clock = std::chrono::steady_clock;
   void receive(Clock::time_point now, HandoffHooks& hooks);
-  void receive_ghosts(const bus::BusMessage& m, Clock::time_point now);
+  void receive_ghosts(const bus::BusMessage& m, std::optional<std::uint32_t> from,
+                      Clock::time_point now);
+  bool name_ok(std::string_view name) const;
   void publish(std::uint32_t tick);
   const Neighbour* neighbour(std::uint32_t index) const;
   bool is_neighbour(std::uint32_t index) const { return neighbour(index) != nullptr; }
@@ -158,6 +174,8 @@ class GhostExchange {
   world::Ghosts ghosts_;
   std::unique_ptr<bus::Bus> link_;
   std::vector<std::string> subjects_out_;  // per neighbour
+  // Subjects this zone subscribes to, and the neighbour each names as the sender.
+  std::map<std::string, std::uint32_t, std::less<>> inbound_;
   std::vector<bus::BusMessage> inbox_;
   GhostMessage message_;             // scratch, decoded and encoded in turn
   std::vector<std::uint8_t> bytes_;  // scratch

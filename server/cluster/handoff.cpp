@@ -102,7 +102,11 @@ void GhostExchange::on_offer(const TransferMessage& m, Clock::time_point now, Ha
   const aoi::Bounds& own = world_.params().grid.bounds;
   const world::Entity* known = world_.find(m.entity.id);
   const bool player = m.entity.kind == world::EntityKind::kPlayer;
-  if (!player && world_.params().npcs.behaviour != world::NpcBehaviour::kWander) {
+  if (!name_ok(m.entity.name)) {
+    // A name a Hello could not carry would reach this zone's clients and logs.
+    answer.result = TransferResult::kBadName;
+    ++stats_.handoff_offers_bad_name;
+  } else if (!player && world_.params().npcs.behaviour != world::NpcBehaviour::kWander) {
     answer.result = TransferResult::kUnavailable;
   } else if (!aoi::contains(own, {m.entity.x, m.entity.y})) {
     answer.result = TransferResult::kNotMine;

@@ -47,6 +47,8 @@ const char* to_string(TransferResult r) {
       return "id_in_use";
     case TransferResult::kUnavailable:
       return "unavailable";
+    case TransferResult::kBadName:
+      return "bad_name";
   }
   return "unknown";
 }
@@ -132,7 +134,7 @@ TransferDecodeError decode(std::span<const std::uint8_t> bytes, TransferMessage&
     out.port = r.u16();
     out.host = read_text(r);
     if (r.failed()) return TransferDecodeError::kTruncated;
-    if (result > static_cast<std::uint8_t>(TransferResult::kUnavailable)) {
+    if (result > static_cast<std::uint8_t>(TransferResult::kBadName)) {
       return TransferDecodeError::kBadValue;
     }
     out.result = static_cast<TransferResult>(result);

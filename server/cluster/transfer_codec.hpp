@@ -33,6 +33,7 @@ enum class TransferResult : std::uint8_t {
   kIdInUse = 3,      // the receiver owns an entity with that id already
   kUnavailable = 4,  // the receiver does not take entities of this kind (NPCs that do not
                      // wander there)
+  kBadName = 5,      // the entity's name breaks the player-name rule (a Hello's)
 };
 const char* to_string(TransferResult r);
 

@@ -42,10 +42,18 @@ class StaticMapLoader {
           fmt::format("expected a map with the key objects, got {}", describe_found(to_raw(root))));
       return;
     }
+    // yaml-cpp keeps a duplicate key and a lookup finds the first: refuse it, as the
+    // config loader does, rather than ignore the second list.
+    int first_objects = 0;
     for (const auto& item : root) {
       const std::string key = item.first.Scalar();
       if (key != "objects") {
         error(key, line_of(item.first), "unknown key; expected objects");
+      } else if (first_objects != 0) {
+        error(key, line_of(item.first),
+              fmt::format("duplicate key (first given on line {})", first_objects));
+      } else {
+        first_objects = line_of(item.first);
       }
     }
     const YAML::Node objects = root["objects"];

@@ -10,6 +10,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
 #include "config/config_schema.hpp"
 #include "config/config_text.hpp"
 #include "config/key_suggest.hpp"
@@ -115,26 +123,35 @@ class WorldLoader {
     if (!has_zones && !zones_reported_) {
       walk_.error("zones", 0, "missing: expected a list of at least one zone");
     }
+    check_auth();
     if (result_.errors.empty()) check_zones();
   }
 
  private:
   bool load_nats(const YAML::Node& node, int line) {
     bool has_url = false;
-    walk_.map(node, "nats", line, {"url", "subject_prefix"},
+    walk_.map(node, "nats", line, {"url", "subject_prefix", "password_file", "tls"},
               [&](const std::string& key, const YAML::Node& value, int key_line) {
                 const RawValue raw = to_raw(value);
                 if (key == "url") {
                   has_url = true;
                   url_reported_ = true;
-                  if (raw.kind != RawValue::Kind::kScalar || raw.text.rfind("nats://", 0) != 0 ||
-                      raw.text.size() <= 7) {
+                  url_line_ = key_line;
+                  const bool nats = raw.text.rfind("nats://", 0) == 0;
+                  const bool tls = raw.text.rfind("tls://", 0) == 0;
+                  if (raw.kind != RawValue::Kind::kScalar || !(nats || tls) ||
+                      raw.text.size() <= (nats ? 7u : 6u)) {
                     walk_.error("nats.url", key_line,
-                                fmt::format("expected a URL nats://HOST:PORT, got {}",
+                                fmt::format("expected a URL nats://HOST:PORT or tls://HOST:PORT, "
+                                            "got {}",
                                             describe_found(raw)));
                   } else {
                     result_.map.nats_url = raw.text;
                   }
+                } else if (key == "password_file") {
+                  load_path(raw, "nats.password_file", key_line, result_.map.auth.password_file);
+                } else if (key == "tls") {
+                  load_tls(value, key_line);
                 } else if (raw.kind != RawValue::Kind::kScalar || !valid_prefix(raw.text)) {
                   walk_.error("nats.subject_prefix", key_line,
                               fmt::format("expected names of letters, digits, '-' or '_' "
@@ -145,6 +162,50 @@ class WorldLoader {
                 }
               });
     return has_url;
+  }
+
+  // A file's path: a non-empty string (may hold "{zone}").
+  void load_path(const RawValue& raw, const std::string& key, int line, std::string& out) {
+    if (raw.kind != RawValue::Kind::kScalar || raw.text.empty() || raw.text.size() > 4096 ||
+        raw.text.find('\0') != std::string::npos) {
+      walk_.error(key, line,
+                  fmt::format("expected the path of a file (\"{{zone}}\" is replaced by the "
+                              "zone's name), got {}",
+                              describe_found(raw)));
+    } else {
+      out = raw.text;
+    }
+  }
+
+  void load_tls(const YAML::Node& node, int line) {
+    tls_line_ = line;
+    BusAuth& auth = result_.map.auth;
+    walk_.map(node, "nats.tls", line, {"ca_file", "cert_file", "key_file"},
+              [&](const std::string& key, const YAML::Node& value, int key_line) {
+                const RawValue raw = to_raw(value);
+                load_path(raw, "nats.tls." + key, key_line,
+                          key == "ca_file"     ? auth.tls_ca_file
+                          : key == "cert_file" ? auth.tls_cert_file
+                                               : auth.tls_key_file);
+              });
+  }
+
+  // TLS needs the CA that signed the server's certificate; a client certificate needs
+  // its key and the other way round.
+  void check_auth() {
+    const BusAuth& auth = result_.map.auth;
+    const bool tls_url = result_.map.nats_url.rfind("tls://", 0) == 0;
+    if (auth.tls_cert_file.empty() != auth.tls_key_file.empty()) {
+      walk_.error(auth.tls_cert_file.empty() ? "nats.tls.cert_file" : "nats.tls.key_file",
+                  tls_line_,
+                  "missing: a client certificate needs both nats.tls.cert_file and "
+                  "nats.tls.key_file");
+    }
+    if (auth.tls_ca_file.empty() && (tls_url || !auth.tls_cert_file.empty())) {
+      walk_.error("nats.tls.ca_file", tls_url ? url_line_ : tls_line_,
+                  "missing: TLS needs the CA certificate that signed the NATS server's "
+                  "certificate");
+    }
   }
 
   void load_ghosts(const YAML::Node& node, int line) {
@@ -328,6 +389,8 @@ class WorldLoader {
   KeyWalker walk_;
   std::vector<int> lines_;  // of each zone entry
   bool url_reported_ = false;
+  int url_line_ = 0;
+  int tls_line_ = 0;
   bool zones_reported_ = false;
 };
 
@@ -389,6 +452,106 @@ WorldMapResult load_world_map_file(const std::string& path) {
     return result;
   }
   return load_world_map_string(text, path);
+}
+
+std::string zone_path(std::string_view pattern, std::string_view zone) {
+  std::string out;
+  constexpr std::string_view kZone = "{zone}";
+  for (std::size_t i = 0; i < pattern.size();) {
+    if (pattern.substr(i, kZone.size()) == kZone) {
+      out += zone;
+      i += kZone.size();
+    } else {
+      out += pattern[i++];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t kMaxPasswordBytes = 1024;
+
+// Reads a file that must be a regular file; `secret`: also not readable or writable by
+// others (mode o-rw). At most `limit` bytes. Returns the problem, or nullopt.
+std::optional<std::string> read_secret_file(const std::string& path, bool secret, std::size_t limit,
+                                            std::string& text) {
+  // O_NONBLOCK: a FIFO must not block start-up; it is refused below anyway.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fmt::format("cannot read {}: {}", path, std::strerror(errno));
+  std::optional<std::string> problem;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    problem = fmt::format("{} is not a regular file", path);
+  } else if (secret && (st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
+    problem = fmt::format(
+        "{} is readable or writable by other users (mode {:04o}); expected "
+        "it readable by the server's user only (chmod 600, or 400)",
+        path, st.st_mode & 07777);
+  } else {
+    std::array<char, 4096> buf{};
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;
+      text.append(buf.data(), static_cast<std::size_t>(n));
+      if (text.size() > limit) {
+        problem = fmt::format("{} is larger than {} bytes", path, limit);
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return problem;
+}
+
+}  // namespace
+
+std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index, BusSecrets& out) {
+  std::vector<ConfigError> errors;
+  out = BusSecrets{};
+  const std::string& zone = map.zones.at(index).name;
+  const BusAuth& auth = map.auth;
+  if (!auth.password_file.empty()) {
+    const std::string path = zone_path(auth.password_file, zone);
+    std::string text;
+    if (auto problem = read_secret_file(path, true, kMaxPasswordBytes + 64, text)) {
+      errors.push_back({"nats.password_file", 0, std::move(*problem)});
+    } else {
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
+        return c > 0x20 && c < 0x7f && c != '"' && c != '\\';
+      });
+      if (text.empty() || text.size() > kMaxPasswordBytes || !printable) {
+        errors.push_back(
+            {"nats.password_file", 0,
+             fmt::format("{}: expected 1 to {} printable ASCII characters without spaces, "
+                         "quotes or backslashes (e.g. openssl rand -hex 32)",
+                         path, kMaxPasswordBytes)});
+      } else {
+        out.user = zone;
+        out.password = std::move(text);
+      }
+    }
+  }
+  out.tls = !auth.tls_ca_file.empty() || map.nats_url.rfind("tls://", 0) == 0;
+  const auto check_file = [&](const std::string& pattern, const char* key, bool secret,
+                              std::string& resolved) {
+    if (pattern.empty()) return;
+    resolved = zone_path(pattern, zone);
+    std::string text;
+    if (auto problem = read_secret_file(resolved, secret, 1 << 20, text)) {
+      errors.push_back({key, 0, std::move(*problem)});
+    }
+  };
+  check_file(auth.tls_ca_file, "nats.tls.ca_file", false, out.tls_ca_file);
+  check_file(auth.tls_cert_file, "nats.tls.cert_file", false, out.tls_cert_file);
+  check_file(auth.tls_key_file, "nats.tls.key_file", true, out.tls_key_file);
+  return errors;
 }
 
 void apply_world_zone(const WorldMap& map, std::size_t index, ZoneConfig& config) {

@@ -54,9 +54,21 @@ struct WorldZone {
   Address public_game;
 };
 
+// How the zones log in to NATS (docs/security.md, "The bus"): each zone as the NATS user
+// named like the zone, with the password in a file; optionally over TLS. Paths may hold
+// "{zone}", replaced by the zone's name (so one map serves zones that share a machine).
+// Secrets are never in the map itself, only where to find them.
+struct BusAuth {
+  std::string password_file;  // empty: no credentials (anyone reaching NATS is trusted)
+  std::string tls_ca_file;    // empty: no TLS (unless the URL is tls://)
+  std::string tls_cert_file;  // the zone's client certificate (with tls_key_file), optional
+  std::string tls_key_file;
+};
+
 struct WorldMap {
   std::string nats_url;
   std::string subject_prefix = "world";
+  BusAuth auth;
   double ghost_distance = 40.0;           // metres
   std::uint32_t ghost_timeout_ms = 1000;  // a silent owner's ghosts leave after this
   // Handoff: how long a zone waits for a neighbour's answer before it keeps the player
@@ -83,6 +95,21 @@ struct WorldMapResult {
 
 WorldMapResult load_world_map_file(const std::string& path);
 WorldMapResult load_world_map_string(std::string_view yaml, std::string source_name);
+
+// What zone `index` presents to NATS, read from the files the map names.
+struct BusSecrets {
+  std::string user;      // the zone's name; empty without credentials
+  std::string password;  // read from nats.password_file
+  std::string tls_ca_file, tls_cert_file, tls_key_file;  // "{zone}" replaced
+  bool tls = false;
+};
+// "{zone}" in `pattern` replaced by `zone`.
+std::string zone_path(std::string_view pattern, std::string_view zone);
+// Reads and checks zone `index`'s secrets: the password file must be a regular file,
+// not readable by others (mode o-r), holding 1 to 1,024 printable ASCII characters
+// without spaces (a final newline ignored); the TLS files must be readable. Errors name
+// the world map's keys.
+std::vector<ConfigError> load_bus_secrets(const WorldMap& map, std::size_t index, BusSecrets& out);
 
 // Makes `config` the config of zone `index` of the map: zone.name, the world bounds, the
 // game address (network.bind_address, network.port) and the admin address.

@@ -24,13 +24,23 @@ inline std::vector<aoi::Bounds> neighbour_areas(const config::WorldMap& map, std
 
 // `history_ticks`: the zone's replication history (network.history_ticks); `game_port`:
 // the port the zone's game host bound (the map's, or an ephemeral one); `tick_rate`: a
-// player taken back waits a second before it may cross again.
+// player taken back waits a second before it may cross again; `secrets`: how it logs in
+// to NATS; `max_name_bytes`: players.max_name_length, which names from the bus meet too.
 inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map, std::size_t index,
                                                     std::uint32_t history_ticks,
                                                     std::uint16_t game_port,
-                                                    std::uint32_t tick_rate) {
+                                                    std::uint32_t tick_rate,
+                                                    const config::BusSecrets& secrets = {},
+                                                    std::size_t max_name_bytes = 32) {
   cluster::ExchangeParams p;
   p.nats_url = map.nats_url;
+  p.nats_user = secrets.user;
+  p.nats_password = secrets.password;
+  p.nats_tls = secrets.tls;
+  p.nats_ca_file = secrets.tls_ca_file;
+  p.nats_cert_file = secrets.tls_cert_file;
+  p.nats_key_file = secrets.tls_key_file;
+  p.max_name_bytes = max_name_bytes;
   p.subject_prefix = map.subject_prefix;
   p.self_index = static_cast<std::uint32_t>(index);
   p.self_name = map.zones.at(index).name;

@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   // A world map is read once: a zone's place in the world does not change while it runs.
   std::optional<zone::config::WorldMap> world;
   std::size_t zone_index = 0;
+  zone::config::BusSecrets bus_secrets;
   if (!world_path.empty()) {
     zone::config::WorldMapResult map = zone::config::load_world_map_file(world_path);
     if (!map.ok()) {
@@ -129,6 +130,12 @@ int main(int argc, char** argv) {
     }
     world = std::move(map.map);
     zone_index = *index;
+    // The zone's NATS credentials and TLS files, read once (--check-config checks them).
+    const auto secret_errors = zone::config::load_bus_secrets(*world, zone_index, bus_secrets);
+    if (!secret_errors.empty()) {
+      std::fputs(zone::config::format_errors(secret_errors, world_path).c_str(), stderr);
+      return 2;
+    }
   }
   // The file, then the zone's entry in the world map, then the command line's overrides,
   // then the checks across keys (and against the world map): at start-up
@@ -208,8 +215,9 @@ int main(int argc, char** argv) {
   zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
-    zone::ZoneServer server(cfg, log, {.token = *token, .config_source = load},
-                            {.map = world, .zone_index = zone_index, .statics = statics});
+    zone::ZoneServer server(
+        cfg, log, {.token = *token, .config_source = load},
+        {.map = world, .zone_index = zone_index, .bus_secrets = bus_secrets, .statics = statics});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",
@@ -217,6 +225,17 @@ int main(int argc, char** argv) {
         cfg.world.max_x - cfg.world.min_x, cfg.world.max_y - cfg.world.min_y,
         cfg.aoi.enabled ? "on" : "OFF (broadcast)", cfg.aoi.cell_size, cfg.aoi.view_radius,
         cfg.aoi.hysteresis, cfg.npcs.count, cfg.players.max_players);
+    if (world && bus_secrets.user.empty()) {
+      log.warn(
+          "world: NATS without credentials (nats.password_file is not set): anyone who "
+          "can reach {} can speak for any zone (docs/security.md, \"The bus\")",
+          world->nats_url);
+    }
+    if (world && !bus_secrets.tls) {
+      log.warn(
+          "world: NATS without TLS (nats.tls.ca_file is not set): the bus, its "
+          "credentials and transfer tokens cross the network in clear");
+    }
     if (server.admin_port() != 0) {
       log.info("admin endpoint on http://{}:{}/ (live map, metrics, health{}; token from {})",
                cfg.admin.bind_address, server.admin_port(), cfg.debug.truth ? ", debug truth" : "",

@@ -100,8 +100,12 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
               {"refused", c.handoffs_in_refused},
               {"cancelled", c.handoffs_in_cancelled}});
   w.counter("zone_handoff_messages_dropped_total",
-            "Handoff messages dropped: not decodable, or not from a neighbour.",
+            "Handoff messages dropped: not decodable, not from a neighbour, or not from the "
+            "zone their subject names.",
             c.handoff_messages_dropped);
+  w.counter("zone_handoff_offers_bad_name_total",
+            "Handoff offers refused because the entity's name breaks the player-name rule.",
+            c.handoff_offers_bad_name);
   w.counter("zone_ghosts_out_total", "Entity states sent to neighbouring zones as ghosts.",
             c.ghosts_out);
   w.labelled("zone_border_events_total", "counter",
@@ -123,12 +127,17 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
               {"bad_value", c.dropped_bad_value},
               {"trailing", c.dropped_trailing},
               {"unknown_source", c.dropped_unknown_source},
+              {"wrong_sender", c.dropped_wrong_sender},
+              {"bad_name", c.dropped_bad_name},
               {"stale_epoch", c.dropped_stale_epoch},
               {"queue_full", c.dropped_queue_full},
               {"publish_failed", c.publish_failed}});
   w.gauge("zone_bus_connected", "1 while the NATS connection is up.", c.connected ? 1.0 : 0.0);
-  w.labelled("zone_bus_connection_events_total", "counter", "NATS disconnects and reconnects.",
-             "event", {{"disconnect", c.disconnects}, {"reconnect", c.reconnects}});
+  w.labelled("zone_bus_connection_events_total", "counter",
+             "NATS disconnects, reconnects and errors the server reported (error: a publish or "
+             "subscription its permissions refuse, ...).",
+             "event",
+             {{"disconnect", c.disconnects}, {"reconnect", c.reconnects}, {"error", c.bus_errors}});
   w.header("zone_bus_lag_seconds", "summary",
            "Receive time minus the sender's send time of each ghost message applied.");
   w.raw() += fmt::format("zone_bus_lag_seconds_sum {}\nzone_bus_lag_seconds_count {}\n",
@@ -294,6 +303,13 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             m.static_messages);
   w.counter("zone_static_objects_sent_total",
             "Static objects sent to clients (each once a session).", m.static_objects_sent);
+  w.counter("zone_static_bytes_sent_total", "Bytes of the StaticObjects messages sent to clients.",
+            m.static_bytes_sent);
+  w.labelled("zone_static_waits_total", "counter",
+             "Ticks a player with static cells due waited: for its bandwidth budget "
+             "(network.client_bandwidth), or with 64 KiB sent at ticks it has not acknowledged.",
+             "reason",
+             {{"budget", m.static_waits_budget}, {"unacknowledged", m.static_waits_unacked}});
   w.counter("zone_static_collisions_total",
             "Moves of players and NPCs that a static object shortened or stopped.",
             m.static_collisions);

@@ -115,6 +115,9 @@ struct ZoneMetrics {
   std::uint64_t static_objects = 0;  // in the zone's map
   std::uint64_t static_messages = 0;
   std::uint64_t static_objects_sent = 0;
+  std::uint64_t static_bytes_sent = 0;
+  std::uint64_t static_waits_budget = 0;
+  std::uint64_t static_waits_unacked = 0;
   std::uint64_t static_collisions = 0;
   std::uint64_t load_level = 0;      // interest.load_adaptive
   std::uint64_t load_level_max = 0;  // highest level since start

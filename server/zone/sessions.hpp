@@ -58,6 +58,11 @@ struct SessionCounters {
   std::uint64_t chunk_unloads = 0;
   std::uint64_t static_messages = 0;      // StaticObjects messages sent
   std::uint64_t static_objects_sent = 0;  // objects in them
+  std::uint64_t static_bytes_sent = 0;    // their bytes
+  // Ticks a player with static cells due waited: for its bandwidth budget, or because it
+  // had kStaticUnackedBytes sent at ticks it has not acknowledged.
+  std::uint64_t static_waits_budget = 0;
+  std::uint64_t static_waits_unacked = 0;
   // Handoff: players sent to another zone (Transfer), players who arrived from one with
   // their token, tokens refused (unknown, used or expired), and players handed over here
   // whose clients never came (removed after handoff.arrival_timeout_ms).
@@ -102,6 +107,16 @@ struct Session {
   // has had its first ChunkUpdate check.
   std::vector<util::ChunkCoord> chunks;
   bool chunks_checked = false;
+  // Static layer pacing (update_statics): the cells due but not sent yet (cell indices,
+  // in order, from static_next on), the tick of the newest check, the bytes
+  // network.client_bandwidth has not yet paid for, and the StaticObjects bytes sent at
+  // ticks the client has not acknowledged (ack_tick), by tick.
+  std::vector<std::uint32_t> static_queue;
+  std::size_t static_next = 0;
+  std::uint32_t static_check_tick = 0;
+  double static_debt = 0.0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> static_unacked;
+  std::uint64_t static_unacked_bytes = 0;
   // Static layer: one bit per static cell, set once the cell's objects were sent (they
   // are sent once a session); whether it has had its first check.
   std::vector<std::uint64_t> static_sent;
@@ -110,6 +125,10 @@ struct Session {
   TokenBucket actions;
   TokenBucket chat;
 };
+
+// What one client may hold of StaticObjects bytes sent at ticks it has not acknowledged
+// (beyond this, its static cells wait; one message may go over it).
+inline constexpr std::uint64_t kStaticUnackedBytes = 64 * 1024;
 
 class Sessions {
  public:
@@ -138,7 +157,10 @@ class Sessions {
   void update_chunks(std::uint32_t tick, std::span<net::SendBatch> out);
   // Static layer (static.map_file): sends each player the objects of every static cell
   // within static.view_radius that it has not been sent yet (StaticObjects), checked
-  // every static.interval_ticks, and a newcomer at once.
+  // every static.interval_ticks, and a newcomer at once. Paced: at most one message a
+  // tick, and only once network.client_bandwidth has paid for the previous ones, and
+  // none while the client has kStaticUnackedBytes sent at ticks it has not acknowledged;
+  // cells due meanwhile wait in the session, in order.
   void update_statics(std::uint32_t tick, std::span<net::SendBatch> out);
   // Handoff (a world of zones, docs/world.md). The player at `slot` was taken over by
   // another zone: its client is sent a Transfer and its connection closed (Transferred);
@@ -259,6 +281,8 @@ class Sessions {
   std::vector<Arrival> arrivals_;
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
+  void send_statics(Session& s, std::uint32_t tick, const aoi::StaticGrid& grid,
+                    std::span<const world::StaticObject> objects, std::span<net::SendBatch> out);
   std::vector<protocol::StaticCell> wire_cells_;
   std::vector<protocol::StaticObject> wire_objects_;
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.

@@ -263,6 +263,9 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.static_objects = zone.world.statics().size();
   m.static_messages = sc.static_messages;
   m.static_objects_sent = sc.static_objects_sent;
+  m.static_bytes_sent = sc.static_bytes_sent;
+  m.static_waits_budget = sc.static_waits_budget;
+  m.static_waits_unacked = sc.static_waits_unacked;
   m.static_collisions = zone.world.collisions();
   for (std::size_t kind = 0; kind < kGroupKinds; ++kind) {
     const world::Groups& groups = zone.world.groups(static_cast<world::GroupKind>(kind));

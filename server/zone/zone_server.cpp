@@ -125,7 +125,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
   if (world_setup.map) {
     cluster_ = std::make_unique<cluster::GhostExchange>(
         make_exchange_params(*world_setup.map, world_setup.zone_index, config.network.history_ticks,
-                             port(), config.tick.rate_hz),
+                             port(), config.tick.rate_hz, world_setup.bus_secrets,
+                             config.players.max_name_length),
         world_);
     arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
   }

@@ -73,6 +73,8 @@ struct AdminSetup {
 struct WorldSetup {
   std::optional<config::WorldMap> map;
   std::size_t zone_index = 0;
+  // How it logs in to NATS (config::load_bus_secrets; main reads them at start-up).
+  config::BusSecrets bus_secrets;
   // The static layer's objects, already loaded from static.map_file; without them the
   // zone loads the file itself (and throws if it does not load).
   world::StaticParams statics;

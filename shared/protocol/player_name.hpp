@@ -14,8 +14,11 @@
 //     U+180E, U+200B-200D, U+2060-2064, U+206A-206F, U+3164, U+FEFF, U+FFA0, U+FFF9-FFFB,
 //     U+13430-1343F, U+1BCA0-1BCA3, U+1D173-1D17A, U+E0000-E007F (tags);
 //   - noncharacters (U+FDD0-FDEF and the last two code points of every plane).
-// Everything else is allowed: letters of any script, digits, punctuation, spaces, emoji
-// (without zero-width joiners: U+200D is refused, so joined emoji sequences are too).
+// Everything else is allowed: letters of any script, digits, punctuation, spaces, emoji.
+// The zero width joiner U+200D is allowed only where it joins two emoji into one
+// sequence: after an emoji (Unicode's Extended_Pictographic, optionally followed by skin
+// tone modifiers U+1F3FB-1F3FF or U+FE0F) and before another (👩‍💻, ❤️‍🔥,
+// 🏳️‍🌈). Anywhere else it is invisible and refused.
 #pragma once
 
 #include <cstddef>

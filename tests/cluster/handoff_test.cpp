@@ -554,11 +554,11 @@ TEST_CASE("handoff exchange: a lost answer - the old zone keeps the player, the 
     drop_cancel = true;
   }
   z.broker.filter = [&](const bus::BusMessage& m) {
-    if (!answer_dropped && is_handoff(m, "t.handoff.west", 2)) {
+    if (!answer_dropped && is_handoff(m, "t.handoff.west.east", 2)) {
       answer_dropped = true;
       return test::MemoryBroker::Fate::kDrop;
     }
-    if (drop_cancel && !cancel_dropped && is_handoff(m, "t.handoff.east", 3)) {
+    if (drop_cancel && !cancel_dropped && is_handoff(m, "t.handoff.east.west", 3)) {
       cancel_dropped = true;
       return test::MemoryBroker::Fate::kDrop;
     }
@@ -586,11 +586,11 @@ TEST_CASE("handoff exchange: a late cancel of an older offer leaves the newer ha
   ExchangeWorld z;
   bool answer_dropped = false;
   z.broker.filter = [&](const bus::BusMessage& m) {
-    if (!answer_dropped && is_handoff(m, "t.handoff.west", 2)) {
+    if (!answer_dropped && is_handoff(m, "t.handoff.west.east", 2)) {
       answer_dropped = true;
       return test::MemoryBroker::Fate::kDrop;
     }
-    if (is_handoff(m, "t.handoff.east", 3) && z.broker.held.empty()) {
+    if (is_handoff(m, "t.handoff.east.west", 3) && z.broker.held.empty()) {
       return test::MemoryBroker::Fate::kHold;  // the first cancel is late
     }
     return test::MemoryBroker::Fate::kDeliver;
@@ -616,4 +616,158 @@ TEST_CASE("handoff exchange: a late cancel of an older offer leaves the newer ha
   CHECK(z.east.exchange.stats().handoffs_in_cancelled == 1);  // the first copy only
   CHECK(z.east.sessions.arrivals.front().cancelled);
   CHECK_FALSE(z.east.sessions.arrivals.back().cancelled);
+}
+
+// ---- What crosses the bus is checked: the sender its subject names, and names. ------
+
+namespace {
+
+// West with two neighbours, east (index 1) and north (index 2), and an outsider on the
+// same bus that publishes what it likes, as a third NATS client would.
+struct TrustZone {
+  test::MemoryBroker broker;
+  world::World world{zone_params(0)};
+  FakeSessions sessions{world};
+  cluster::GhostExchange exchange{params(), world, broker.endpoint()};
+  std::unique_ptr<bus::Bus> outsider = broker.endpoint();
+  std::uint32_t tick = 0;
+
+  static cluster::ExchangeParams params() {
+    cluster::ExchangeParams p = ExchangeZone::params(0);
+    p.neighbours.push_back({2, "north", {{0.0, 200.0}, {200.0, 400.0}}});
+    return p;
+  }
+  void step() {
+    world.step(0.05);
+    exchange.tick(++tick, 0.35, sessions);
+    world.update_aoi();
+  }
+  void send(const std::string& subject, const std::vector<std::uint8_t>& bytes) {
+    outsider->publish(subject, bytes);
+  }
+};
+
+// A ghost list of `source` naming one NPC near west's border.
+std::vector<std::uint8_t> ghost_list(std::uint32_t source, const std::string& name) {
+  cluster::GhostMessage m;
+  m.source = source;
+  m.tick = 1;
+  m.epoch = kEpoch;
+  m.sent_us = kEpoch;
+  world::GhostState g;
+  g.id = world::first_entity_id(source) + 6;
+  g.kind = world::EntityKind::kNpc;
+  g.x = 210.0;
+  g.y = 50.0;
+  g.properties = health(0, 100, 100);
+  g.name = name;
+  m.ghosts.push_back(g);
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(m, bytes);
+  return bytes;
+}
+
+std::vector<std::uint8_t> player_offer(std::uint32_t sender, world::EntityId id,
+                                       const std::string& name) {
+  cluster::TransferMessage m;
+  m.kind = cluster::TransferKind::kOffer;
+  m.sender = sender;
+  m.request = id;
+  m.entity = {.id = id,
+              .kind = world::EntityKind::kPlayer,
+              .x = 190.0,
+              .y = 50.0,
+              .heading = 0.0,
+              .properties = health(0, 100, 100),
+              .name = name};
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(m, bytes);
+  return bytes;
+}
+
+// Sends `bytes` on `subject` once a tick for 20 ticks (past the ghosts' id-reuse delay);
+// whether the ghost `id` was in west's world then.
+bool ghost_appears(TrustZone& z, const std::string& subject, const std::vector<std::uint8_t>& bytes,
+                   world::EntityId id) {
+  for (int t = 0; t < 20; ++t) {
+    z.send(subject, bytes);
+    z.step();
+    const world::Entity* e = z.world.find(id);
+    if (e != nullptr && e->ghost) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("bus trust: ghost lists whose sender is not the zone their subject names are dropped") {
+  TrustZone z;
+  const world::EntityId id = world::first_entity_id(1) + 6;
+  // East's list, sent on north's subject: north speaking for east.
+  CHECK_FALSE(ghost_appears(z, "t.ghosts.west.north", ghost_list(1, "npc-7"), id));
+  CHECK(z.exchange.stats().dropped_wrong_sender == 20);
+  // On east's own subject, the same list is east's and applies.
+  CHECK(ghost_appears(z, "t.ghosts.west.east", ghost_list(1, "npc-7"), id));
+  CHECK(z.exchange.stats().dropped_wrong_sender == 20);
+}
+
+TEST_CASE("bus trust: ghost names are held to the player-name rule") {
+  const world::EntityId id = world::first_entity_id(1) + 6;
+  for (const std::string& bad :
+       std::vector<std::string>{"evil\u202Eeman", "esc\x1b[31mred", std::string(33, 'a'),
+                                std::string("nul\0byte", 8), std::string("\xff\xfe")}) {
+    CAPTURE(bad);
+    TrustZone z;
+    CHECK_FALSE(ghost_appears(z, "t.ghosts.west.east", ghost_list(1, bad), id));
+    CHECK(z.exchange.stats().dropped_bad_name == 20);
+    CHECK(z.exchange.stats().messages_in == 0);
+  }
+  TrustZone z;
+  CHECK(ghost_appears(z, "t.ghosts.west.east", ghost_list(1, "Zoë 🌲"), id));
+  CHECK(z.exchange.stats().dropped_bad_name == 0);
+}
+
+TEST_CASE("bus trust: a handoff offer with a name a Hello could not carry is refused") {
+  TrustZone z;
+  z.outsider->subscribe("t.handoff.east.west");  // west's answers to east
+  const world::EntityId id = world::first_entity_id(1) + 9;
+  const auto answer = [&]() -> std::optional<cluster::TransferMessage> {
+    std::vector<bus::BusMessage> got;
+    z.outsider->take(got);
+    for (const bus::BusMessage& m : got) {
+      cluster::TransferMessage t;
+      if (cluster::decode(m.data, t) == cluster::TransferDecodeError::kNone &&
+          t.kind == cluster::TransferKind::kAnswer) {
+        return t;
+      }
+    }
+    return std::nullopt;
+  };
+  for (const std::string& bad : std::vector<std::string>{"\u202Eevil", "esc\x1b]0;x\x07"}) {
+    CAPTURE(bad);
+    z.send("t.handoff.west.east", player_offer(1, id, bad));
+    z.step();
+    const auto a = answer();
+    REQUIRE(a.has_value());
+    CHECK(a->result == cluster::TransferResult::kBadName);
+    CHECK(z.world.find(id) == nullptr);
+    CHECK(z.sessions.arrivals.empty());
+  }
+  CHECK(z.exchange.stats().handoff_offers_bad_name == 2);
+  CHECK(z.exchange.stats().handoffs_in_accepted == 0);
+  // An offer for east sent on north's subject is north speaking for east: dropped, unanswered.
+  z.send("t.handoff.west.north", player_offer(1, id, "carol"));
+  z.step();
+  CHECK_FALSE(answer().has_value());
+  CHECK(z.exchange.stats().handoff_messages_dropped == 1);
+  CHECK(z.world.find(id) == nullptr);
+  // The same offer with a good name, from east on east's subject, is taken.
+  z.send("t.handoff.west.east", player_offer(1, id, "carol"));
+  z.step();
+  const auto a = answer();
+  REQUIRE(a.has_value());
+  CHECK(a->result == cluster::TransferResult::kAccepted);
+  REQUIRE(z.world.find(id) != nullptr);
+  CHECK(z.world.find(id)->name == "carol");
+  CHECK(z.sessions.arrivals.size() == 1);
 }

@@ -27,8 +27,16 @@
 #include <thread>
 
 #include <httplib.h>
+#include <nats/nats.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <random>
+
+#include "bus/nats_link.hpp"
+#include "cluster/subjects.hpp"
 #include "process.hpp"
 #include "truth_zone.hpp"
 
@@ -618,4 +626,298 @@ TEST_CASE("world: in ticket mode bots carry their tickets across the border") {
     z->process->signal(SIGTERM);
     CHECK(z->process->wait(5s) == 0);
   }
+}
+
+// ---- The bus with credentials and TLS (docs/security.md, "The bus"). ----------------
+
+namespace {
+
+bool run_shell(const std::string& script) {
+  return std::system(("sh -c '" + script + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// A throwaway CA, a server certificate for "localhost" and a client certificate per
+// zone, made with openssl at test time (Debian package openssl; skipped without it).
+void make_tls(const std::string& dir, std::initializer_list<const char*> zones) {
+  if (!run_shell("command -v openssl")) {
+    std::fprintf(stderr, "SKIPPED: openssl is not installed\n");
+    std::exit(77);
+  }
+  const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  std::string s = "set -e; cd " + dir + "; umask 077; openssl req -x509 " + ec +
+                  " -keyout ca.key -out ca.pem -days 1 -subj /CN=zone-test-ca; "
+                  "printf \"subjectAltName=DNS:localhost\\n\" > san.ext; ";
+  const auto cert = [&](const std::string& name, const std::string& cn, bool san) {
+    s += "openssl req " + ec + " -keyout " + name + ".key -out " + name + ".csr -subj /CN=" + cn +
+         "; openssl x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " +
+         name + ".pem -days 1" + (san ? " -extfile san.ext" : "") + "; ";
+  };
+  cert("server", "localhost", true);
+  for (const char* z : zones) cert(z, z, false);
+  REQUIRE_MESSAGE(run_shell(s), "openssl failed in " << dir);
+}
+
+std::string random_password() {
+  std::random_device r;
+  std::string out;
+  for (int i = 0; i < 32; ++i) out += "0123456789abcdef"[r() % 16];
+  return out;
+}
+
+// Writes `dir`/<zone>.password (mode 600) for every zone and a nats-server config that
+// requires TLS (client certificates too when `verify`) and lets each zone's user publish
+// and subscribe to exactly its subjects (cluster::bus_permissions).
+std::string write_secure_nats(const std::string& dir, std::uint16_t port, const std::string& prefix,
+                              std::initializer_list<const char*> zones, bool verify,
+                              std::map<std::string, std::string>& passwords) {
+  std::ostringstream users;
+  for (const char* z : zones) {
+    passwords[z] = random_password();
+    const std::string file = dir + "/" + z + ".password";
+    std::ofstream(file) << passwords[z] << "\n";
+    std::filesystem::permissions(
+        file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    const zone::cluster::BusPermissions p = zone::cluster::bus_permissions(prefix, z);
+    const auto list = [](const std::vector<std::string>& subjects) {
+      std::string out;
+      for (const std::string& s : subjects) out += (out.empty() ? "\"" : ", \"") + s + "\"";
+      return "[" + out + "]";
+    };
+    users << "    {user: \"" << z << "\", password: \"" << passwords[z]
+          << "\", permissions: {publish: {allow: " << list(p.publish)
+          << "}, subscribe: {allow: " << list(p.subscribe) << "}}},\n";
+  }
+  const std::string conf = dir + "/nats.conf";
+  std::ofstream(conf) << "host: 127.0.0.1\nport: " << port << "\ntls: {cert_file: \"" << dir
+                      << "/server.pem\", key_file: \"" << dir << "/server.key\", ca_file: \"" << dir
+                      << "/ca.pem\", verify: " << (verify ? "true" : "false")
+                      << "}\nauthorization: {\n  users: [\n"
+                      << users.str() << "  ]\n}\n";
+  return conf;
+}
+
+std::unique_ptr<Process> start_nats_conf(const std::string& binary, const std::string& dir,
+                                         const std::string& conf) {
+  auto p = std::make_unique<Process>(std::vector<std::string>{binary, "-c", conf},
+                                     dir + "/nats-secure.log");
+  REQUIRE_MESSAGE(p->wait_for_log(std::regex("(Server is ready)"), 10s), p->log());
+  return p;
+}
+
+zone::bus::LinkOptions login(const std::string& dir, std::uint16_t port, const std::string& user,
+                             const std::string& password) {
+  zone::bus::LinkOptions o;
+  o.url = "tls://localhost:" + std::to_string(port);
+  o.name = "test-" + user;
+  o.user = user;
+  o.password = password;
+  o.tls = true;
+  o.ca_file = dir + "/ca.pem";
+  return o;
+}
+
+// Polls `done` every 10 ms until it holds or `limit` passes (a bound on failure only).
+template <typename Done>
+bool eventually(Done done, std::chrono::milliseconds limit = 20s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
+// The subjects of the messages `link` has received so far, added to `seen`.
+void take_subjects(zone::bus::Bus& link, std::vector<std::string>& seen) {
+  std::vector<zone::bus::BusMessage> got;
+  link.take(got);
+  for (const auto& m : got) seen.push_back(m.subject);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// A client that connects once, without retrying (cnats directly): the status it got.
+natsStatus connect_once(const std::string& url, const std::string& ca_file, const char* user,
+                        const char* password) {
+  natsOptions* o = nullptr;
+  REQUIRE(natsOptions_Create(&o) == NATS_OK);
+  natsOptions_SetURL(o, url.c_str());
+  natsOptions_SetTimeout(o, 5000);
+  if (!ca_file.empty()) {
+    natsOptions_SetSecure(o, true);
+    REQUIRE(natsOptions_LoadCATrustedCertificates(o, ca_file.c_str()) == NATS_OK);
+  }
+  if (user != nullptr) natsOptions_SetUserInfo(o, user, password);
+  natsConnection* c = nullptr;
+  const natsStatus s = natsConnection_Connect(&c, o);
+  if (c != nullptr) natsConnection_Destroy(c);
+  natsOptions_Destroy(o);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("world bus: without credentials no bus, and one zone cannot speak for another") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  make_tls(dir, {});
+  const std::uint16_t port = free_tcp_port();
+  std::map<std::string, std::string> pw;
+  const std::string conf =
+      write_secure_nats(dir, port, "test", {"west", "east", "north"}, false, pw);
+  const auto bus = start_nats_conf(nats, dir, conf);
+  const std::string url = "tls://localhost:" + std::to_string(port);
+
+  // Without credentials, with a wrong password, or another zone's: no connection, so
+  // nothing can be published or subscribed to. In clear, not even that far.
+  CHECK(connect_once(url, dir + "/ca.pem", nullptr, nullptr) == NATS_CONNECTION_AUTH_FAILED);
+  CHECK(connect_once(url, dir + "/ca.pem", "west", "guess") == NATS_CONNECTION_AUTH_FAILED);
+  CHECK(connect_once(url, dir + "/ca.pem", "west", pw["east"].c_str()) ==
+        NATS_CONNECTION_AUTH_FAILED);
+  CHECK(connect_once("nats://localhost:" + std::to_string(port), "", "west", pw["west"].c_str()) !=
+        NATS_OK);
+  CHECK(connect_once(url, dir + "/ca.pem", "west", pw["west"].c_str()) == NATS_OK);
+
+  zone::bus::NatsLink west(login(dir, port, "west", pw["west"]));
+  zone::bus::NatsLink east(login(dir, port, "east", pw["east"]));
+  zone::bus::NatsLink north(login(dir, port, "north", pw["north"]));
+  REQUIRE(eventually([&] { return west.connected() && east.connected() && north.connected(); }));
+
+  // West publishes as north (on north's subject to east): refused by the server. East
+  // subscribes to what north and west send it; west's next, honest message is the mark
+  // that everything before it was delivered or refused (one connection keeps its order).
+  for (const char* from : {"north", "west"}) {
+    east.subscribe(zone::cluster::ghost_subject("test", "east", from));
+    east.subscribe(zone::cluster::handoff_subject("test", "east", from));
+  }
+  const std::vector<std::uint8_t> forged = {0x47, 3, 2};
+  std::vector<std::string> at_east;
+  REQUIRE(eventually([&] {
+    west.publish(zone::cluster::ghost_subject("test", "east", "north"), forged);
+    west.publish(zone::cluster::handoff_subject("test", "east", "north"), forged);
+    west.publish(zone::cluster::ghost_subject("test", "east", "west"), forged);
+    std::this_thread::sleep_for(20ms);
+    take_subjects(east, at_east);
+    return contains(at_east, "test.ghosts.east.west");
+  }));
+  CHECK_FALSE(contains(at_east, "test.ghosts.east.north"));
+  CHECK_FALSE(contains(at_east, "test.handoff.east.north"));
+  CHECK(eventually([&] { return west.stats().errors > 0; }));  // the server said so
+
+  // West listens to what north sends east (answers carry transfer tokens): refused. North
+  // sends east a handoff message and then west its ghosts; once west has the latter, it
+  // would have had the former.
+  north.subscribe("test.ghosts.north.west");  // unused; north's own subject is allowed
+  west.subscribe(zone::cluster::handoff_subject("test", "east", "north"));
+  west.subscribe(zone::cluster::ghost_subject("test", "west", "north"));
+  west.subscribe("test.>");  // everything: refused as well
+  std::vector<std::string> at_west;
+  REQUIRE(eventually([&] {
+    north.publish(zone::cluster::handoff_subject("test", "east", "north"), forged);
+    north.publish(zone::cluster::ghost_subject("test", "west", "north"), forged);
+    std::this_thread::sleep_for(20ms);
+    take_subjects(west, at_west);
+    return contains(at_west, "test.ghosts.west.north");
+  }));
+  CHECK_FALSE(contains(at_west, "test.handoff.east.north"));
+  for (const std::string& s : at_west) CHECK(s == "test.ghosts.west.north");
+  // East, the honest receiver, got north's message.
+  CHECK(eventually([&] {
+    take_subjects(east, at_east);
+    return contains(at_east, "test.handoff.east.north");
+  }));
+  CHECK(north.stats().errors == 0);
+  CHECK(east.stats().errors == 0);
+}
+
+TEST_CASE("world bus: zones with credentials and TLS form a world and hand players over") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  make_tls(dir, {"west", "east"});
+  const std::uint16_t port = free_tcp_port();
+  std::map<std::string, std::string> pw;
+  // verify: the server wants each zone's client certificate too.
+  const std::string conf = write_secure_nats(dir, port, "test", {"west", "east"}, true, pw);
+  const auto bus = start_nats_conf(nats, dir, conf);
+  const std::string world = dir + "/world.yaml";
+  write_world_of(world, port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  {
+    std::ifstream in(world);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string plain = "url: \"nats://127.0.0.1:" + std::to_string(port) + "\"";
+    REQUIRE(text.find(plain) != std::string::npos);
+    text.replace(text.find(plain), plain.size(),
+                 "url: \"tls://localhost:" + std::to_string(port) + "\"\n  password_file: \"" +
+                     dir + "/{zone}.password\"\n  tls:\n    ca_file: \"" + dir +
+                     "/ca.pem\"\n    cert_file: \"" + dir + "/{zone}.pem\"\n    key_file: \"" +
+                     dir + "/{zone}.key\"");
+    std::ofstream(world) << text;
+  }
+  Zone west = start_zone(dir, world, "west", 4, "wander");
+  Zone east = start_zone(dir, world, "east", 4, "wander");
+  CHECK(wait_metric(
+      west, "zone_bus_connected", [](double v) { return v == 1; }, 20s));
+  CHECK(wait_metric(
+      east, "zone_bus_connected", [](double v) { return v == 1; }, 20s));
+  REQUIRE(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 0; }, 20s));
+  REQUIRE(wait_metric(
+      east, "zone_ghosts", [](double v) { return v > 0; }, 20s));
+
+  const int seconds = 20;
+  const int bots = 4;
+  auto sim = start_world_sim(dir, west, {&west, &east}, bots, seconds, "border");
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == bots);
+  CHECK(s["protocol_violations"].get<int>() == 0);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  CHECK(s["transfer_id_changes"].get<int>() == 0);
+  CHECK(s["transfers"].get<int>() > 0);
+  const std::string accepted = "zone_handoffs_in_total\\{result=\"accepted\"\\}";
+  CHECK(metric(east, accepted).value_or(0) > 0);
+  for (const Zone* z : {&west, &east}) {
+    CHECK(metric(*z, "zone_bus_connection_events_total\\{event=\"error\"\\}") == 0.0);
+    CHECK(metric(*z, "zone_bus_dropped_messages_total\\{reason=\"wrong_sender\"\\}") == 0.0);
+  }
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
+TEST_CASE("world bus: a zone refuses to start with a password file others can read") {
+  const std::string dir = temp_dir();
+  const std::string world = dir + "/world.yaml";
+  write_world_of(world, 4222, {{"west", 0, 0, 40, 40}});
+  {
+    std::ifstream in(world);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("  subject_prefix"), 0,
+                 "  password_file: \"" + dir + "/{zone}.password\"\n");
+    std::ofstream(world) << text;
+  }
+  const std::string file = dir + "/west.password";
+  std::ofstream(file) << "0123456789abcdef\n";
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write |
+                                         std::filesystem::perms::others_read);
+  const auto check = [&] {
+    Process p({ZONE_SERVER_BIN, "--config", ZONE_SOURCE_DIR "/configs/zone.yaml", "--world", world,
+               "--zone", "west", "--check-config"},
+              dir + "/check.log");
+    const auto code = p.wait(30s);
+    return std::make_pair(code.value_or(-1), p.log());
+  };
+  const auto [refused, why] = check();
+  CHECK(refused == 2);
+  CHECK(why.find("nats.password_file") != std::string::npos);
+  CHECK(why.find("readable or writable by other users") != std::string::npos);
+  std::filesystem::permissions(
+      file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const auto [accepted, log] = check();
+  INFO(log);
+  CHECK(accepted == 0);
 }

@@ -84,6 +84,21 @@ TEST_CASE("static map: the shape of the file") {
   CHECK(reports(load_static_map_file("/dev/zero", world_200()), "expected a regular file"));
 }
 
+TEST_CASE("static map: a duplicate objects key is refused, like any duplicate key") {
+  // yaml-cpp keeps both entries and a lookup finds the first: the second list would be
+  // silently ignored (issue 32).
+  const StaticMapResult r =
+      load_map("objects:\n  - [tree, 10, 10, 1]\nobjects:\n  - [rock, 20, 20, 2]\n");
+  INFO(r.error_report());
+  CHECK_FALSE(r.ok());
+  CHECK(r.objects.empty());
+  CHECK(reports(r, "map.yaml:3: objects: duplicate key (first given on line 1)"));
+  // Three times: two errors, each naming the first.
+  const StaticMapResult three = load_map("objects: []\nobjects: []\nobjects: []\n");
+  CHECK(three.errors.size() == 2);
+  CHECK(reports(three, "map.yaml:3: objects: duplicate key (first given on line 1)"));
+}
+
 TEST_CASE("static map: room to spawn, and a bounded message per cell") {
   // 200 x 200 m = 40,000 m^2; a rock of radius 80 m covers 20,106 m^2 (over half).
   const StaticMapResult big = load_map("objects:\n  - [rock, 100, 100, 80]\n");

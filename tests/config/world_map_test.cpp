@@ -2,7 +2,14 @@
 // one with its key, line and message; a zone's config checked against the map.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "config/world_map.hpp"
 
@@ -111,7 +118,8 @@ TEST_CASE("world map: bad values name the key, the line and what was expected") 
   SUBCASE("URL") {
     const auto e = only_error(load(replace(kTwoZones, "\"nats://127.0.0.1:4222\"", "http://x")),
                               "nats.url", 2);
-    CHECK(e.message.find("expected a URL nats://HOST:PORT, got 'http://x'") != std::string::npos);
+    CHECK(e.message.find("expected a URL nats://HOST:PORT or tls://HOST:PORT, got 'http://x'") !=
+          std::string::npos);
   }
   SUBCASE("ghost distance") {
     const auto e =
@@ -310,4 +318,112 @@ TEST_CASE("world map: handoff timeouts and the public address clients are sent t
       CHECK(e.message.find("expected") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("world map: NATS credentials and TLS are paths to files, checked when a zone starts") {
+  const std::string secure = replace(kTwoZones, "  url: \"nats://127.0.0.1:4222\"\n",
+                                     "  url: \"tls://nats.internal:4222\"\n"
+                                     "  password_file: \"/run/zone/{zone}.password\"\n"
+                                     "  tls:\n"
+                                     "    ca_file: \"/run/zone/ca.pem\"\n"
+                                     "    cert_file: \"/run/zone/{zone}.pem\"\n"
+                                     "    key_file: \"/run/zone/{zone}.key\"\n");
+  SUBCASE("good") {
+    const WorldMapResult r = load(secure);
+    INFO(r.error_report());
+    REQUIRE(r.ok());
+    CHECK(r.map.nats_url == "tls://nats.internal:4222");
+    CHECK(r.map.auth.password_file == "/run/zone/{zone}.password");
+    CHECK(r.map.auth.tls_ca_file == "/run/zone/ca.pem");
+    CHECK(r.map.auth.tls_cert_file == "/run/zone/{zone}.pem");
+    CHECK(r.map.auth.tls_key_file == "/run/zone/{zone}.key");
+    CHECK(zone_path(r.map.auth.tls_key_file, "east") == "/run/zone/east.key");
+    CHECK(zone_path("{zone}/{zone}", "w") == "w/w");
+  }
+  SUBCASE("the shipped map has none of them") {
+    CHECK(load(kTwoZones).map.auth.password_file.empty());
+  }
+  SUBCASE("a certificate without its key") {
+    const auto e = only_error(load(replace(secure, "    key_file: \"/run/zone/{zone}.key\"\n", "")),
+                              "nats.tls.key_file", 4);
+    CHECK(e.message.find("needs both") != std::string::npos);
+  }
+  SUBCASE("TLS without the CA") {
+    const auto e = only_error(load(replace(secure, "    ca_file: \"/run/zone/ca.pem\"\n", "")),
+                              "nats.tls.ca_file", 2);
+    CHECK(e.message.find("CA certificate") != std::string::npos);
+  }
+  SUBCASE("a tls:// URL without the CA") {
+    only_error(load(replace(kTwoZones, "nats://127.0.0.1", "tls://127.0.0.1")), "nats.tls.ca_file",
+               2);
+  }
+  SUBCASE("a path that is not a string") {
+    only_error(load(replace(secure, "\"/run/zone/{zone}.password\"", "[a]")), "nats.password_file",
+               3);
+  }
+  SUBCASE("unknown key under tls") {
+    only_error(load(replace(secure, "{zone}.key\"\n", "{zone}.key\"\n    verify: true\n")),
+               "nats.tls.verify", 8);
+  }
+}
+
+TEST_CASE("world map: a zone's password file is read and checked") {
+  std::string dir = (std::filesystem::temp_directory_path() / "zone-secrets-XXXXXX").string();
+  REQUIRE(mkdtemp(dir.data()) != nullptr);
+  const std::string map_text =
+      replace(kTwoZones, "  url: \"nats://127.0.0.1:4222\"\n",
+              "  url: \"nats://127.0.0.1:4222\"\n  password_file: \"" + dir + "/{zone}.pw\"\n");
+  const WorldMapResult r = load(map_text);
+  REQUIRE(r.ok());
+  const auto write = [&](const std::string& zone, const std::string& text, mode_t mode) {
+    const std::string path = dir + "/" + zone + ".pw";
+    std::ofstream(path) << text;
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+  };
+  BusSecrets s;
+  SUBCASE("each zone its own file, its name as the user") {
+    write("west", "w-secret-1\n", 0600);
+    write("east", "e-secret-2", 0400);
+    CHECK(load_bus_secrets(r.map, 0, s).empty());
+    CHECK(s.user == "west");
+    CHECK(s.password == "w-secret-1");
+    CHECK_FALSE(s.tls);
+    CHECK(load_bus_secrets(r.map, 1, s).empty());
+    CHECK(s.user == "east");
+    CHECK(s.password == "e-secret-2");
+  }
+  SUBCASE("missing") {
+    const auto e = load_bus_secrets(r.map, 0, s);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].key == "nats.password_file");
+    CHECK(e[0].message.find("cannot read") != std::string::npos);
+    CHECK(s.user.empty());
+  }
+  SUBCASE("readable by others") {
+    write("west", "w-secret-1\n", 0644);
+    const auto e = load_bus_secrets(r.map, 0, s);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].message.find("mode 0644") != std::string::npos);
+  }
+  SUBCASE("empty, or with spaces or quotes") {
+    for (const std::string& bad :
+         std::vector<std::string>{"\n", "two words", "quo\"te", std::string(1025, 'x')}) {
+      CAPTURE(bad);
+      write("west", bad, 0600);
+      const auto e = load_bus_secrets(r.map, 0, s);
+      REQUIRE(e.size() == 1);
+      CHECK(e[0].message.find("printable ASCII") != std::string::npos);
+    }
+  }
+  SUBCASE("a directory") {
+    std::filesystem::create_directory(dir + "/west.pw");
+    const auto e = load_bus_secrets(r.map, 0, s);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].message.find("not a regular file") != std::string::npos);
+  }
+  SUBCASE("without a password file: no user") {
+    CHECK(load_bus_secrets(load(kTwoZones).map, 0, s).empty());
+    CHECK(s.user.empty());
+  }
+  std::filesystem::remove_all(dir);
 }

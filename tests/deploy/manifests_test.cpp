@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/subjects.hpp"
 #include "config/config_loader.hpp"
 #include "config/world_map.hpp"
 #include "deploy_files.hpp"
@@ -455,6 +456,8 @@ Problems check_config_maps(const std::vector<Document>& documents) {
   }
   for (const Document& d : documents) {
     if (d.kind() != "ConfigMap") continue;
+    // NATS's own config: check_nats_auth reads it.
+    if (text(at(d.node, {"metadata", "labels", "app.kubernetes.io/name"})) == "nats") continue;
     for (const auto& entry : d.node["data"]) {
       const std::string key = entry.first.Scalar();
       const std::string value = text(entry.second);
@@ -520,11 +523,11 @@ Problems check_nats(const std::vector<Document>& documents) {
     if (s.ok) urls.insert(s.world.nats_url);
   }
   if (urls.empty()) p.add("manifests", "no zone of a world");
-  static const std::regex kUrl(R"(^nats://([a-z0-9-]+)(\.[a-z0-9.-]+)?:([0-9]+)$)");
+  static const std::regex kUrl(R"(^(?:nats|tls)://([a-z0-9-]+)(\.[a-z0-9.-]+)?:([0-9]+)$)");
   for (const std::string& url : urls) {
     std::smatch m;
     if (!std::regex_match(url, m, kUrl)) {
-      p.add(url, "expected nats://SERVICE[.NAMESPACE...]:PORT");
+      p.add(url, "expected nats://SERVICE[.NAMESPACE...]:PORT or tls://...");
       continue;
     }
     const std::string service = m[1].str();
@@ -566,6 +569,181 @@ Problems check_nats(const std::vector<Document>& documents) {
       if (!port_found) p.add(d.where(), "no container port for the Service's targetPort");
     }
     if (!selected) p.add(svc->where(), "selects no Deployment of the manifests");
+  }
+  return p;
+}
+
+// A Secret's key that a container sees as a file: which Secret and key, and its mode.
+struct SecretFile {
+  std::string secret, key;
+  long long mode = 0644;  // Kubernetes' default
+};
+
+long long file_mode(const YAML::Node& n, long long otherwise) {
+  const std::string t = text(n);
+  if (t.empty()) return otherwise;
+  try {
+    // YAML 1.1, as kubectl reads it: 0440 is octal.
+    return t.size() > 1 && t[0] == '0' ? std::stoll(t, nullptr, 8) : std::stoll(t);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// The Secret behind `path` in `container` of `pod_spec`: a secret volume, or a projected
+// one's secret source, mounted where the path lies and listing the file's key.
+std::optional<SecretFile> secret_file(const YAML::Node& pod_spec, const YAML::Node& container,
+                                      const std::string& path) {
+  for (const YAML::Node& mount : container["volumeMounts"]) {
+    std::string dir = text(mount["mountPath"]);
+    if (!dir.empty() && dir.back() != '/') dir += "/";
+    if (path.rfind(dir, 0) != 0) continue;
+    const std::string file = path.substr(dir.size());
+    for (const YAML::Node& v : pod_spec["volumes"]) {
+      if (text(v["name"]) != text(mount["name"])) continue;
+      const auto from_items = [&](const std::string& secret, const YAML::Node& items,
+                                  long long mode) -> std::optional<SecretFile> {
+        for (const YAML::Node& item : items) {
+          if (text(item["path"]) == file) {
+            return SecretFile{secret, text(item["key"]), file_mode(item["mode"], mode)};
+          }
+        }
+        return std::nullopt;
+      };
+      if (const YAML::Node secret = v["secret"]) {
+        return from_items(text(secret["secretName"]), secret["items"],
+                          file_mode(secret["defaultMode"], 0644));
+      }
+      const long long mode = file_mode(at(v, {"projected", "defaultMode"}), 0644);
+      for (const YAML::Node& source : at(v, {"projected", "sources"})) {
+        if (const YAML::Node secret = source["secret"]) {
+          if (auto f = from_items(text(secret["name"]), secret["items"], mode)) return f;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The bus's credentials (docs/security.md, "The bus"): every world map logs its zones in
+// (nats.password_file) over TLS (nats.tls.ca_file); NATS's config (the ConfigMap its
+// Deployment reads with --config) has exactly one user per zone, with exactly the
+// permissions of cluster::bus_permissions, and a password from the environment that
+// comes from the very Secret key that zone's pods mount as the password file, readable
+// by no other user; and NATS requires TLS.
+Problems check_nats_auth(const std::vector<Document>& documents) {
+  Problems p;
+  // The NATS server's config, from its Deployment's --config.
+  YAML::Node conf, nats_container;
+  std::string conf_origin;
+  for (const Document& d : documents) {
+    if (d.kind() != "Deployment") continue;
+    const YAML::Node pod = at(d.node, {"spec", "template", "spec"});
+    for (const YAML::Node& c : pod["containers"]) {
+      const std::vector<std::string> args = string_list(c["args"]);
+      const auto flag = std::find(args.begin(), args.end(), "--config");
+      if (flag == args.end() || flag + 1 == args.end()) {
+        p.add(d.where(), "nats-server is started without --config: no users, no TLS");
+        continue;
+      }
+      std::string why;
+      const auto f = resolve_file(documents, pod, c, *(flag + 1), kSource, why);
+      if (!f) {
+        p.add(d.where(), "--config " + why);
+        continue;
+      }
+      try {
+        conf = YAML::Load(f->text);
+      } catch (const YAML::Exception& e) {
+        p.add(f->origin, std::string("not readable as YAML: ") + e.what());
+        continue;
+      }
+      conf_origin = f->origin;
+      nats_container.reset(c);
+    }
+  }
+  if (!conf) {
+    if (p.list.empty()) p.add("manifests", "no NATS Deployment with a config");
+    return p;
+  }
+  if (text(at(conf, {"tls", "cert_file"})).empty() || text(at(conf, {"tls", "key_file"})).empty()) {
+    p.add(conf_origin, "no tls with cert_file and key_file: the bus would be in clear");
+  }
+  if (conf["no_auth_user"]) p.add(conf_origin, "no_auth_user lets clients in without credentials");
+  std::map<std::string, YAML::Node> users;
+  for (const YAML::Node& u : at(conf, {"authorization", "users"})) {
+    if (!users.emplace(text(u["user"]), u).second) {
+      p.add(conf_origin, "user " + text(u["user"]) + " given twice");
+    }
+  }
+  if (users.empty()) p.add(conf_origin, "no authorization.users: anyone may publish as any zone");
+  const auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::set<std::string> zones;
+  for (const GameServerSpec& gs : game_servers(documents)) {
+    const StartedZone s = start_zone(documents, gs);
+    if (!s.ok) continue;  // check_game_server reports it
+    const std::string& zone = s.arguments.zone;
+    zones.insert(zone);
+    const zone::config::BusAuth& auth = s.world.auth;
+    if (auth.password_file.empty()) {
+      p.add(s.world_origin, "no nats.password_file: any client of NATS could speak for any zone");
+      continue;
+    }
+    if (auth.tls_ca_file.empty()) p.add(s.world_origin, "no nats.tls.ca_file: no TLS to NATS");
+    const std::string where = gs.where() + ", zone " + zone;
+    const auto user = users.find(zone);
+    if (user == users.end()) {
+      p.add(conf_origin, "no user " + zone + ": the zone cannot log in");
+      continue;
+    }
+    const zone::cluster::BusPermissions want =
+        zone::cluster::bus_permissions(s.world.subject_prefix, zone);
+    const YAML::Node perms = user->second["permissions"];
+    for (const auto& [kind, subjects] :
+         {std::pair{"publish", want.publish}, std::pair{"subscribe", want.subscribe}}) {
+      if (sorted(string_list(at(perms, {kind, "allow"}))) != sorted(subjects)) {
+        p.add(conf_origin, "user " + zone + ": " + kind + " permissions are not the zone's own " +
+                               "subjects (cluster::bus_permissions)");
+      }
+      if (at(perms, {kind, "deny"})) {
+        p.add(conf_origin, "user " + zone + ": a deny list beside the allow list");
+      }
+    }
+    // The password: $VAR from a Secret key, the one the zone's pods mount.
+    const std::string password = text(user->second["password"]);
+    if (password.size() < 2 || password[0] != '$') {
+      p.add(conf_origin, "user " + zone + ": the password is not a $VARIABLE (a Secret's)");
+      continue;
+    }
+    std::string secret, key;
+    for (const YAML::Node& e : nats_container["env"]) {
+      if (text(e["name"]) == password.substr(1)) {
+        secret = text(at(e, {"valueFrom", "secretKeyRef", "name"}));
+        key = text(at(e, {"valueFrom", "secretKeyRef", "key"}));
+      }
+    }
+    if (secret.empty()) {
+      p.add(conf_origin, "user " + zone + ": " + password.substr(1) +
+                             " is not set from a Secret in the NATS container");
+      continue;
+    }
+    const std::string file = zone::config::zone_path(auth.password_file, zone);
+    const auto mounted = secret_file(gs.pod_spec(), gs.game_container(), file);
+    if (!mounted) {
+      p.add(where, "its password file " + file + " is no Secret's key in the pod");
+    } else if (mounted->secret != secret || mounted->key != key) {
+      p.add(where, "its password file is Secret " + mounted->secret + " key " + mounted->key +
+                       ", NATS checks Secret " + secret + " key " + key);
+    } else if (mounted->mode < 0 || (mounted->mode & 07) != 0) {
+      p.add(where, "its password file is readable by other users (mode " +
+                       std::to_string(mounted->mode) + "); zone-server refuses it");
+    }
+  }
+  for (const auto& [name, u] : users) {
+    if (zones.count(name) == 0) p.add(conf_origin, "user " + name + " is no zone of the world");
   }
   return p;
 }
@@ -898,7 +1076,8 @@ Problems broken_manifests(const std::function<void(std::vector<Document>&)>& edi
   for (const GameServerSpec& gs : game_servers(documents)) {
     for (auto& s : check_game_server(documents, gs).list) all.list.push_back(s);
   }
-  for (auto* check : {&check_config_maps, &check_fleets, &check_nats, &check_services}) {
+  for (auto* check :
+       {&check_config_maps, &check_fleets, &check_nats, &check_nats_auth, &check_services}) {
     for (auto& s : check(documents).list) all.list.push_back(s);
   }
   return all;
@@ -946,7 +1125,7 @@ TEST_CASE(
     CHECK_MESSAGE(names.insert(d.kind() + "/" + d.name()).second, "a second " << d.kind());
     ++count[d.kind()];
   }
-  CHECK(count["ConfigMap"] == 1);
+  CHECK(count["ConfigMap"] == 2);  // the zones' configs, and NATS's
   CHECK(count["GameServer"] == 1);
   CHECK(count["Fleet"] >= 1);
   CHECK(count["Deployment"] == 1);
@@ -986,6 +1165,11 @@ TEST_CASE("deploy manifests: one Fleet of one replica per zone of the world") {
 
 TEST_CASE("deploy manifests: the world map's NATS URL names the NATS Service of deploy/nats.yaml") {
   const Problems p = check_nats(shipped_manifests());
+  CHECK_MESSAGE(p.list.empty(), p.text());
+}
+
+TEST_CASE("deploy manifests: NATS admits each zone with its own Secret, TLS and permissions") {
+  const Problems p = check_nats_auth(shipped_manifests());
   CHECK_MESSAGE(p.list.empty(), p.text());
 }
 
@@ -1262,9 +1446,63 @@ TEST_CASE("deploy manifests: the checks name each kind of broken manifest") {
     const Problems p = broken_manifests([](std::vector<Document>& d) {
       YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
       data["world.yaml"] =
-          replaced(data["world.yaml"].Scalar(), "nats://nats:4222", "nats://nats-main:4222");
+          replaced(data["world.yaml"].Scalar(), "tls://nats:4222", "tls://nats-main:4222");
     });
     CHECK_MESSAGE(p.has("no Service nats-main"), p.text());
+  }
+  SUBCASE("a zone allowed to publish as another") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "nats-config").node["data"];
+      data["nats.conf"] =
+          replaced(data["nats.conf"].Scalar(), "\"world.ghosts.*.west\"", "\"world.ghosts.*.*\"");
+    });
+    CHECK_MESSAGE(p.has("user west: publish permissions are not the zone's own subjects"),
+                  p.text());
+  }
+  SUBCASE("a world map without credentials") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "zone-world").node["data"];
+      data["world.yaml"] = replaced(data["world.yaml"].Scalar(),
+                                    "password_file: \"/etc/zone-nats/{zone}.password\"", "");
+    });
+    CHECK_MESSAGE(p.has("no nats.password_file"), p.text());
+  }
+  SUBCASE("a zone's pod mounting another zone's password") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node pod =
+          find(d, "Fleet", "zone-east").node["spec"]["template"]["spec"]["template"]["spec"];
+      for (YAML::Node v : pod["volumes"]) {
+        if (v["name"].Scalar() == "nats")
+          v["projected"]["sources"][0]["secret"]["name"] = "nats-zone-west";
+      }
+    });
+    CHECK_MESSAGE(p.has("its password file is Secret nats-zone-west key password, NATS checks "
+                        "Secret nats-zone-east"),
+                  p.text());
+  }
+  SUBCASE("a password file others can read") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node pod =
+          find(d, "Fleet", "zone-west").node["spec"]["template"]["spec"]["template"]["spec"];
+      for (YAML::Node v : pod["volumes"]) {
+        if (v["name"].Scalar() == "nats") v["projected"]["defaultMode"] = "0444";
+      }
+    });
+    CHECK_MESSAGE(p.has("readable by other users"), p.text());
+  }
+  SUBCASE("NATS without TLS, or with a user that is no zone") {
+    const Problems p = broken_manifests([](std::vector<Document>& d) {
+      YAML::Node data = find(d, "ConfigMap", "nats-config").node["data"];
+      std::string conf = data["nats.conf"].Scalar();
+      conf = replaced(conf,
+                      conf.substr(conf.find("tls: {"),
+                                  conf.find('\n', conf.find("tls: {")) - conf.find("tls: {") + 1),
+                      "");
+      conf = replaced(conf, "\n  ]\n", "\n    ,{user: \"ops\", password: \"x\"}\n  ]\n");
+      data["nats.conf"] = conf;
+    });
+    CHECK_MESSAGE(p.has("no tls with cert_file and key_file"), p.text());
+    CHECK_MESSAGE(p.has("user ops is no zone of the world"), p.text());
   }
 }
 

@@ -244,6 +244,30 @@ TEST_CASE("player names: invisible format and filler characters") {
   CHECK(check(utf8(0x2065)) == NameProblem::kNone);       // unassigned, between the ranges
 }
 
+TEST_CASE("player names: a zero width joiner joins emoji, and nothing else") {
+  // Joined emoji sequences: technologist, heart on fire (VS16 before the joiner), rainbow
+  // flag, a family, a skin tone before the joiner, and one in a name.
+  for (const char* ok :
+       {"\U0001F469\u200D\U0001F4BB", "\u2764\uFE0F\u200D\U0001F525",
+        "\U0001F3F3\uFE0F\u200D\U0001F308", "\U0001F468\u200D\U0001F469\u200D\U0001F467",
+        "\U0001F469\U0001F3FD\u200D\U0001F4BB", "dev \U0001F9D1\u200D\U0001F4BB",
+        "\U0001F3C3\u200D\u2640\uFE0F"}) {
+    CAPTURE(ok);
+    CHECK(check(ok) == NameProblem::kNone);
+  }
+  // Anywhere else it is invisible: between letters, at either end, doubled, after a skin
+  // tone alone, before a letter, or after a letter before an emoji.
+  for (const char* bad :
+       {"al\u200Dice", "\u200D\U0001F4BB", "\U0001F469\u200D", "\U0001F469\u200D\u200D\U0001F4BB",
+        "\U0001F3FD\u200D\U0001F4BB", "\U0001F469\u200Dx", "a\u200D\U0001F4BB", "\u200D"}) {
+    CAPTURE(bad);
+    CHECK(check(bad) == NameProblem::kInvisible);
+  }
+  // The other zero width characters stay refused, emoji or not.
+  CHECK(check("\U0001F469\u200C\U0001F4BB") == NameProblem::kInvisible);
+  CHECK(check("\U0001F469\u200B\U0001F4BB") == NameProblem::kInvisible);
+}
+
 TEST_CASE("player names: noncharacters") {
   for (char32_t c = 0xFDD0; c <= 0xFDEF; ++c) CHECK(check(utf8(c)) == NameProblem::kNoncharacter);
   for (char32_t plane = 0; plane <= 0x10; ++plane) {

@@ -426,6 +426,7 @@ TEST_CASE("replicator: acknowledge() accepts sent ticks and refuses ticks never 
   CHECK(lb.rep.client(a.id).acked_tick == 4);
   CHECK(lb.rep.acknowledge(a.id, 3));  // older: harmless, ignored
   CHECK(lb.rep.acknowledge(a.id, 4));  // repeated
+  CHECK(lb.rep.acknowledge(a.id, 0));  // 0 after a newer one: ignored too (docs/protocol.md)
   CHECK(lb.rep.client(a.id).acked_tick == 4);
   lb.step();
   REQUIRE(!a.sent.empty());
@@ -468,6 +469,13 @@ TEST_CASE("replicator: acknowledge() refuses a tick held back inside the history
     // history window (and not older than the acknowledged tick).
     const replication::ClientView& v = lb.rep.client(a.id);
     for (const std::uint32_t s : skipped) {
+      // At or below the acknowledged tick an acknowledgement is not checked further:
+      // accepted, and ignored (docs/protocol.md, Input).
+      if (s <= v.acked_tick && s >= v.first_sent_tick) {
+        const std::uint32_t acked = v.acked_tick;
+        CHECK(lb.rep.acknowledge(a.id, s));
+        CHECK(lb.rep.client(a.id).acked_tick == acked);
+      }
       if (s <= v.acked_tick || s >= v.last_sent_tick) continue;
       ++inside;
       CHECK_MESSAGE(!lb.rep.acknowledge(a.id, s), "tick " << s << " was never sent");

@@ -235,7 +235,7 @@ TEST_CASE(
   const std::uint16_t port = server.zone().admin_port();
   REQUIRE(wait_healthy(port));
 
-  for (const char* path : {"/api/map", "/debug/truth", "/no/such/path"}) {
+  for (const char* path : {"/api/map", "/debug/truth", "/debug/static", "/no/such/path"}) {
     CAPTURE(path);
     const std::string anonymous = get(port, path);
     CHECK(status_of(anonymous) == 401);
@@ -248,6 +248,7 @@ TEST_CASE(
   }
   CHECK(status_of(get(port, "/api/map", bearer())) == 200);
   CHECK(status_of(get(port, "/debug/truth", bearer())) == 200);
+  CHECK(status_of(get(port, "/no/such/path", bearer())) == 404);  // configs/zone.yaml says so
   // A tick is a decimal number of 32 bits: "-1" is not the newest tick wrapped around.
   for (const char* bad : {"-1", "+5", "4294967296", "12abc", "", "%20"}) {
     CAPTURE(bad);

@@ -379,7 +379,8 @@ TEST_CASE("metrics docs: every metric name in docs/, README.md and configs/ is i
   Exposition in_world;
   {
     Logger log(west.log.level);
-    ZoneServer zone(west, log, admin, WorldSetup{.map = map.map, .zone_index = 0, .statics = {}});
+    ZoneServer zone(west, log, admin,
+                    WorldSetup{.map = map.map, .zone_index = 0, .bus_secrets = {}, .statics = {}});
     std::atomic<bool> stop{false};
     std::thread loop([&] { zone.run([&] { return stop.load(); }); });
     in_world = scrape(zone.admin_port());

@@ -114,6 +114,103 @@ TEST_CASE("static: a walking player gets each nearby cell's objects once - exact
   std::remove(map.c_str());
 }
 
+namespace {
+
+// 1,900 tiny rocks in each of the 16 cells of 50 m: about 38 kB of StaticObjects a cell,
+// some 600 kB for a player who sees the whole world.
+std::vector<Rock> dense_rocks() {
+  std::vector<Rock> rocks;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      for (int n = 0; n < 1900; ++n) {
+        rocks.push_back({50.0 * i + 1.0 + (n % 40) * 1.2, 50.0 * j + 1.0 + (n / 40) * 1.0, 0.05});
+      }
+    }
+  }
+  return rocks;
+}
+
+// The largest StaticObjects message: 2,048 objects of 20 bytes, 1,024 cells of 8 bytes
+// and the envelope, under 50 kB.
+constexpr std::uint64_t kMaxStaticMessage = 50000;
+
+}  // namespace
+
+TEST_CASE("static: a dense map reaches a client paced by network.client_bandwidth") {
+  net::EnetLibrary enet;
+  const std::vector<Rock> rocks = dense_rocks();
+  const std::string map = write_map(rocks);
+  config::ZoneConfig cfg = static_zone(map);
+  cfg.statics.view_radius = 300.0;  // every cell, from anywhere
+  cfg.network.client_bandwidth = 200000;
+  const double per_tick = 200000.0 / cfg.tick.rate_hz;
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& bot = clients.add("bot", server.port());
+  bot.set_static_truth(truth_of(rocks));
+  // The frame tick the bot holds when each message arrives (it stands still).
+  std::vector<std::uint32_t> at;
+  REQUIRE(clients.pump_until(
+      [&] {
+        while (at.size() < bot.statics().updates) at.push_back(bot.replica().current().tick);
+        return bot.statics().checks > 0;
+      },
+      60s));
+  const client::StaticInfo& s = bot.statics();
+  INFO("first mismatch: ", s.first_mismatch);
+  CHECK(s.mismatches == 0);
+  CHECK(s.truth_cells == 16);  // every cell, exactly the map's
+  ZoneServer& zone = server.stop();
+  const std::uint64_t bytes = zone.counters().static_bytes_sent;
+  CHECK(bytes > 500000);
+  CHECK(zone.counters().static_messages == s.updates);
+  REQUIRE(at.size() >= 2);
+  // Paced: what went in the ticks from the first message to the last is what the budget
+  // paid for in them (a tick of slack at each end for when a message is seen), plus the
+  // first message, which goes at once.
+  const std::uint32_t ticks = at.back() - at.front() + 2;
+  INFO("bytes ", bytes, " over ", ticks, " ticks, messages ", s.updates);
+  CHECK(static_cast<double>(bytes) <= per_tick * ticks + kMaxStaticMessage);
+  CHECK(zone.counters().static_waits_budget > 0);
+  CHECK(zone.counters().static_waits_unacked == 0);
+  std::remove(map.c_str());
+}
+
+TEST_CASE("static: a client that never acknowledges is sent at most 64 KiB and one message") {
+  net::EnetLibrary enet;
+  const std::vector<Rock> rocks = dense_rocks();
+  const std::string map = write_map(rocks);
+  config::ZoneConfig cfg = static_zone(map);
+  cfg.statics.view_radius = 300.0;
+  cfg.network.client_bandwidth = 10000000;  // the budget is not what holds it back
+  cfg.network.timeout_ms = 60000;           // nor the input time-out
+  test::ServerThread server(cfg);
+  test::Clients clients;
+  client::Bot& bot = clients.add("mute", server.port());
+  bot.set_static_truth(truth_of(rocks));
+  clients.mute(bot);  // no input: no ack_tick, ever
+  REQUIRE(clients.pump_until([&] { return bot.statics().updates > 0; }, 10s));
+  // 40 ticks on (the frames keep coming): an acknowledging client would have it all.
+  const std::uint32_t first = bot.replica().current().tick;
+  REQUIRE(clients.pump_until([&] { return bot.replica().current().tick > first + 40; }, 30s));
+  // 20 bytes an object (the zone's own counters are read once it stops).
+  const std::uint64_t held = bot.statics().objects_received * 20;
+  INFO("static object bytes the silent client got: ", held);
+  CHECK(held > 0);
+  CHECK(held <= kStaticUnackedBytes + kMaxStaticMessage);
+  CHECK(bot.statics().checks == 0);  // not all of it
+  // Once it acknowledges, the rest follows: held back, not dropped.
+  clients.mute(bot, false);
+  REQUIRE(clients.pump_until([&] { return bot.statics().checks > 0; }, 60s));
+  INFO("first mismatch: ", bot.statics().first_mismatch);
+  CHECK(bot.statics().mismatches == 0);
+  CHECK(bot.statics().truth_cells == 16);
+  const ZoneCounters& c = server.stop().counters();
+  CHECK(c.static_bytes_sent > 500000);
+  CHECK(c.static_waits_unacked > 0);
+  std::remove(map.c_str());
+}
+
 TEST_CASE("static: a player walking at a rock stops at its rim and never gets inside") {
   net::EnetLibrary enet;
   const std::vector<Rock> rocks = lattice(3.0);
