@@ -50,6 +50,11 @@ zone_require(LUA_FOUND liblua5.4-dev)
 pkg_check_modules(SODIUM QUIET IMPORTED_TARGET libsodium)
 zone_require(SODIUM_FOUND libsodium-dev)
 
+# SQLite 3: the character store (server/persist, docs/persistence.md), an embedded file, so
+# `make run` needs no database server.
+pkg_check_modules(SQLITE3 QUIET IMPORTED_TARGET sqlite3)
+zone_require(SQLITE3_FOUND libsqlite3-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)

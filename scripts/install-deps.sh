@@ -17,6 +17,7 @@ packages=(
   libnats-dev
   liblua5.4-dev
   libsodium-dev
+  libsqlite3-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the

@@ -1,0 +1,122 @@
+// The writer thread: the only thread that touches the database. The tick thread hands it
+// saves and load requests and takes the loads' answers, never waiting on it: every call
+// here is a short critical section over the queues.
+//
+// Saves are coalesced by character (a newer record replaces a queued older one) and
+// written in one transaction per flush: everything queued when the writer wakes. A save
+// counts as acknowledged (saves_committed, committed_through()) only after its COMMIT. A
+// failed flush keeps its records queued (newer ones win) and is tried again after
+// `retry`, while the store reports itself unhealthy.
+//
+// Loads are answered in order, each from the queue when the character has a save still
+// waiting there (it is newer than the row), else from the database.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "persist/record.hpp"
+
+namespace zone::persist {
+
+class SqliteStore;
+
+struct WriterParams {
+  std::string path;                      // the SQLite file (created with its directory)
+  std::size_t max_queue = 4096;          // queued characters beyond which full() says so
+  std::chrono::milliseconds retry{250};  // after a failed flush
+  int busy_timeout_ms = 1000;            // waiting for another process's lock
+};
+
+struct LoadResult {
+  enum class Status : std::uint8_t { kFound, kNew, kFailed };
+  std::uint64_t request = 0;
+  Status status = Status::kFailed;
+  CharacterRecord record;               // kFound
+  std::string error;                    // kFailed
+  std::chrono::nanoseconds latency{0};  // from the request to the answer
+};
+
+// Counts since start; read from any thread.
+struct WriterStats {
+  std::uint64_t queue_depth = 0;      // characters with a save not yet committed
+  std::uint64_t saves_committed = 0;  // records committed
+  std::uint64_t save_failures = 0;    // flushes that failed (their records stay queued)
+  std::uint64_t flushes = 0;          // transactions committed
+  std::uint64_t loads = 0;            // loads answered (found, new or failed)
+  std::uint64_t load_failures = 0;
+  std::uint64_t load_nanoseconds = 0;  // summed latency of the loads answered
+  bool healthy = true;                 // the last flush or load worked
+};
+
+class Writer {
+ public:
+  // Opens the store (on the caller's thread: a bad file stops the start with `error`) and
+  // starts the thread. Null on failure.
+  static std::unique_ptr<Writer> start(const WriterParams& params, std::string& error);
+  // Writes what is queued (one last try), then stops the thread.
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Queues a save; returns its sequence number (see committed_through). `force`: taken
+  // even past max_queue (a player leaving: its last state must not be dropped); otherwise
+  // a save of a character not queued yet is refused (0) while full().
+  std::uint64_t save(CharacterRecord record, bool force);
+  // True while max_queue or more characters wait: the zone refuses new logins.
+  bool full() const;
+  // Asks for `key`'s row; the answer comes back through take_loads with `request`.
+  void load(std::uint64_t request, std::string key);
+  // Appends the loads answered since the last call.
+  void take_loads(std::vector<LoadResult>& out);
+  // Every save with a sequence number up to this one is committed.
+  std::uint64_t committed_through() const { return committed_through_.load(); }
+  // Waits until every save queued before the call is committed or `deadline` passes
+  // (shutdown; never on the tick thread). True when it was.
+  bool flush(std::chrono::steady_clock::time_point deadline);
+  WriterStats stats() const;
+  // The last error the store reported ("" after a success).
+  std::string last_error() const;
+
+ private:
+  Writer(const WriterParams& params, std::unique_ptr<SqliteStore> store);
+  void run();
+  void answer_loads(std::unique_lock<std::mutex>& lock);
+  void write_queued(std::unique_lock<std::mutex>& lock);
+
+  WriterParams params_;
+  std::unique_ptr<SqliteStore> store_;  // the writer thread's alone once it runs
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;       // work for the writer
+  std::condition_variable committed_;  // a flush finished (flush() waits on it)
+  struct Queued {
+    CharacterRecord record;
+    std::uint64_t sequence;
+  };
+  std::unordered_map<std::string, Queued> queued_;  // by key: the newest save of each
+  std::uint64_t next_sequence_ = 0;
+  struct LoadRequest {
+    std::uint64_t request;
+    std::string key;
+    std::chrono::steady_clock::time_point asked;
+  };
+  std::deque<LoadRequest> loads_;
+  std::vector<LoadResult> answers_;
+  bool stopping_ = false;
+  WriterStats stats_;  // queue_depth is queued_.size() when read
+  std::string last_error_;
+  std::atomic<std::uint64_t> committed_through_{0};
+  std::thread thread_;  // last: starts after the members it reads
+};
+
+}  // namespace zone::persist
