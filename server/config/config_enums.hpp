@@ -38,6 +38,10 @@ inline constexpr std::array<EnumName<AuthMode>, 2> kAuthModeNames{{
     {"ticket", AuthMode::kTicket},
 }};
 
+inline constexpr std::array<EnumName<PersistBackend>, 1> kPersistBackendNames{{
+    {"sqlite", PersistBackend::kSqlite},
+}};
+
 // Generic look-ups over a name table.
 template <typename E, std::size_t N>
 constexpr std::optional<E> enum_from_name(const std::array<EnumName<E>, N>& names,

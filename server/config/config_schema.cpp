@@ -294,6 +294,11 @@ bool valid_path_or_empty(std::string_view s) {
          });
 }
 
+// persist.path: a path, not empty.
+bool valid_path(std::string_view s) {
+  return !s.empty() && valid_path_or_empty(s);
+}
+
 // admin.token_env: an environment variable name, or "" for none.
 bool valid_env_name_or_empty(std::string_view s) {
   if (s.empty()) return true;
@@ -501,6 +506,13 @@ const std::vector<KeySpec>& schema() {
     choice<&ZoneConfig::auth, &AuthConfig::mode>("auth.mode", kAuthModeNames),
     text<&ZoneConfig::auth, &AuthConfig::public_key>("auth.public_key", "an Ed25519 public key as 64 hexadecimal digits (zone-ticket keygen writes it to ticket.pub), or \"\" for none", valid_public_key_or_empty),
     text<&ZoneConfig::auth, &AuthConfig::world>("auth.world", "a string of at most 64 bytes, no control characters, or \"\" for zone.name", valid_world_or_empty),
+
+    boolean<&ZoneConfig::persist, &PersistConfig::enabled>("persist.enabled"),
+    choice<&ZoneConfig::persist, &PersistConfig::backend>("persist.backend", kPersistBackendNames),
+    text<&ZoneConfig::persist, &PersistConfig::path>("persist.path", "a path to the SQLite file (created with its directory), not empty", valid_path),
+    integer<&ZoneConfig::persist, &PersistConfig::checkpoint_seconds>("persist.checkpoint_seconds", 1, 86400),
+    integer<&ZoneConfig::persist, &PersistConfig::max_queue>("persist.max_queue", 1, 10000000),
+    integer<&ZoneConfig::persist, &PersistConfig::load_timeout_ms>("persist.load_timeout_ms", 100, 600000),
 
     choice<&ZoneConfig::log, &LogConfig::level>("log.level", kLogLevelNames),
     integer<&ZoneConfig::log, &LogConfig::status_interval_s>("log.status_interval_s", 1, 86400),

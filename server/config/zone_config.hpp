@@ -13,6 +13,7 @@ namespace zone::config {
 enum class NpcBehaviour : std::uint8_t { kIdle, kWander, kPatrol };
 enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
 enum class AuthMode : std::uint8_t { kOpen, kTicket };
+enum class PersistBackend : std::uint8_t { kSqlite };
 
 struct WorldConfig {
   double min_x = 0.0;  // metres
@@ -57,7 +58,7 @@ struct GameConfig {
   std::string data_file;    // "": the built-in game (health and max_health)
   std::string scripts_dir;  // its *.lua files are the rules, in name order; "": none
   double tick_hz = 10.0;    // how often the rules' on_tick runs (at most tick.rate_hz)
-  std::uint32_t actions_per_second = 10;  // per player; one second's worth may come at once
+  std::uint32_t actions_per_second = 10;      // per player; one second's worth may come at once
   std::uint32_t max_events_per_tick = 8192;   // the zone's, all clients together
   std::uint32_t max_events_per_client = 256;  // game events to one client in one tick
 };
@@ -72,7 +73,7 @@ struct ScriptConfig {
 // Chat (docs/protocol.md, "Chat").
 struct ChatConfig {
   bool enabled = true;
-  std::uint32_t max_length = 200;  // bytes of UTF-8 per line
+  std::uint32_t max_length = 200;      // bytes of UTF-8 per line
   std::uint32_t lines_per_second = 1;  // per player, with bursts of `burst` lines
   std::uint32_t burst = 5;
   bool zone_channel = true;  // players may speak to the whole zone
@@ -172,6 +173,22 @@ struct AuthConfig {
   std::string world;       // the world name tickets must carry; "": zone.name
 };
 
+// The character store (docs/persistence.md). Every key needs a restart.
+struct PersistConfig {
+  // Saves characters and loads them back on login. Tests turn it off (tests/server's
+  // small_zone, and tests/support's Process unless the arguments name persist.*).
+  bool enabled = true;
+  PersistBackend backend = PersistBackend::kSqlite;
+  // The SQLite file, relative to the working directory; created with its directory.
+  std::string path = "data/zone.sqlite3";
+  std::uint32_t checkpoint_seconds = 30;  // every online character saved this often
+  // Characters waiting to be written beyond which new logins are refused (StoreUnavailable)
+  // and /readyz says degraded.
+  std::uint32_t max_queue = 10000;
+  // How long a login waits for its character's row before it is refused (StoreUnavailable).
+  std::uint32_t load_timeout_ms = 5000;
+};
+
 struct LogConfig {
   LogLevel level = LogLevel::kInfo;
   std::uint32_t status_interval_s = 10;
@@ -221,6 +238,7 @@ struct ZoneConfig {
   ThreadsConfig threads;
   LimitsConfig limits;
   AuthConfig auth;
+  PersistConfig persist;
   LogConfig log;
   AdminConfig admin;
   DebugConfig debug;

@@ -14,8 +14,9 @@ inline bool needs_restart(std::string_view key) {
   // Whole sections fixed at start-up, then single keys.
   // The rules' budgets size their VM, made once (a scripts reload keeps them). auth: the
   // network threads verify tickets with the key and world of the start.
-  constexpr std::array<std::string_view, 7> kSections = {
-      "zone.", "world.", "admin.", "debug.", "threads.", "script.", "auth."};
+  // persist: the writer opens its file once, at start-up.
+  constexpr std::array<std::string_view, 8> kSections = {
+      "zone.", "world.", "admin.", "debug.", "threads.", "script.", "auth.", "persist."};
   // Parties and guilds: links made under one rule are never undone under another, so
   // only the request interval changes live.
   // Chunks: a chunk's column and row mean something else under another size. The static

@@ -36,6 +36,7 @@ inline config::ZoneConfig small_zone() {
   c.admin.port = 0;
   c.players.max_players = 16;
   c.log.level = config::LogLevel::kWarn;
+  c.persist.enabled = false;  // tests of the store turn it on with a file of their own
   return c;
 }
 

@@ -9,14 +9,32 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
 
 namespace zone::test {
 
+namespace {
+
+// A zone-server a test starts keeps no characters unless the test names a persist.* key:
+// tests run side by side, and a shared data/zone.sqlite3 would carry one test's players
+// into another's.
+void without_store_unless_asked(std::vector<std::string>& argv) {
+  const std::string_view program = argv.empty() ? std::string_view() : argv[0];
+  if (!program.ends_with("zone-server")) return;
+  for (const std::string& a : argv) {
+    if (a.starts_with("persist.")) return;
+  }
+  argv.insert(argv.end(), {"--set", "persist.enabled=false"});
+}
+
+}  // namespace
+
 Process::Process(std::vector<std::string> argv, std::string log_path)
     : log_path_(std::move(log_path)) {
+  without_store_unless_asked(argv);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
