@@ -31,7 +31,7 @@ std::uint64_t Writer::save(CharacterRecord record, bool force) {
     std::lock_guard lock(mutex_);
     auto it = queued_.find(record.key);
     if (it == queued_.end()) {
-      if (!force && queued_.size() >= params_.max_queue) return 0;
+      if (!force && queued_.size() + in_flight_count_ >= params_.max_queue) return 0;
       sequence = ++next_sequence_;
       std::string key = record.key;
       queued_.emplace(std::move(key), Queued{std::move(record), sequence});
@@ -46,7 +46,7 @@ std::uint64_t Writer::save(CharacterRecord record, bool force) {
 
 bool Writer::full() const {
   std::lock_guard lock(mutex_);
-  return queued_.size() >= params_.max_queue;
+  return queued_.size() + in_flight_count_ >= params_.max_queue;
 }
 
 void Writer::load(std::uint64_t request, std::string key) {
@@ -73,7 +73,7 @@ bool Writer::flush(Clock::time_point deadline) {
 WriterStats Writer::stats() const {
   std::lock_guard lock(mutex_);
   WriterStats s = stats_;
-  s.queue_depth = queued_.size();
+  s.queue_depth = queued_.size() + in_flight_count_;
   return s;
 }
 
@@ -107,8 +107,9 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
     loads_.pop_front();
     LoadResult result;
     result.request = req.request;
+    // Not committed yet, but newer than the row: the player left and came back quickly.
+    // (in_flight_ is empty here: writes and loads take turns on this thread.)
     if (const auto it = queued_.find(req.key); it != queued_.end()) {
-      // Not committed yet, but newer than the row: the player left and came back quickly.
       result.status = LoadResult::Status::kFound;
       result.record = it->second.record;
     } else {
@@ -139,32 +140,37 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
 void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
   // Everything queued now goes in one transaction; saves queued meanwhile wait for the
   // next one.
-  std::vector<CharacterRecord> batch;
-  std::vector<std::uint64_t> sequences;
-  batch.reserve(queued_.size());
-  std::uint64_t through = next_sequence_;
-  for (auto& [key, q] : queued_) {
-    batch.push_back(q.record);
-    sequences.push_back(q.sequence);
-  }
+  in_flight_.swap(queued_);
+  in_flight_count_ = in_flight_.size();
+  const std::uint64_t through = next_sequence_;
   lock.unlock();
+  std::vector<CharacterRecord> batch;
+  batch.reserve(in_flight_.size());
+  for (auto& [key, q] : in_flight_) batch.push_back(std::move(q.record));
   const StoreStatus status = store_->save(batch);
   lock.lock();
   if (!status.ok) {
+    // Back into the queue, unless a newer save of the same character came meanwhile.
+    for (CharacterRecord& r : batch) {
+      const std::uint64_t sequence = in_flight_.at(r.key).sequence;
+      std::string key = r.key;
+      queued_.try_emplace(std::move(key), Queued{std::move(r), sequence});
+    }
+    in_flight_.clear();
+    in_flight_count_ = 0;
     ++stats_.save_failures;
     stats_.healthy = false;
     last_error_ = status.error;
-    return;  // the records are still queued (or replaced by newer ones)
+    return;
   }
-  // Drop what was written unless a newer save of the same character came meanwhile.
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    const auto it = queued_.find(batch[i].key);
-    if (it != queued_.end() && it->second.sequence == sequences[i]) queued_.erase(it);
-  }
+  in_flight_.clear();
+  in_flight_count_ = 0;
   stats_.saves_committed += batch.size();
   ++stats_.flushes;
   stats_.healthy = true;
   last_error_.clear();
+  // Sequence numbers only grow and every save up to `through` was in the batch or replaced
+  // by a newer one (still queued, with a larger number).
   committed_through_ = through;
   committed_.notify_all();
 }

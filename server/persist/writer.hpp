@@ -104,6 +104,10 @@ class Writer {
     std::uint64_t sequence;
   };
   std::unordered_map<std::string, Queued> queued_;  // by key: the newest save of each
+  // The batch being written: swapped out of queued_ in one move, so the tick's saves never
+  // wait for records to be copied. The writer thread's alone; its size is published.
+  std::unordered_map<std::string, Queued> in_flight_;
+  std::size_t in_flight_count_ = 0;  // under mutex_
   std::uint64_t next_sequence_ = 0;
   struct LoadRequest {
     std::uint64_t request;

@@ -232,6 +232,21 @@ NpcControl World::npc_control(std::uint32_t slot) const {
   return npcs_[brain_of_slot_[slot]].control;
 }
 
+bool World::set_player_type(std::uint32_t slot, std::uint16_t type) {
+  if (slot >= entities_.size()) return false;
+  const Entity& e = entities_[slot];
+  const auto types = params_.game.schema.types();
+  if (!e.live() || e.ghost || e.kind != EntityKind::kPlayer || type >= types.size() ||
+      types[type].kind != protocol::EntityKind::kPlayer) {
+    return false;
+  }
+  PropertyValues p;
+  p.type = type;
+  p.assign(params_.game.defaults[type].properties);
+  copy_properties(slot, p);
+  return true;
+}
+
 bool World::set_frozen(std::uint32_t slot, bool frozen) {
   if (slot >= entities_.size()) return false;
   Entity& e = entities_[slot];

@@ -162,6 +162,10 @@ class World {
   bool release_npc(std::uint32_t slot);
   // The NPC's controller (kBehaviour for a slot that is no owned NPC).
   NpcControl npc_control(std::uint32_t slot) const;
+  // A saved character's type (docs/persistence.md): a live player this zone owns takes
+  // player type `type`, with that type's starting properties; false (nothing changes)
+  // when `type` is no player type of the game's data.
+  bool set_player_type(std::uint32_t slot, std::uint16_t type);
   // Freezes or thaws a player or an NPC (Entity::frozen): it stops at once.
   bool set_frozen(std::uint32_t slot, bool frozen);
   // Moves an entity to (x, y) at once (a respawn): false when the point is outside the

@@ -63,6 +63,41 @@ class Writer {
 };
 
 // A world of zones: ghosts in (held here) and out (sent to neighbours), and the bus.
+void render_persist(Writer& w, const PersistMetrics& p) {
+  w.gauge("zone_persist_enabled", "1 when the zone keeps characters (persist.enabled).",
+          p.enabled ? 1.0 : 0.0);
+  w.gauge("zone_persist_healthy",
+          "1 while the character store's last write or read worked (0: it is failing and "
+          "retrying; see the log).",
+          p.healthy ? 1.0 : 0.0);
+  w.gauge("zone_persist_queue_full",
+          "1 while persist.max_queue characters wait to be written: new logins are refused "
+          "(store_unavailable) and /readyz says degraded.",
+          p.full ? 1.0 : 0.0);
+  w.gauge("zone_persist_queue_depth", "Characters with a save not yet committed.",
+          static_cast<double>(p.queue_depth));
+  w.counter("zone_persist_saves_total", "Character saves committed to the store.", p.saves);
+  w.counter("zone_persist_save_failures_total",
+            "Write transactions that failed (their saves stay queued and are retried).",
+            p.save_failures);
+  w.counter("zone_persist_flushes_total", "Write transactions committed (one per batch).",
+            p.flushes);
+  w.counter("zone_persist_loads_total", "Character loads answered (found, new or failed).",
+            p.loads);
+  w.counter("zone_persist_load_failures_total",
+            "Character loads that failed (the login was refused with store_unavailable).",
+            p.load_failures);
+  w.counter_seconds("zone_persist_load_seconds_total",
+                    "Summed time from a login's load request to its answer (divide by "
+                    "zone_persist_loads_total for the mean).",
+                    p.load_seconds);
+  w.counter("zone_persist_logins_restored_total", "Logins that found their character's saved row.",
+            p.loaded_logins);
+  w.counter("zone_persist_checkpoints_put_off_total",
+            "Checkpoint saves refused by a full queue (tried again at the next interval).",
+            p.checkpoints_put_off);
+}
+
 void render_cluster(Writer& w, const cluster::ClusterStats& c) {
   w.gauge("zone_ghosts", "Other zones' entities held here as ghosts.",
           static_cast<double>(c.ghosts_in));
@@ -395,6 +430,7 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "Logins of a character already playing here, which took its entity over (the older "
             "connection closed with logged_in_elsewhere).",
             m.takeovers);
+  render_persist(w, m.persist);
   w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.", "result",
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});
   w.gauge("zone_config_last_reload_success", "1 if the last config reload succeeded.",

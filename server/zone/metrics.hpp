@@ -47,6 +47,22 @@ struct LabelledCount {
   std::uint64_t value = 0;
 };
 
+// The character store (docs/persistence.md); zeros when persist.enabled is false.
+struct PersistMetrics {
+  bool enabled = false;
+  bool healthy = true;
+  bool full = false;
+  std::uint64_t queue_depth = 0;
+  std::uint64_t saves = 0;
+  std::uint64_t save_failures = 0;
+  std::uint64_t flushes = 0;
+  std::uint64_t loads = 0;
+  std::uint64_t load_failures = 0;
+  double load_seconds = 0.0;
+  std::uint64_t loaded_logins = 0;
+  std::uint64_t checkpoints_put_off = 0;
+};
+
 struct ZoneMetrics {
   // Fine between 10 and 50 ms, where a 20 Hz tick's percentiles are read for capacity.
   Histogram tick_seconds{{0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.010, 0.012,
@@ -151,6 +167,7 @@ struct ZoneMetrics {
   std::vector<LabelledCount> tickets_refused;
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  PersistMetrics persist;
   std::uint64_t reloads_ok = 0;
   std::uint64_t reloads_failed = 0;
   bool last_reload_ok = true;

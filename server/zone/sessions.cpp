@@ -99,6 +99,7 @@ void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
   const auto hello_limit = std::chrono::milliseconds(config_.limits.hello_timeout_ms);
   const auto input_limit = std::chrono::milliseconds(config_.network.timeout_ms);
   expire_arrivals(now);
+  expire_loads(now, out);
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
@@ -190,7 +191,9 @@ void Sessions::on_disconnect(const InboundEvent& ev) {
 }
 
 void Sessions::end_session(Session& s, bool keep_entity) {
-  if (s.phase == Session::Phase::kAwaitingHello) --awaiting_hello_;
+  if (s.phase == Session::Phase::kAwaitingHello || s.phase == Session::Phase::kLoading) {
+    --awaiting_hello_;
+  }
   if (s.phase == Session::Phase::kPlaying) {
     // Despawning makes the AOI emit leave events to everyone who saw this player, and
     // takes it out of its party and guild, whose other members are told. A player handed
@@ -199,6 +202,9 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     const world::GroupId party = world_.entity(slot).party;
     const world::GroupId guild = world_.entity(slot).guild;
     if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
+    // Its last state, after the rules' leave (which may change it). A player handed over
+    // was saved by transfer_out.
+    if (store_ != nullptr && !keep_entity) store_->save(world_, slot, /*leaving=*/true);
     names_.remove(s.name, slot);
     detach_player(s);
     if (!keep_entity) {
@@ -270,17 +276,27 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
   }
   if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
   if (ev.ticket_checked && take_over(s, tick, out)) return;
+  if (store_ != nullptr) return begin_load(s, name, out);
+  join_new(s, name, tick, out, nullptr);
+}
+
+void Sessions::join_new(Session& s, std::string_view name, std::uint32_t tick,
+                        std::span<net::SendBatch> out, const persist::CharacterRecord* saved) {
   // Out of entity ids (67 million spawns in one run) counts as full, too.
   if (world_.player_count() >= config_.players.max_players || !world_.can_spawn()) {
     return kick(s, DisconnectReason::ServerFull, out);
   }
   s.name = std::string(name);
   s.player_slot = world_.spawn_player(s.name);
+  // Before the Welcome, which names the player's type, and its first snapshot.
+  if (saved != nullptr) store_->restore(world_, s.player_slot, *saved);
   start_playing(s, tick, out);
+  if (saved != nullptr) rejoin_groups(s, saved->party_key, saved->guild_key, out);
   ++counters_.joins;
   const world::Entity& e = world_.entity(s.player_slot);
-  log_session(log_, session_log_, "player '{}' joined as entity {} at ({:.1f}, {:.1f}); {} players",
-              s.name, e.id, e.x, e.y, world_.player_count());
+  log_session(log_, session_log_,
+              "player '{}' joined as entity {} at ({:.1f}, {:.1f}){}; {} players", s.name, e.id,
+              e.x, e.y, saved != nullptr ? " (saved)" : "", world_.player_count());
 }
 
 bool Sessions::admit_ticket(Session& s, const InboundEvent& ev, std::string_view name,
@@ -382,11 +398,19 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
   world_.attach_player(arrival.slot);
   start_playing(s, tick, out);
   ++counters_.arrivals;
+  rejoin_groups(s, arrival.party_key, arrival.guild_key, out);
+  const world::Entity& e = world_.entity(s.player_slot);
+  log_session(log_, session_log_,
+              "player '{}' arrived as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
+              e.y, world_.player_count());
+}
+
+void Sessions::rejoin_groups(Session& s, std::uint64_t party_key, std::uint64_t guild_key,
+                             std::span<net::SendBatch> out) {
   // Membership is by invitation key: the player is back in its party and guild, under
   // this zone's ids for them (or refused, if a group filled up meanwhile).
   for (const auto kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
-    const std::uint64_t key =
-        kind == world::GroupKind::kParty ? arrival.party_key : arrival.guild_key;
+    const std::uint64_t key = kind == world::GroupKind::kParty ? party_key : guild_key;
     if (key == 0 || !world_.groups(kind).params().enabled) continue;
     const world::GroupChange change = world_.join_group(kind, s.player_slot, key);
     const auto result = change.result == world::GroupResult::kJoined ? protocol::GroupResult::Joined
@@ -394,10 +418,6 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
     send_group_status(kind, s.player_slot, result, out);
     if (change.group != world::kNoGroup) group_changed(kind, change.group, s.player_slot);
   }
-  const world::Entity& e = world_.entity(s.player_slot);
-  log_session(log_, session_log_,
-              "player '{}' arrived as entity {} at ({:.1f}, {:.1f}); {} players", s.name, e.id, e.x,
-              e.y, world_.player_count());
 }
 
 void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out,
@@ -461,6 +481,10 @@ void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::stri
   ++counters_.transfers_out;
   log_session(log_, session_log_, "player '{}' (entity {}) went to zone {}", s->name,
               world_.entity(slot).id, zone);
+  // Its state as it left: the zone that took it over owns it from now on (in a world of
+  // zones on separate SQLite files, this zone's row is only its state when it left;
+  // docs/persistence.md).
+  if (store_ != nullptr) store_->save(world_, slot, /*leaving=*/true);
   // The entity stays (a ghost of its new zone from now on); it leaves its groups here.
   end_session(*s, /*keep_entity=*/true);
 }
@@ -501,6 +525,8 @@ void Sessions::expire_arrivals(Clock::time_point now) {
 }
 
 void Sessions::on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out) {
+  // Waiting for its character's row: a client that did not wait for its Welcome; no fault.
+  if (s.phase == Session::Phase::kLoading) return;
   if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
   if (!take_token(s, ev.at, out)) return;
   const protocol::InputMessage& in = ev.input;

@@ -23,12 +23,13 @@
 #include "replication/replicator.hpp"
 #include "util/chunk_grid.hpp"
 #include "world/world.hpp"
+#include "zone/character_store.hpp"
 #include "zone/chat.hpp"
 #include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
-#include "zone/token_bucket.hpp"
 #include "zone/logger.hpp"
 #include "zone/ticket_refusal.hpp"
+#include "zone/token_bucket.hpp"
 
 namespace zone {
 
@@ -39,7 +40,8 @@ inline constexpr std::size_t kGroupResults =
 inline constexpr std::size_t kGroupKinds = 2;  // world::GroupKind: party, guild
 inline constexpr std::size_t kActionStatuses =
     static_cast<std::size_t>(protocol::ActionStatus::MAX) + 1;
-inline constexpr std::size_t kChatStatuses = static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
+inline constexpr std::size_t kChatStatuses =
+    static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
 
 struct SessionCounters {
   std::uint64_t joins = 0;
@@ -80,10 +82,14 @@ struct SessionCounters {
   std::array<std::uint64_t, kTicketRefusals> tickets_refused{};
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  // The character store: logins that found a saved row (the others were new characters).
+  std::uint64_t logins_loaded = 0;
 };
 
 struct Session {
-  enum class Phase : std::uint8_t { kFree, kAwaitingHello, kPlaying };
+  // kLoading: a good hello whose character's row the store has not answered yet
+  // (persist.enabled); it counts as awaiting hello until it plays.
+  enum class Phase : std::uint8_t { kFree, kAwaitingHello, kLoading, kPlaying };
   Phase phase = Phase::kFree;
   net::PeerId peer;
   std::uint32_t player_slot = 0;
@@ -93,6 +99,9 @@ struct Session {
   std::uint64_t account_id = 0;
   std::uint64_t character_id = 0;
   std::uint32_t last_sequence = 0;
+  // The character store's load this session waits for (kLoading), and since when.
+  std::uint64_t load_request = 0;
+  std::chrono::steady_clock::time_point load_started{};
   float intent_x = 0.0f;  // latest accepted movement intent
   float intent_y = 0.0f;
   std::uint32_t bad_packets = 0;  // drops charged to this client
@@ -185,6 +194,13 @@ class Sessions {
   void set_game(GameHooks* game) { game_ = game; }
   const PlayerNames& names() const { return names_; }
 
+  // The character store (persist.enabled; none: every login is a new character). Logins
+  // wait for their row (kLoading); leaves and handoffs save. Must outlive the sessions.
+  void set_store(CharacterStore* store) { store_ = store; }
+  // Logins whose rows came back start playing (restored), or are refused
+  // (StoreUnavailable) when the store failed them (sessions_store.cpp).
+  void finish_loads(std::uint32_t tick, std::span<net::SendBatch> out);
+
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
 
@@ -240,6 +256,16 @@ class Sessions {
   // each remaining member one notice, not one per leaver.
   static constexpr std::uint32_t kNobody = 0xFFFFFFFFu;
   void group_changed(world::GroupKind kind, world::GroupId group, std::uint32_t answered_slot);
+  // The character store's part of a login and a leave (sessions_store.cpp): a hello
+  // that passed every check waits for its character's row; a new player spawns, with
+  // the saved state when there is one.
+  void begin_load(Session& s, std::string_view name, std::span<net::SendBatch> out);
+  void join_new(Session& s, std::string_view name, std::uint32_t tick,
+                std::span<net::SendBatch> out, const persist::CharacterRecord* saved);
+  void expire_loads(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
+  // Back in the party and guild of these invitation keys (0: none), each answered.
+  void rejoin_groups(Session& s, std::uint64_t party_key, std::uint64_t guild_key,
+                     std::span<net::SendBatch> out);
   void drop(Session& s, DropReason reason, std::span<net::SendBatch> out);
   void kick(Session& s, protocol::DisconnectReason reason, std::span<net::SendBatch> out);
   // Ends the session; `keep_entity`: the player stays in the world (handed over).
@@ -279,6 +305,10 @@ class Sessions {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<Arrival> arrivals_;
+  CharacterStore* store_ = nullptr;
+  std::unordered_map<std::uint64_t, net::PeerId> loading_;  // load request -> its session
+  std::uint64_t next_load_ = 0;
+  std::vector<persist::LoadResult> load_answers_;
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
   void send_statics(Session& s, std::uint32_t tick, const aoi::StaticGrid& grid,

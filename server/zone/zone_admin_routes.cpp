@@ -52,6 +52,22 @@ std::optional<std::vector<std::uint32_t>> parse_id_list(std::string_view text) {
   return ids;
 }
 
+// /readyz of a zone that is up: degraded (503) while the character store refuses logins
+// (its queue is full) or is failing, so a load balancer sends new players elsewhere.
+// The store's state is read under its writer's lock (thread-safe), never the tick's.
+void store_readiness(const CharacterStore* store, httplib::Response& res) {
+  if (store == nullptr) return;
+  if (store->full()) {
+    res.status = 503;
+    res.set_content("degraded: the character store's write queue is full (new logins refused)\n",
+                    "text/plain");
+  } else if (!store->stats().healthy) {
+    res.status = 503;
+    res.set_content("degraded: the character store is failing: " + store->last_error() + "\n",
+                    "text/plain");
+  }
+}
+
 }  // namespace
 
 void ZoneServer::start_admin(std::string token) {
@@ -152,6 +168,7 @@ void ZoneServer::start_admin(std::string token) {
     const bool ok = accepting_.load() && last_tick_ns_.load() != 0;
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ready\n" : "not accepting players\n", "text/plain");
+    if (ok) store_readiness(store_.get(), res);
   });
   if (truth_) {
     // The static layer's objects never change: the answer is made once, here, and the

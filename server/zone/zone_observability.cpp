@@ -41,6 +41,8 @@ const char* metric_label(DisconnectReason r) {
       return "ticket_wrong_world";
     case DisconnectReason::LoggedInElsewhere:
       return "logged_in_elsewhere";
+    case DisconnectReason::StoreUnavailable:
+      return "store_unavailable";
   }
   return "unknown";
 }
@@ -87,6 +89,24 @@ MapWorld map_world(const cluster::ExchangeParams& p) {
   for (const cluster::Neighbour& n : p.neighbours)
     w.neighbours.push_back({n.index, n.name, n.area});
   return w;
+}
+
+// The character store's counters (its writer's, read under its lock for a copy).
+void record_persist(const ZoneView& zone, PersistMetrics& p) {
+  p.loaded_logins = zone.sessions.logins_loaded;
+  if (zone.store == nullptr) return;
+  const persist::WriterStats s = zone.store->stats();
+  p.enabled = true;
+  p.healthy = s.healthy;
+  p.full = zone.store->full();
+  p.queue_depth = s.queue_depth;
+  p.saves = s.saves_committed;
+  p.save_failures = s.save_failures;
+  p.flushes = s.flushes;
+  p.loads = s.loads;
+  p.load_failures = s.load_failures;
+  p.load_seconds = static_cast<double>(s.load_nanoseconds) * 1e-9;
+  p.checkpoints_put_off = zone.store->checkpoints_put_off();
 }
 
 }  // namespace
@@ -322,6 +342,7 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
     m.tickets_refused[i].value = sc.tickets_refused[i];
   m.tickets_accepted = sc.tickets_accepted;
   m.takeovers = sc.takeovers;
+  record_persist(zone, m.persist);
 
   // Once a second: grid statistics (a pass over every cell) and per-client send rates.
   const auto now = std::chrono::steady_clock::now();

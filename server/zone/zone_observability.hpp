@@ -25,8 +25,8 @@
 #include "zone/map_publisher.hpp"
 #include "zone/metrics.hpp"
 #include "zone/sessions.hpp"
-#include "zone/zone_rules.hpp"
 #include "zone/tick_stats.hpp"
+#include "zone/zone_rules.hpp"
 
 namespace zone {
 
@@ -47,6 +47,7 @@ struct ZoneView {
   HostThreads hosts;
   const cluster::GhostExchange* cluster;  // in a world of zones only, else null
   const ZoneRules* rules;                 // with game.scripts_dir only, else null
+  const CharacterStore* store;            // with persist.enabled only, else null
   struct Load {
     std::uint32_t level;    // the load level replication and the AOI run at
     double share;           // smoothed tick time as a share of its budget

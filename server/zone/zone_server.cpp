@@ -116,6 +116,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       pool_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
+  store_ = CharacterStore::open(config_, world_, log_);
+  sessions_.set_store(store_.get());
   if (!config.game.scripts_dir.empty()) {
     rules_ = std::make_unique<ZoneRules>(world_, config_, read_script_dir(config.game.scripts_dir),
                                          log_);
@@ -170,6 +172,7 @@ ZoneView ZoneServer::view() const {
           .hosts = hosts_,
           .cluster = cluster_.get(),
           .rules = rules_.get(),
+          .store = store_.get(),
           .load = {load_applied_, load_.share(), load_.changes()}};
 }
 
@@ -184,6 +187,7 @@ void ZoneServer::tick() {
   sessions_.apply_inputs();
   if (rules_) rules_->tick(tick_, dt_);
   world_.step(dt_);
+  if (store_) store_->checkpoint(world_, tick_);  // queued for the writer thread, no wait
   // Ghosts move by the same per-tick bound as the zone's own entities.
   if (cluster_) {
     SessionHandoff handoff(sessions_, rules_.get(), batches_, arrival_timeout_);
@@ -222,6 +226,7 @@ void ZoneServer::ingest() {
     in->take(inbox_);
     sessions_.handle(inbox_, tick_, batches_);
   }
+  sessions_.finish_loads(tick_, batches_);
   if (tick_ % config_.tick.rate_hz == 0)
     sessions_.expire(std::chrono::steady_clock::now(), batches_);
   sessions_.send_group_notices(batches_);
@@ -295,6 +300,20 @@ void ZoneServer::shutdown(std::chrono::milliseconds grace) {
     log_.info("shutting down: every goodbye confirmed after {} ms", waited.count());
   }
   for (auto& h : hosts_) h->wait_sent();
+  flush_store(deadline);
+}
+
+void ZoneServer::flush_store(std::chrono::steady_clock::time_point deadline) {
+  if (!store_) return;
+  // close_all queued every player's last save; the writer has been committing them while
+  // the goodbyes were confirmed. Whatever is left gets the rest of the grace.
+  if (store_->flush(deadline)) {
+    log_.info("shutting down: character store flushed ({} saves committed in all)",
+              store_->stats().saves_committed);
+  } else {
+    log_.error("shutting down: {} characters not saved within the grace ({}): {}",
+               store_->stats().queue_depth, store_->path(), store_->last_error());
+  }
 }
 
 }  // namespace zone

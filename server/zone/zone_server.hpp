@@ -134,6 +134,8 @@ class ZoneServer {
   std::size_t replication_workers() const { return pool_.size(); }
   std::uint32_t current_tick() const { return tick_; }
   std::size_t players() const { return world_.player_count(); }
+  // The character store, or null (persist.enabled false). Its stats are thread-safe.
+  const CharacterStore* store() const { return store_.get(); }
   std::vector<std::size_t> players_per_host() const { return sessions_.players_per_host(); }
 
  private:
@@ -150,6 +152,8 @@ class ZoneServer {
   // The game rules' part of a reload (its scripts, read by the thread that asked): the
   // report's tail.
   std::string apply_rules(PendingReload& pending);
+  // Shutdown: waits (until `deadline`) for the character store to commit what is queued.
+  void flush_store(std::chrono::steady_clock::time_point deadline);
   // Tells every player the current view parameters (after a reload changed them).
   void announce_params();
   void start_admin(std::string token);
@@ -190,6 +194,9 @@ class ZoneServer {
   std::vector<net::SendBatch> batches_;                   // per host, this tick's
   Inbox inbox_;                                           // the events taken from one host's queue
 
+  // The character store (persist.enabled; else null): before the sessions, which hold a
+  // pointer to it, so that it is destroyed after them (its writer's last flush).
+  std::unique_ptr<CharacterStore> store_;
   Sessions sessions_;  // who is connected, and the session layer's rules
   // The game's rules (game.scripts_dir; none: every action is answered NotAllowed). The
   // sessions hold a pointer to it: they never call it after the zone's shutdown().

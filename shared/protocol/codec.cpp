@@ -275,6 +275,8 @@ const char* to_string(DisconnectReason reason) {
       return "login ticket for another world";
     case DisconnectReason::LoggedInElsewhere:
       return "logged in elsewhere";
+    case DisconnectReason::StoreUnavailable:
+      return "character store unavailable";
   }
   return "unknown";
 }

@@ -1,0 +1,92 @@
+#include "zone/character_store.hpp"
+
+#include <stdexcept>
+
+#include "persist/record.hpp"
+
+namespace zone {
+
+std::unique_ptr<CharacterStore> CharacterStore::open(const config::ZoneConfig& config,
+                                                     const world::World& world, Logger& log) {
+  if (!config.persist.enabled) return nullptr;
+  persist::WriterParams params;
+  params.path = config.persist.path;
+  params.max_queue = config.persist.max_queue;
+  std::string error;
+  std::unique_ptr<persist::Writer> writer = persist::Writer::start(params, error);
+  if (!writer) throw std::runtime_error("character store: " + error);
+  log.info("character store: {} (SQLite, checkpoint every {} s, {} persistent properties)",
+           params.path, config.persist.checkpoint_seconds, [&] {
+             std::size_t n = 0;
+             for (const auto& f : world.game().schema.fields()) n += f.persistent ? 1 : 0;
+             return n;
+           }());
+  return std::unique_ptr<CharacterStore>(new CharacterStore(std::move(writer), config));
+}
+
+CharacterStore::CharacterStore(std::unique_ptr<persist::Writer> writer,
+                               const config::ZoneConfig& config)
+    : writer_(std::move(writer)),
+      path_(config.persist.path),
+      checkpoint_ticks_(
+          std::max<std::uint32_t>(1, config.persist.checkpoint_seconds * config.tick.rate_hz)),
+      load_timeout_(config.persist.load_timeout_ms) {}
+
+void CharacterStore::request_load(std::uint64_t request, std::uint64_t character_id,
+                                  std::string_view name) {
+  writer_->load(request, persist::character_key(character_id, name));
+}
+
+persist::CharacterRecord CharacterStore::record_of(const world::World& world,
+                                                   std::uint32_t slot) const {
+  const world::Entity& e = world.entity(slot);
+  const protocol::Schema& schema = world.game().schema;
+  persist::CharacterRecord r;
+  r.key = persist::character_key(e.character, e.name);
+  r.type = schema.types()[e.type].name;
+  r.x = e.x;
+  r.y = e.y;
+  const auto values = world.properties(slot);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const protocol::FieldSpec& f = schema.field(protocol::kEngineFieldCount + i);
+    if (f.persistent) r.properties.push_back({f.name, values[i]});
+  }
+  r.party_key = world.parties().key_of(e.party);
+  r.guild_key = world.guilds().key_of(e.guild);
+  return r;
+}
+
+void CharacterStore::restore(world::World& world, std::uint32_t slot,
+                             const persist::CharacterRecord& r) {
+  const protocol::Schema& schema = world.game().schema;
+  // By name: a row outlives a game data file whose rows were reordered. A type or
+  // property the game no longer has (or no longer persists) is left at its default.
+  if (const auto type = schema.find_type(r.type); type && *type != world.entity(slot).type) {
+    world.set_player_type(slot, static_cast<std::uint16_t>(*type));
+  }
+  for (const persist::Property& p : r.properties) {
+    const auto row = schema.find_field(p.name);
+    if (!row || *row < protocol::kEngineFieldCount || !schema.field(*row).persistent) continue;
+    world.set_property(slot, *row - protocol::kEngineFieldCount, p.value);
+  }
+  // Outside the zone (its rectangle changed) or inside an object (a new map): the random
+  // spawn point stands.
+  world.teleport(slot, r.x, r.y);
+}
+
+void CharacterStore::save(const world::World& world, std::uint32_t slot, bool leaving) {
+  if (writer_->save(record_of(world, slot), leaving) == 0) ++put_off_;
+}
+
+void CharacterStore::checkpoint(const world::World& world, std::uint32_t tick) {
+  // Slots s with s = tick (mod checkpoint ticks): each slot once per interval, and a full
+  // zone's saves spread evenly over its ticks.
+  const std::uint32_t n = world.slot_count();
+  for (std::uint32_t s = tick % checkpoint_ticks_; s < n; s += checkpoint_ticks_) {
+    const world::Entity& e = world.entity(s);
+    if (!e.live() || e.ghost || e.kind != world::EntityKind::kPlayer) continue;
+    save(world, s, /*leaving=*/false);
+  }
+}
+
+}  // namespace zone
