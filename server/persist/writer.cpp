@@ -85,17 +85,19 @@ std::string Writer::last_error() const {
 void Writer::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !loads_.empty() || !queued_.empty(); });
+    wake_.wait(lock, [&] {
+      return stopping_ || !loads_.empty() || !queued_.empty() || !in_flight_.empty();
+    });
     // Loads first: a player is waiting for each; saves are already safe in the queue.
     answer_loads(lock);
-    if (!queued_.empty()) write_queued(lock);
+    if (!queued_.empty() || !in_flight_.empty()) write_queued(lock);
     if (stopping_) {
       // One last try for what is left (the zone flushed before, within its grace).
-      if (!queued_.empty()) write_queued(lock);
+      if (!queued_.empty() || !in_flight_.empty()) write_queued(lock);
       return;
     }
     // After a failure, wait before the next try (loads and the stop still wake us).
-    if (!stats_.healthy && !queued_.empty()) {
+    if (!stats_.healthy && !in_flight_.empty()) {
       wake_.wait_for(lock, params_.retry, [&] { return stopping_ || !loads_.empty(); });
     }
   }
@@ -108,10 +110,15 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
     LoadResult result;
     result.request = req.request;
     // Not committed yet, but newer than the row: the player left and came back quickly.
-    // (in_flight_ is empty here: writes and loads take turns on this thread.)
-    if (const auto it = queued_.find(req.key); it != queued_.end()) {
+    // queued_ holds the newest; in_flight_ (this thread's) what a failed write left.
+    const auto queued = queued_.find(req.key);
+    const auto failed = in_flight_.find(req.key);
+    if (queued != queued_.end()) {
       result.status = LoadResult::Status::kFound;
-      result.record = it->second.record;
+      result.record = queued->second.record;
+    } else if (failed != in_flight_.end()) {
+      result.status = LoadResult::Status::kFound;
+      result.record = failed->second.record;
     } else {
       lock.unlock();
       StoreStatus status;
@@ -138,41 +145,39 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
 }
 
 void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
-  // Everything queued now goes in one transaction; saves queued meanwhile wait for the
-  // next one.
-  in_flight_.swap(queued_);
-  in_flight_count_ = in_flight_.size();
+  // Everything queued now goes in one transaction, with what a failed try left; saves
+  // queued meanwhile wait for the next one. Under the lock only the swap: the tick's
+  // save() never waits for records to be copied or merged.
+  std::unordered_map<std::string, Queued> fresh;
+  fresh.swap(queued_);
+  in_flight_count_ += fresh.size();  // may count a character twice until merged: a bound
   const std::uint64_t through = next_sequence_;
   lock.unlock();
+  for (auto& [key, q] : fresh) in_flight_.insert_or_assign(key, std::move(q));  // newer wins
   std::vector<CharacterRecord> batch;
   batch.reserve(in_flight_.size());
-  for (auto& [key, q] : in_flight_) batch.push_back(std::move(q.record));
+  for (const auto& [key, q] : in_flight_) batch.push_back(q.record);  // kept for a retry
   const StoreStatus status = store_->save(batch);
   lock.lock();
   if (!status.ok) {
-    // Back into the queue, unless a newer save of the same character came meanwhile.
-    for (CharacterRecord& r : batch) {
-      const std::uint64_t sequence = in_flight_.at(r.key).sequence;
-      std::string key = r.key;
-      queued_.try_emplace(std::move(key), Queued{std::move(r), sequence});
-    }
-    in_flight_.clear();
-    in_flight_count_ = 0;
+    in_flight_count_ = in_flight_.size();  // tried again at the next wake, newer ones merged
     ++stats_.save_failures;
     stats_.healthy = false;
     last_error_ = status.error;
     return;
   }
-  in_flight_.clear();
   in_flight_count_ = 0;
   stats_.saves_committed += batch.size();
   ++stats_.flushes;
   stats_.healthy = true;
   last_error_.clear();
-  // Sequence numbers only grow and every save up to `through` was in the batch or replaced
-  // by a newer one (still queued, with a larger number).
+  // Sequence numbers only grow, and every save up to `through` was in the batch or was
+  // replaced by a newer one in it.
   committed_through_ = through;
   committed_.notify_all();
+  lock.unlock();
+  in_flight_.clear();  // the writer's alone: freed outside the lock
+  lock.lock();
 }
 
 }  // namespace zone::persist

@@ -48,7 +48,9 @@ struct LoadResult {
 
 // Counts since start; read from any thread.
 struct WriterStats {
-  std::uint64_t queue_depth = 0;      // characters with a save not yet committed
+  // Saves not yet committed (a character with one in a failed batch and a newer one
+  // queued counts twice until the next try merges them).
+  std::uint64_t queue_depth = 0;
   std::uint64_t saves_committed = 0;  // records committed
   std::uint64_t save_failures = 0;    // flushes that failed (their records stay queued)
   std::uint64_t flushes = 0;          // transactions committed
@@ -104,10 +106,11 @@ class Writer {
     std::uint64_t sequence;
   };
   std::unordered_map<std::string, Queued> queued_;  // by key: the newest save of each
-  // The batch being written: swapped out of queued_ in one move, so the tick's saves never
-  // wait for records to be copied. The writer thread's alone; its size is published.
+  // The batch being written, and after a failed write what waits for the retry: the
+  // writer thread's alone (queued_ is swapped out in one move, so the tick's saves never
+  // wait for records to be copied or merged); its size is published under mutex_.
   std::unordered_map<std::string, Queued> in_flight_;
-  std::size_t in_flight_count_ = 0;  // under mutex_
+  std::size_t in_flight_count_ = 0;
   std::uint64_t next_sequence_ = 0;
   struct LoadRequest {
     std::uint64_t request;

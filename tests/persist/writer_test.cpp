@@ -95,9 +95,9 @@ TEST_CASE("the queue's bound refuses new characters but never a leaving one") {
   CHECK(w->save(record("character:2", 2), false) != 0);
   CHECK(w->save(record("character:3", 3), false) != 0);
   CHECK(w->full());
-  CHECK(w->save(record("character:4", 4), false) == 0);   // a checkpoint of a new one: refused
-  CHECK(w->save(record("character:1", 11), false) != 0);  // one already queued: replaced
-  CHECK(w->save(record("character:5", 5), true) != 0);    // a leave: always taken
+  CHECK(w->save(record("character:4", 4), false) == 0);  // a checkpoint of a new one: refused
+  CHECK(w->save(record("character:1", 11), true) != 0);  // newer than the one waiting
+  CHECK(w->save(record("character:5", 5), true) != 0);   // a leave: always taken
   // The failures are counted and reported while the lock is held.
   const auto deadline = Clock::now() + kPatience;
   while (w->stats().save_failures == 0 && Clock::now() < deadline) {
