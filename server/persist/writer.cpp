@@ -154,6 +154,7 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
   const std::uint64_t through = next_sequence_;
   lock.unlock();
   for (auto& [key, q] : fresh) in_flight_.insert_or_assign(key, std::move(q));  // newer wins
+  fresh = {};  // freed here, not under the lock below
   std::vector<CharacterRecord> batch;
   batch.reserve(in_flight_.size());
   for (const auto& [key, q] : in_flight_) batch.push_back(q.record);  // kept for a retry
