@@ -164,3 +164,44 @@ TEST_CASE(
   CHECK(zone.process->wait(kPatience) == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE(
+    "persist: SIGTERM saves every player as it leaves, and the restart finds each exactly there") {
+  net::EnetLibrary enet;
+  std::string dir = (std::filesystem::temp_directory_path() / "zone-term-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  const std::string db = dir + "/data/zone.sqlite3";
+  constexpr int kFew = 5;
+  std::vector<replica::EntityState> last_seen(kFew);
+  {
+    Zone zone = start_zone(dir, db, "first.log");
+    test::Clients clients(kFew + 2);
+    std::vector<client::Bot*> bots;
+    for (int i = 0; i < kFew; ++i)
+      bots.push_back(&clients.add("term-" + std::to_string(i), zone.port));
+    const auto walk = [](client::Bot&) { return std::pair<float, float>{0.6f, -0.8f}; };
+    REQUIRE(clients.pump_until([&] { return all_playing(bots); }, kPatience, walk));
+    clients.pump(1s, walk);
+    clients.pump(500ms);  // standing still: what the bots see is where they are
+    for (int i = 0; i < kFew; ++i) last_seen[i] = test::self_of(*bots[i]);
+    zone.process->signal(SIGTERM);
+    std::optional<int> code;
+    code = zone.process->wait(kPatience, [&] { clients.pump(10ms); });
+    CHECK(code == 0);
+    CHECK_MESSAGE(zone.process->log().find("character store flushed") != std::string::npos,
+                  zone.process->log());
+  }
+  Zone zone = start_zone(dir, db, "second.log");
+  test::Clients clients(kFew + 2);
+  std::vector<client::Bot*> bots;
+  for (int i = 0; i < kFew; ++i)
+    bots.push_back(&clients.add("term-" + std::to_string(i), zone.port));
+  REQUIRE(clients.pump_until([&] { return all_playing(bots); }, kPatience));
+  for (int i = 0; i < kFew; ++i) {
+    CAPTURE(i);
+    CHECK(test::distance_m(last_seen[i], test::self_of(*bots[i])) <= 0.02);  // the wire's cm
+  }
+  zone.process->signal(SIGTERM);
+  CHECK(zone.process->wait(kPatience) == 0);
+  std::filesystem::remove_all(dir);
+}

@@ -5,11 +5,14 @@
 // wait is for progress, never a measure of speed.
 #include <doctest/doctest.h>
 
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
 
 #include "admin_http.hpp"
+#include "auth/issue.hpp"
+#include "auth/keys.hpp"
 #include "harness.hpp"
 #include "persist/sqlite_store.hpp"
 #include "test_util.hpp"
@@ -179,5 +182,65 @@ TEST_CASE(
   REQUIRE(clients.pump_until([&] { return playing(gina); }, kPatience));
   server.stop();
   CHECK(row_of(db, "name:erin").type == "player");
+  std::filesystem::remove_all(std::filesystem::path(db).parent_path());
+}
+
+TEST_CASE("persist: in ticket mode the row is the ticket's character, whatever name it carries") {
+  net::EnetLibrary enet;
+  const std::string db = fresh_db();
+  const auth::KeyPair keys = auth::generate_key_pair();
+  const auto ticket = [&](std::uint64_t character, const std::string& name) {
+    auth::TicketClaims c;
+    c.account_id = 500 + character;
+    c.character_id = character;
+    c.issued_at = static_cast<std::uint64_t>(std::time(nullptr));
+    c.expires_at = c.issued_at + 600;
+    c.name = name;
+    c.world = "emerald";
+    std::vector<std::uint8_t> t;
+    REQUIRE(auth::issue_ticket(c, keys.secret, t) == auth::LayoutError::kNone);
+    return [t](client::Bot& b) { b.set_ticket(t); };
+  };
+  config::ZoneConfig cfg = store_zone(db);
+  cfg.auth.mode = config::AuthMode::kTicket;
+  cfg.auth.public_key = auth::to_hex(keys.public_key);
+  cfg.auth.world = "emerald";
+  test::ServerThread server(cfg);
+  double left_x = 0.0;
+  double left_y = 0.0;
+  {
+    test::Clients clients;
+    client::Bot& hero = clients.add("ignored", server.port(), ticket(42, "Hero"));
+    REQUIRE(clients.pump_until([&] { return playing(hero); }, kPatience));
+    const replica::EntityState start = test::self_of(hero);
+    const auto north = [](client::Bot&) { return std::pair<float, float>{0.0f, 1.0f}; };
+    const auto south = [](client::Bot&) { return std::pair<float, float>{0.0f, -1.0f}; };
+    const bool low = test::metres(start.y()) < 100.0;
+    REQUIRE(clients.pump_until([&] { return test::distance_m(start, test::self_of(hero)) > 3.0; },
+                               kPatience, low ? north : south));
+    clients.pump(300ms);
+    left_x = test::metres(test::self_of(hero).x());
+    left_y = test::metres(test::self_of(hero).y());
+    hero.quit(clients.host());
+    clients.pump(200ms);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while (server.zone().store()->stats().saves_committed == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  CHECK(row_of(db, "character:42").x == doctest::Approx(left_x).epsilon(0.001));
+  CHECK(row_of(db, "character:42").y == doctest::Approx(left_y).epsilon(0.001));
+  {
+    // The login service renamed the character: the row follows the character id.
+    test::Clients clients;
+    client::Bot& hero = clients.add("ignored", server.port(), ticket(42, "Heroine"));
+    client::Bot& other = clients.add("ignored", server.port(), ticket(43, "Hero"));
+    REQUIRE(clients.pump_until([&] { return playing(hero) && playing(other); }, kPatience));
+    CHECK(test::metres(test::self_of(hero).x()) == doctest::Approx(left_x).epsilon(0.001));
+    CHECK(test::metres(test::self_of(hero).y()) == doctest::Approx(left_y).epsilon(0.001));
+  }
+  ZoneServer& zone = server.stop();
+  CHECK(zone.counters().logins_loaded == 1);  // character 43 was new
   std::filesystem::remove_all(std::filesystem::path(db).parent_path());
 }
