@@ -526,10 +526,12 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
     CHECK(s != "unknown");
     CHECK(seen.insert(s).second);
   }
-  CHECK(seen.size() == 15);
+  CHECK(seen.size() == 16);
   CHECK(std::string(to_string(DisconnectReason::ProtocolMismatch)) == "protocol version mismatch");
   CHECK(std::string(to_string(DisconnectReason::Transferred)) == "transferred to another zone");
   CHECK(std::string(to_string(DisconnectReason::LoggedInElsewhere)) == "logged in elsewhere");
+  CHECK(std::string(to_string(DisconnectReason::StoreUnavailable)) ==
+        "character store unavailable");
   CHECK(std::string(to_string(static_cast<DisconnectReason>(99))) == "unknown");
 }
 
