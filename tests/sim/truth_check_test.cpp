@@ -5,6 +5,8 @@
 // looks for is reported.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -344,4 +346,150 @@ TEST_CASE(
     CHECK(mentions(report, fmt::format("entity {} at (", coarse)));
     CHECK(mentions(report, "m in 10 cm units"));
   }
+}
+
+// The event truth check, from crafted inputs: a tick's events as the server lists them
+// (sequence, kind, entity, target, recipients) against what each bot received of that
+// tick.
+namespace {
+
+sim::TickEvents crafted_tick() {
+  sim::TickEvents t;
+  t.tick = 10;
+  t.events = {{5, 0, 7, 0, {1, 2, 3}},  // a chat line said by entity 7
+              {6, 1, 8, 7, {2}},        // a hit on entity 8 by 7, sent to player 2 only
+              {7, 2, 9, 0, {}}};        // a death nobody held
+  return t;
+}
+
+client::ReceivedEvent got(std::uint32_t tick, std::uint32_t sequence, std::uint16_t kind,
+                          std::uint32_t entity, std::uint32_t target) {
+  return {tick, sequence, kind, entity, target};
+}
+
+sim::EventReport compare(std::uint32_t bot, const std::vector<client::ReceivedEvent>& received) {
+  sim::EventReport report;
+  sim::check_events(bot, "bot", crafted_tick(), received, report, 100);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("event truth check: what the truth lists, received once each, passes") {
+  const sim::EventReport r = compare(2, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 7)});
+  CHECK(r.checks == 2);
+  CHECK(r.errors() == 0);
+  // Events of other ticks are not this tick's business.
+  const sim::EventReport other = compare(1, {got(9, 4, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(other.checks == 1);
+  CHECK(other.errors() == 0);
+  // A bot the truth lists for nothing, having received nothing: nothing to check.
+  const sim::EventReport none = compare(4, {});
+  CHECK(none.checks == 0);
+  CHECK(none.errors() == 0);
+}
+
+TEST_CASE("event truth check: a listed event not received is missing") {
+  const sim::EventReport r = compare(2, {got(10, 6, 1, 8, 7)});
+  CHECK(r.checks == 2);
+  CHECK(r.missing == 1);
+  CHECK(r.extra == 0);
+  CHECK(r.duplicate == 0);
+  REQUIRE(r.details.size() == 1);
+  CHECK(r.details[0].find("event 5 (kind 0, entity 7, target 0) not received") !=
+        std::string::npos);
+}
+
+TEST_CASE("event truth check: an event received twice is a duplicate") {
+  const sim::EventReport r = compare(3, {got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(r.checks == 1);
+  CHECK(r.duplicate == 1);
+  CHECK(r.missing == 0);
+  CHECK(r.extra == 0);
+  const sim::EventReport thrice =
+      compare(3, {got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(thrice.duplicate == 2);
+  REQUIRE(!thrice.details.empty());
+  CHECK(thrice.details[0].find("received 3 times") != std::string::npos);
+}
+
+TEST_CASE("event truth check: an event the truth does not list for the bot is extra") {
+  SUBCASE("listed for others, not for this bot") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 7)});
+    CHECK(r.checks == 1);
+    CHECK(r.extra == 1);
+    CHECK(r.missing == 0);
+    CHECK(r.details.at(0).find("does not list this bot") != std::string::npos);
+  }
+  SUBCASE("sent to nobody") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 7, 2, 9, 0)});
+    CHECK(r.extra == 1);
+  }
+  SUBCASE("no such event at that tick") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 99, 0, 7, 0)});
+    CHECK(r.extra == 1);
+    CHECK(r.details.at(0).find("has no such event at this tick") != std::string::npos);
+  }
+  SUBCASE("the listed event, but about another entity: missing and extra") {
+    const sim::EventReport r = compare(2, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 3)});
+    CHECK(r.checks == 2);
+    CHECK(r.missing == 1);
+    CHECK(r.extra == 1);
+  }
+}
+
+TEST_CASE("event truth check: the server's events JSON (only=events) parses as listed") {
+  // Four watchers in the crowded zone; a tick with a zone-wide line and a line said by the
+  // first watcher (the players holding it, and itself).
+  Run run(60);
+  run.lb.rep.set_record_deliveries(true);
+  const test::LoopClient& speaker = run.lb.clients.front();
+  const protocol::Schema& schema = run.lb.world.game().schema;
+  run.lb.world.events().clear();
+  const std::array<std::int32_t, 1> zone_channel = {
+      static_cast<std::int32_t>(protocol::ChatChannel::kZone)};
+  const std::array<std::int32_t, 1> say_channel = {
+      static_cast<std::int32_t>(protocol::ChatChannel::kSay)};
+  world::EventDraft zone_line;
+  zone_line.kind = protocol::kChatEvent;
+  zone_line.route = world::EventRoute::kZone;
+  zone_line.entity = speaker.entity;
+  zone_line.args = zone_channel;
+  zone_line.text = "to all";
+  world::EventDraft said = zone_line;
+  said.route = world::EventRoute::kEntity;
+  said.args = say_channel;
+  said.text = "aloud";
+  REQUIRE_FALSE(run.lb.world.events().emit(schema, zone_line));
+  REQUIRE_FALSE(run.lb.world.events().emit(schema, said));
+  run.lb.step();
+  run.recorder.record(run.lb.tick, run.lb.world, run.lb.rep);
+  const auto json = run.recorder.json_for(run.lb.tick, TruthDetail::kEvents);
+  REQUIRE(json.has_value());
+  CHECK(json->find("\"entities\"") == std::string::npos);  // events only
+  sim::TickEvents events;
+  std::string error;
+  REQUIRE_MESSAGE(sim::parse_event_truth(*json, events, error), error);
+  CHECK(events.tick == run.lb.tick);
+  REQUIRE(events.events.size() == 2);
+  std::vector<std::uint32_t> everyone;
+  for (const test::LoopClient& c : run.lb.clients) everyone.push_back(c.entity);
+  std::sort(everyone.begin(), everyone.end());
+  CHECK(events.events[0].recipients == everyone);
+  CHECK(events.events[0].entity == speaker.entity);
+  CHECK(events.events[1].sequence == events.events[0].sequence + 1);
+  // Said aloud: the speaker and exactly the watchers whose frames hold it.
+  std::vector<std::uint32_t> holders;
+  for (const test::LoopClient& c : run.lb.clients) {
+    if (c.entity == speaker.entity || run.lb.rep.holds(c.id, speaker.entity)) {
+      holders.push_back(c.entity);
+    }
+  }
+  std::sort(holders.begin(), holders.end());
+  CHECK(holders.size() > 1);  // the watchers share the small zone
+  CHECK(events.events[1].recipients == holders);
+  // A full answer lists the same events.
+  sim::TickEvents full;
+  REQUIRE(sim::parse_event_truth(*run.recorder.json_for(run.lb.tick), full, error));
+  CHECK(full.events.size() == 2);
 }
