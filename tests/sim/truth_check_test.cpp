@@ -9,13 +9,18 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <flatbuffers/flatbuffers.h>
+
+#include "client/bot.hpp"
 #include "loopback.hpp"  // tests/replication
+#include "protocol/codec.hpp"
 #include "sim/truth_check.hpp"
 #include "zone/truth_recorder.hpp"
 
@@ -492,4 +497,122 @@ TEST_CASE("event truth check: the server's events JSON (only=events) parses as l
   sim::TickEvents full;
   REQUIRE(sim::parse_event_truth(*run.recorder.json_for(run.lb.tick), full, error));
   CHECK(full.events.size() == 2);
+}
+
+// The bot's check on receipt: an event about an entity (a game event, or a line said
+// aloud) must name its own entity or one it held in a frame it completed at or before
+// the event's tick. A bot shadows a loopback client: it gets the same Welcome and the
+// same snapshot bytes, then crafted Events messages.
+namespace {
+
+std::vector<std::uint8_t> welcome_for(const world::World& world, std::uint32_t entity,
+                                      std::uint32_t tick) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto zone = fbb.CreateString("zone");
+  const auto schema = protocol::build_schema(fbb, world.game().schema);
+  const auto welcome = protocol::CreateWelcome(fbb, entity, tick, 20, 30.0f, 2.0f, 0.0f, 0.0f,
+                                               60.0f, 60.0f, true, 10.0f, zone, schema, 0);
+  fbb.Finish(protocol::CreateServerPacket(fbb, protocol::ServerMessage::Welcome, welcome.Union()));
+  const auto bytes = protocol::bytes_of(fbb);
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<std::uint8_t> events_about(std::uint32_t tick, std::uint32_t sequence,
+                                       std::uint16_t kind, std::uint32_t entity,
+                                       std::int32_t channel = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::array<std::int32_t, 1> args = {channel};
+  const protocol::EventView e{sequence,
+                              kind,
+                              entity,
+                              0,
+                              kind == protocol::kChatEvent ? std::span<const std::int32_t>(args)
+                                                           : std::span<const std::int32_t>(),
+                              kind == protocol::kChatEvent ? "hi" : "",
+                              ""};
+  protocol::build_events(fbb, tick, std::span(&e, 1));
+  const auto bytes = protocol::bytes_of(fbb);
+  return {bytes.begin(), bytes.end()};
+}
+
+}  // namespace
+
+TEST_CASE("bot: an event about an entity it did not hold at the event's tick is before spawn") {
+  test::Loopback lb = crowded_zone();
+  lb.connect("watcher");
+  lb.connect("other");
+  test::LoopClient& watcher = lb.clients.front();
+  watcher.keep_bytes = true;  // every packet it is sent, for the bot too
+  client::Bot bot("watcher");
+  bot.set_keep_events(true);
+  const std::vector<std::uint8_t> welcome = welcome_for(lb.world, watcher.entity, 1);
+  bot.on_packet(protocol::kReliableChannel, welcome);
+  REQUIRE(bot.phase() == client::Bot::Phase::kPlaying);
+  // Per entity, the first tick a frame of the bot's held it; and one that left again.
+  std::map<std::uint32_t, std::uint32_t> first_held;
+  std::uint32_t left = 0, left_at = 0, first_frame = 0;
+  std::vector<std::uint32_t> before;
+  for (int t = 0; t < 80; ++t) {
+    lb.step();
+    for (const auto& [tick, bytes] : watcher.log)
+      bot.on_packet(protocol::kUnreliableChannel, bytes);
+    watcher.log.clear();
+    if (first_frame == 0) first_frame = bot.replica().ack_tick();
+    std::vector<std::uint32_t> now;
+    for (const replica::EntityView e : bot.replica().current().entities) {
+      now.push_back(e.id);
+      first_held.try_emplace(e.id, bot.replica().ack_tick());
+    }
+    for (const std::uint32_t id : before) {
+      if (left == 0 && !std::binary_search(now.begin(), now.end(), id)) {
+        left = id;
+        left_at = bot.replica().ack_tick();
+      }
+    }
+    before = now;
+  }
+  REQUIRE(bot.replica().violations().empty());
+  REQUIRE(bot.replica().ack_tick() == watcher.replica.ack_tick());  // the same frames
+  // An entity that came into view after the first frame (the budget held spawns back).
+  REQUIRE(first_frame != 0);
+  std::uint32_t late = 0;
+  for (const auto& [id, tick] : first_held) {
+    if (tick > first_frame + 1) late = id;
+  }
+  REQUIRE(late != 0);
+  const std::uint32_t since = first_held[late];
+  const auto hit = static_cast<std::uint16_t>(*lb.world.game().schema.find_event("hit"));
+  const auto say = static_cast<std::int32_t>(protocol::ChatChannel::kSay);
+  const auto whisper = static_cast<std::int32_t>(protocol::ChatChannel::kWhisper);
+  std::uint32_t sequence = 0;
+  auto feed = [&](std::uint32_t tick, std::uint16_t kind, std::uint32_t entity,
+                  std::int32_t channel = 0) {
+    bot.on_packet(protocol::kReliableChannel,
+                  events_about(tick, ++sequence, kind, entity, channel));
+  };
+  feed(since, hit, late);                            // held from that tick
+  feed(since + 5, protocol::kChatEvent, late, say);  // and on
+  feed(1, hit, watcher.entity);                      // its own: always
+  CHECK(bot.game().events_before_spawn == 0);
+  feed(since - 1, hit, late);  // a tick before its first frame
+  CHECK(bot.game().events_before_spawn == 1);
+  feed(since - 1, protocol::kChatEvent, late, say);  // said aloud: the same rule
+  CHECK(bot.game().events_before_spawn == 2);
+  feed(since - 1, protocol::kChatEvent, late, whisper);  // a whisper is routed directly
+  feed(since, protocol::kChatEvent, 999999, whisper);
+  CHECK(bot.game().events_before_spawn == 2);
+  feed(since, hit, 999999);  // never held
+  CHECK(bot.game().events_before_spawn == 3);
+  CHECK(bot.before_spawn_details().size() == 3);
+  CHECK(bot.before_spawn_details().back().find("never held") != std::string::npos);
+  // One that left the view was held: an event of a tick it was held at is fine, late.
+  if (left != 0) {
+    feed(left_at - 1, hit, left);
+    CHECK(bot.game().events_before_spawn == 3);
+  }
+  // Every event is logged for the truth check, in order, with its tick; a later tick's
+  // Events message settles the earlier ticks.
+  CHECK(bot.event_log().size() == sequence);
+  CHECK(bot.events_settled_before() >= since + 5);
+  CHECK(bot.game().events_received == sequence);
 }
