@@ -154,19 +154,22 @@ void Swarm::report_second(const GroupStats& now, double elapsed_s, double window
     fmt::print(stderr,
                "[{:5.1f}s] bots {}/{} | rtt p50 {:.0f} ms p99 {:.0f} ms | per bot in {:.2f} kB/s "
                "out {:.2f} kB/s | view {:.1f} | enters {:.0f}/s leaves {:.0f}/s | violations {} | "
-               "truth {} checks {} mismatches\n",
+               "truth {} checks {} mismatches | events {:.0f}/s, {} checked, {} errors\n",
                elapsed_s, now.playing, options_.bots, percentile(now.rtt_ms, 0.5),
                percentile(now.rtt_ms, 0.99),
                static_cast<double>(now.bytes_in - last_in_) / window_s / 1000.0 * per_bot,
                static_cast<double>(now.bytes_out - last_out_) / window_s / 1000.0 * per_bot,
                now.view_sum * per_bot, static_cast<double>(now.enters - last_enters_) / window_s,
                static_cast<double>(now.leaves - last_leaves_) / window_s, now.violations,
-               now.truth.checks, now.truth.mismatches);
+               now.truth.checks, now.truth.mismatches,
+               static_cast<double>(now.game.events_received - last_events_) / window_s,
+               now.events.checks, now.events.errors() + now.game.events_before_spawn);
   }
   last_in_ = now.bytes_in;
   last_out_ = now.bytes_out;
   last_enters_ = now.enters;
   last_leaves_ = now.leaves;
+  last_events_ = now.game.events_received;
 }
 
 void Swarm::truth_check(const GroupStats& now) {

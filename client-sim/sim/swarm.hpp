@@ -100,6 +100,7 @@ class Swarm {
   std::map<std::string, std::uint32_t> events_fetched_to_;  // by zone: the newest tick asked for
   // Per-second window.
   std::uint64_t last_in_ = 0, last_out_ = 0, last_enters_ = 0, last_leaves_ = 0;
+  std::uint64_t last_events_ = 0;
 };
 
 }  // namespace zone::sim
