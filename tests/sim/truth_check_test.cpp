@@ -9,6 +9,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "client/bot.hpp"
 #include "loopback.hpp"  // tests/replication
 #include "protocol/codec.hpp"
+#include "sim/scenario.hpp"
 #include "sim/truth_check.hpp"
 #include "zone/truth_recorder.hpp"
 
@@ -615,4 +618,35 @@ TEST_CASE("bot: an event about an entity it did not hold at the event's tick is 
   CHECK(bot.event_log().size() == sequence);
   CHECK(bot.events_settled_before() >= since + 5);
   CHECK(bot.game().events_received == sequence);
+}
+
+// The scenarios that play (configs/scenarios/chat.yaml and combat.yaml) load as written,
+// and their keys are checked like every other's.
+TEST_CASE("scenarios: chat and combat load; a wrong chat or combat key is an error with its line") {
+  const std::string dir = ZONE_SOURCE_DIR "/configs/scenarios";
+  const sim::ScenarioLoad chat = sim::load_scenario("chat", dir);
+  INFO(fmt::format("{}", fmt::join(chat.errors, "\n")));
+  REQUIRE(chat.ok());
+  CHECK(chat.scenario.chat.total() > 0.0);
+  CHECK(chat.scenario.chat.total() <= chat.scenario.chat.max_per_second);
+  for (const double rate : chat.scenario.chat.per_second) CHECK(rate > 0.0);
+  CHECK(chat.scenario.party_size == 4);
+  CHECK_FALSE(chat.scenario.combat.enabled);
+  const sim::ScenarioLoad combat = sim::load_scenario("combat", dir);
+  REQUIRE(combat.ok());
+  CHECK(combat.scenario.movement == sim::Movement::kHunt);
+  CHECK(combat.scenario.combat.enabled);
+  CHECK(combat.scenario.combat.melee_range == 3.0);
+  CHECK(combat.scenario.combat.ranged_range == 25.0);
+  CHECK(combat.scenario.combat.targets == sim::CombatPlan::Targets::kAny);
+
+  const std::string bad =
+      (std::filesystem::temp_directory_path() / "zone-bad-scenario.yaml").string();
+  std::ofstream(bad) << "movement: hunt\nchat:\n  shout: 1\ncombat:\n  targets: friends\n";
+  const sim::ScenarioLoad wrong = sim::load_scenario(bad, dir);
+  REQUIRE(wrong.errors.size() == 2);
+  CHECK(wrong.errors[0].find(":3: chat.shout: unknown key") != std::string::npos);
+  CHECK(wrong.errors[1].find(":5: combat.targets: expected one of any, npcs, players") !=
+        std::string::npos);
+  std::filesystem::remove(bad);
 }
