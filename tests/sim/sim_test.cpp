@@ -245,7 +245,7 @@ TEST_CASE("client-sim chat through 10% packet loss both ways: events still exact
   chat_case(0.10);
 }
 
-// Combat on main's zone: the game declares attack, shoot and respawn, but no rules run,
+// Combat without rules: the game declares attack, shoot and respawn, but no rules run,
 // so every action the bots send (attack within melee range, shoot within ranged range
 // of the nearest entity they hold) passes the engine's checks or is refused by them, and
 // the zone answers NotAllowed; the run is as exact as any.
@@ -258,6 +258,32 @@ TEST_CASE("client-sim combat without game rules: every action answered, the run 
   CHECK(s["actions_ok"].get<std::uint64_t>() == 0);
   CHECK(s["truth_event_before_spawn"].get<std::uint64_t>() == 0);
   CHECK(s["truth_event_missing"].get<std::uint64_t>() == 0);
+}
+
+// Combat with the sample game's rules (configs/game/*.lua): bots strike NPCs and each
+// other, die and ask to respawn; every hit, death, respawn and experience event reached
+// exactly the bots that held its entity (xp: its owner alone), with and without loss.
+void combat_case(double loss) {
+  const std::vector<std::string> rules = {"--set",
+                                          "game.scripts_dir=" ZONE_SOURCE_DIR "/configs/game"};
+  const nlohmann::json s = scenario_case("combat", loss, plus(plus(kRoomy, kSampleGame), rules));
+  INFO("summary: ", s.dump(2));
+  CHECK(s["actions_ok"].get<std::uint64_t>() > 0);
+  CHECK(s["events_by_kind"].value("hit", 0) > 0);
+  CHECK(s["events_by_kind"].value("death", 0) > 0);
+  CHECK(s["truth_event_checks"].get<std::uint64_t>() > 0);
+  CHECK(s["truth_event_missing"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_extra"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_duplicate"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_before_spawn"].get<std::uint64_t>() == 0);
+  CHECK(s["action_results"].value("RateLimited", 0) == 0);  // the bots keep within the limit
+}
+
+TEST_CASE("client-sim combat with the sample game's rules: every hit and death exact") {
+  combat_case(0.0);
+}
+TEST_CASE("client-sim combat with the sample game's rules through 10% loss: still exact") {
+  combat_case(0.10);
 }
 
 TEST_CASE("client-sim party: party and guild members far apart stay in view - exact") {

@@ -453,7 +453,6 @@ TEST_CASE("event truth check: the server's events JSON (only=events) parses as l
   run.lb.rep.set_record_deliveries(true);
   const test::LoopClient& speaker = run.lb.clients.front();
   const protocol::Schema& schema = run.lb.world.game().schema;
-  run.lb.world.events().clear();
   const std::array<std::int32_t, 1> zone_channel = {
       static_cast<std::int32_t>(protocol::ChatChannel::kZone)};
   const std::array<std::int32_t, 1> say_channel = {
@@ -468,9 +467,13 @@ TEST_CASE("event truth check: the server's events JSON (only=events) parses as l
   said.route = world::EventRoute::kEntity;
   said.args = say_channel;
   said.text = "aloud";
-  REQUIRE_FALSE(run.lb.world.events().emit(schema, zone_line));
-  REQUIRE_FALSE(run.lb.world.events().emit(schema, said));
+  // Emitted within the tick (the loop clears the log at its start, as the zone does).
+  run.lb.before_aoi = [&] {
+    REQUIRE_FALSE(run.lb.world.events().emit(schema, zone_line));
+    REQUIRE_FALSE(run.lb.world.events().emit(schema, said));
+  };
   run.lb.step();
+  run.lb.before_aoi = nullptr;
   run.recorder.record(run.lb.tick, run.lb.world, run.lb.rep);
   const auto json = run.recorder.json_for(run.lb.tick, TruthDetail::kEvents);
   REQUIRE(json.has_value());
@@ -496,6 +499,20 @@ TEST_CASE("event truth check: the server's events JSON (only=events) parses as l
   std::sort(holders.begin(), holders.end());
   CHECK(holders.size() > 1);  // the watchers share the small zone
   CHECK(events.events[1].recipients == holders);
+  // What each client was sent passes the event truth check, and the check saw it all.
+  for (const test::LoopClient& c : run.lb.clients) {
+    std::vector<client::ReceivedEvent> received;
+    for (const auto& r : c.events) {
+      if (r.tick == run.lb.tick)
+        received.push_back({r.tick, r.sequence, r.kind, r.entity, r.target});
+    }
+    CHECK(!received.empty());  // the zone-wide line at least
+    sim::EventReport report;
+    sim::check_events(c.entity, "client", events, received, report);
+    INFO(fmt::format("{}", fmt::join(report.details, "\n")));
+    CHECK(report.errors() == 0);
+    CHECK(report.checks == received.size());
+  }
   // A full answer lists the same events.
   sim::TickEvents full;
   REQUIRE(sim::parse_event_truth(*run.recorder.json_for(run.lb.tick), full, error));
@@ -622,7 +639,8 @@ TEST_CASE("bot: an event about an entity it did not hold at the event's tick is 
 
 // The scenarios that play (configs/scenarios/chat.yaml and combat.yaml) load as written,
 // and their keys are checked like every other's.
-TEST_CASE("scenarios: chat and combat load; a wrong chat or combat key is an error with its line") {
+TEST_CASE(
+    "scenarios: chat and combat load, and a wrong chat or combat key is an error with its line") {
   const std::string dir = ZONE_SOURCE_DIR "/configs/scenarios";
   const sim::ScenarioLoad chat = sim::load_scenario("chat", dir);
   INFO(fmt::format("{}", fmt::join(chat.errors, "\n")));
