@@ -15,7 +15,7 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 180
 
-.PHONY: all deps test-deps build release run test build-asan test-asan build-tsan test-tsan \
+.PHONY: all deps test-deps build release run test check build-asan test-asan build-tsan test-tsan \
         test-soak build-fuzz fuzz bench load format format-check clean
 
 all: build
@@ -45,6 +45,13 @@ run: release
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
+
+# The unit tier, for the edit-compile-test loop: every test that starts no server process
+# and needs no network, browser or NATS (about a minute of tests on two cores, after the
+# build). `make test` stays the full run.
+CHECK_EXCLUDE ?= server|integration|nats|browser|soak|fuzz
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CHECK_EXCLUDE)' $(CTEST_ARGS)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer. (Each build-X
 # target only configures and builds X's folder: CI builds the later steps' folders while

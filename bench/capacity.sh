@@ -13,13 +13,19 @@
 #   bytes/s per client (UDP payload incl. ENet headers), bytes per snapshot, updates/s,
 #   deferred/s, forced/s, oldest deferral, RTT p99 from the bots, protocol violations.
 #
+# With --game (the sample game: configs/game/game.yaml and its Lua rules) and --scenario
+# combat, the bots fight NPCs and each other: the line adds actions, events and chat per
+# second, event bytes per client and the rules' time per tick.
+#
 # usage: bench/capacity.sh [--bots "1000 2000 5000 8000"] [--window S] [--build DIR]
-#                          [--out FILE.jsonl] [--set KEY=VALUE ...]
+#                          [--out FILE.jsonl] [--scenario NAME] [--game]
+#                          [--set KEY=VALUE ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 counts="1000 2000 5000 8000"
 window=60
+scenario=wander
 build=build-release
 out=""
 extra=()
@@ -30,6 +36,8 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
+    --scenario) scenario=$2; shift 2 ;;
+    --game) extra+=(--set game.data_file=configs/game/game.yaml --set game.scripts_dir=configs/game); shift ;;
     *) echo "capacity.sh: unknown argument '$1' (see the header of bench/capacity.sh)" >&2; exit 2 ;;
   esac
 done
@@ -86,7 +94,7 @@ run_one() {
   local settle=$(( n / ramp + 8 ))
   local duration=$(( settle + window + 4 ))
   "$sim_bin" --server "127.0.0.1:$port" --bots "$n" --ramp "$ramp" --duration "$duration" \
-    --scenario wander --seed 1 --summary-json "$work/sim-$n.json" -q >"$work/sim-$n.log" 2>&1 &
+    --scenario "$scenario" --seed 1 --summary-json "$work/sim-$n.json" -q >"$work/sim-$n.log" 2>&1 &
   local sim=$!
   sleep "$settle"
   http_get "$admin" /metrics >"$work/m0"
@@ -123,6 +131,10 @@ run_one() {
       -v oldest="$(metric "$work/m1" zone_replication_oldest_deferral_ticks)" \
       -v wait="$(delta zone_network_send_wait_seconds_total)" \
       -v hosts="$(metric "$work/m1" zone_network_hosts)" -v workers="$(metric "$work/m1" zone_replication_workers)" \
+      -v actions="$(delta 'zone_actions_total{status="ok"}')" \
+      -v refused="$(awk '/^zone_actions_total\{/ && !/status="ok"/ { s += $2 } END { print s + 0 }' "$work/m1")" \
+      -v events="$(delta zone_events_total)" -v deliveries="$(delta zone_event_deliveries_total)" \
+      -v eventbytes="$(delta zone_event_bytes_total)" -v rules="$(delta zone_script_seconds_total)" \
       -v rtt99="$rtt99" -v violations="$violations" 'BEGIN {
     t = ticks > 0 ? ticks : 1; p = players > 0 ? players : 1
     printf "{\"bots\":%d,\"players\":%d,\"bots_joined\":%d,\"window_s\":%.1f,\"ticks_per_s\":%.2f,", n, players, joined, d, ticks / d
@@ -132,6 +144,8 @@ run_one() {
     printf "\"send_wait_ms_per_tick\":%.3f,", 1000 * wait / t
     printf "\"bytes_per_client_per_s\":%.0f,\"bytes_per_snapshot\":%.1f,", sent / d / p, (snaps > 0 ? snapbytes / snaps : 0)
     printf "\"updates_per_s\":%.0f,\"deferred_per_s\":%.1f,\"forced_per_s\":%.1f,\"oldest_deferral_ticks\":%d,", updates / d, deferred / d, forced / d, oldest
+    printf "\"actions_ok_per_s\":%.0f,\"actions_refused_total\":%d,\"events_per_s\":%.0f,\"event_deliveries_per_s\":%.0f,", actions / d, refused, events / d, deliveries / d
+    printf "\"event_bytes_per_client_per_s\":%.0f,\"rules_ms_per_tick\":%.3f,", eventbytes / d / p, 1000 * rules / t
     printf "\"rtt_p99_ms\":%s,\"protocol_violations\":%d,\"network_hosts\":%d,\"replication_workers\":%d}\n", rtt99, violations, hosts, workers
   }'
 }

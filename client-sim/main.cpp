@@ -13,8 +13,9 @@
 // auth.world: each bot then says Hello with a ticket of its own (bot i is account and
 // character i + 1).
 //
-// Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches or
-// crossed --fail-if thresholds; 2 bad arguments or scenario.
+// Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches,
+// event errors (missing, extra, duplicate, before spawn) or crossed --fail-if thresholds;
+// 2 bad arguments or scenario.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -245,6 +246,16 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "FAIL: {} static layer mismatches in {} messages, first ones:\n",
                summary.static_mismatches, summary.static_messages);
     for (const auto& d : swarm.static_details()) fmt::print(stderr, "  {}\n", d);
+  }
+  if (summary.event_errors() > 0) {
+    failed = true;
+    fmt::print(stderr,
+               "FAIL: event errors in {} event checks: {} missing, {} extra, {} duplicate, {} "
+               "before spawn; first ones:\n",
+               summary.truth_event_checks, summary.truth_event_missing, summary.truth_event_extra,
+               summary.truth_event_duplicate, summary.truth_event_before_spawn);
+    for (const auto& d : swarm.event_details()) fmt::print(stderr, "  {}\n", d);
+    for (const auto& d : swarm.before_spawn_details()) fmt::print(stderr, "  {}\n", d);
   }
   for (const std::string& c : zone::sim::crossed(summary, fail_if)) {
     failed = true;

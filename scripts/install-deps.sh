@@ -13,7 +13,6 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libcpp-httplib-dev
-  libbenchmark-dev
   libnats-dev
   liblua5.4-dev
   libsodium-dev

@@ -39,6 +39,10 @@ void Bot::connect_transfer(net::EnetHost& host) {
   // counts): a new zone starts from nothing, and if it never welcomes the bot nothing of
   // the old one is counted twice.
   replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id}, replica_.schema());
+  // The gameplay counts too (banked with the rest).
+  game_ = GameCounters{};
+  before_spawn_details_.clear();
+  reset_game_session();
   chunks_ = ChunkInfo{};
   chunk_check_ = PendingChunkCheck{};
   statics_ = StaticLayer{};
@@ -75,7 +79,8 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     ++counters_.snapshots;
     if (light_) return light_part(bytes);
     const std::size_t before = replica_.violations().size();
-    replica_.apply(bytes);
+    const std::uint32_t previous = replica_.ack_tick();
+    if (replica_.apply(bytes)) track_held(previous);
     for (std::size_t i = before; i < replica_.violations().size(); ++i) {
       if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++counters_.malformed;
     }
@@ -117,6 +122,7 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
       return;
     }
     replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()}, *schema);
+    reset_game_session();
     light_self_.assign(schema->size(), 0);
     statics_.reset({w->world_min_x(), w->world_min_y(), w->world_max_x(), w->world_max_y(), 1.0},
                    statics_for(welcome_.zone));
@@ -144,7 +150,134 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
       statics_.on_message(*o);
       statics_.check(replica_);
     }
+  } else if (const protocol::Events* e = packet->message_as_Events()) {
+    if (phase_ == Phase::kPlaying) on_events(*e);
+  } else if (const protocol::ActionResult* ar = packet->message_as_ActionResult()) {
+    const auto status = static_cast<std::size_t>(ar->status());
+    if (status < game_.action_results.size()) ++game_.action_results[status];
+    if (answers_.size() >= 64) answers_.erase(answers_.begin());
+    answers_.push_back({ar->sequence(), ar->status(), ar->server_tick()});
+    // Handled at the start of its tick, so sent after every earlier tick's events but
+    // one's (conservatively).
+    if (ar->server_tick() > 1) settled_before_ = std::max(settled_before_, ar->server_tick() - 1);
+  } else if (const protocol::ChatResult* cr = packet->message_as_ChatResult()) {
+    const auto status = static_cast<std::size_t>(cr->status());
+    if (status < game_.chat_results.size()) ++game_.chat_results[status];
+    if (refusals_.size() >= 64) refusals_.erase(refusals_.begin());
+    refusals_.emplace_back(cr->status(), cr->channel());
   }
+}
+
+void Bot::reset_game_session() {
+  events_by_kind_.assign(replica_.schema().events().size(), 0);
+  held_.clear();
+  frames_tracked_ = 0;
+  event_log_.clear();
+  settled_before_ = 0;
+}
+
+void Bot::track_held(std::uint32_t previous_tick) {
+  const replica::Frame& now = replica_.current();
+  const replica::Frame* was = replica_.frame_at(previous_tick);
+  const replica::EntityList* before = was != nullptr ? &was->entities : nullptr;
+  // Entities that entered since the previous current frame start (or resume) being
+  // held; those that left stop at the previous frame.
+  std::size_t a = 0, b = 0;
+  const std::size_t na = before != nullptr ? before->size() : 0;
+  const replica::EntityList& after = now.entities;
+  while (a < na || b < after.size()) {
+    if (b == after.size() || (a < na && before->id(a) < after.id(b))) {
+      Held& h = held_[before->id(a)];
+      h.left = previous_tick;
+      ++a;
+    } else if (a == na || after.id(b) < before->id(a)) {
+      const auto [it, fresh] = held_.try_emplace(after.id(b), Held{now.tick, 0});
+      if (!fresh) it->second.left = 0;
+      ++b;
+    } else {
+      ++a;
+      ++b;
+    }
+  }
+  // Without the previous frame (a gap of more than the replica's history) the ones that
+  // left are not known: they stay marked as held, which only errs on the lenient side.
+  if (++frames_tracked_ % 1024 == 0) {
+    std::erase_if(held_, [&](const auto& kv) {
+      return kv.second.left != 0 && kv.second.left + 8192 < now.tick;
+    });
+  }
+}
+
+bool Bot::held_by(std::uint32_t entity, std::uint32_t tick) const {
+  if (entity == welcome_.entity_id) return true;
+  const auto it = held_.find(entity);
+  return it != held_.end() && it->second.first <= tick;
+}
+
+void Bot::on_events(const protocol::Events& events) {
+  const std::uint32_t tick = events.server_tick();
+  // Events of one tick come in order, possibly in several messages: this one closes
+  // every earlier tick.
+  settled_before_ = std::max(settled_before_, tick);
+  if (events.events() == nullptr) return;
+  for (const protocol::Event* e : *events.events()) {
+    const ReceivedEvent r{tick, e->sequence(), e->kind(), e->entity(), e->target()};
+    ++game_.events_received;
+    if (r.kind < events_by_kind_.size()) ++events_by_kind_[r.kind];
+    if (keep_events_) event_log_.push_back(r);
+    // An event about an entity (a game event, or a chat line said aloud) goes only to a
+    // client that holds the entity; the other chat channels are routed directly.
+    const bool about_entity =
+        r.kind != protocol::kChatEvent ||
+        (e->args() != nullptr && e->args()->size() > 0 &&
+         e->args()->Get(0) == static_cast<std::int32_t>(protocol::ChatChannel::kSay));
+    if (about_entity && !light_ && !held_by(r.entity, tick)) {
+      ++game_.events_before_spawn;
+      if (before_spawn_details_.size() < 10) {
+        const auto held = held_.find(r.entity);
+        before_spawn_details_.push_back(fmt::format(
+            "{} (entity {}): event {} (kind {}) at tick {} about entity {}, {}", name_,
+            welcome_.entity_id, r.sequence, r.kind, tick, r.entity,
+            held == held_.end() ? std::string("never held")
+                                : fmt::format("first held at tick {}", held->second.first)));
+      }
+    }
+    // The last few with their details, in a ring.
+    EventDetail* d = nullptr;
+    if (recent_events_.size() < 64) {
+      d = &recent_events_.emplace_back();
+    } else {
+      d = &recent_events_[recent_next_];
+      recent_next_ = (recent_next_ + 1) % recent_events_.size();
+    }
+    d->event = r;
+    d->args.clear();
+    if (e->args() != nullptr) d->args.assign(e->args()->begin(), e->args()->end());
+    d->text = e->text() != nullptr ? e->text()->string_view() : std::string_view();
+    d->name = e->name() != nullptr ? e->name()->string_view() : std::string_view();
+  }
+}
+
+void Bot::drop_events_through(std::uint32_t tick) {
+  while (!event_log_.empty() && event_log_.front().tick <= tick) event_log_.pop_front();
+}
+
+std::uint32_t Bot::send_action(net::EnetHost& host, std::uint16_t action, std::uint32_t target,
+                               std::span<const std::int32_t> args) {
+  if (phase_ != Phase::kPlaying) return 0;
+  protocol::build_action(fbb_, ++action_sequence_, action, target, args);
+  send_reliable(host);
+  ++game_.actions_sent;
+  return action_sequence_;
+}
+
+void Bot::send_chat(net::EnetHost& host, protocol::ChatChannel channel, std::string_view text,
+                    std::string_view to) {
+  if (phase_ != Phase::kPlaying) return;
+  protocol::build_chat(fbb_, channel, text, to);
+  send_reliable(host);
+  const auto c = static_cast<std::size_t>(channel);
+  if (c < game_.chat_sent.size()) ++game_.chat_sent[c];
 }
 
 void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {

@@ -5,8 +5,11 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -57,6 +60,58 @@ struct GroupInfo {
 // Mismatches: a wrong set, or a load of a loaded chunk (an unload of an absent one).
 struct ChunkInfo : LayerCheck {
   std::vector<util::ChunkCoord> loaded;  // ascending
+};
+
+// An event as the bot received it: an entry of an Events message, and its tick.
+struct ReceivedEvent {
+  std::uint32_t tick = 0;  // the Events message's server_tick
+  std::uint32_t sequence = 0;
+  std::uint16_t kind = 0;
+  std::uint32_t entity = 0;
+  std::uint32_t target = 0;
+  friend bool operator==(const ReceivedEvent&, const ReceivedEvent&) = default;
+};
+
+// The same with what only a reader needs (tests, the chat log): arguments, text, name.
+struct EventDetail {
+  ReceivedEvent event;
+  std::vector<std::int32_t> args;
+  std::string text;
+  std::string name;  // chat: the speaker's
+};
+
+// What the server answered an Action with.
+struct ActionAnswer {
+  std::uint32_t sequence = 0;
+  protocol::ActionStatus status = protocol::ActionStatus::Ok;
+  std::uint32_t server_tick = 0;
+};
+
+inline constexpr std::size_t kActionStatusCount =
+    static_cast<std::size_t>(protocol::ActionStatus::MAX) + 1;
+inline constexpr std::size_t kChatStatusCount =
+    static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
+
+// Gameplay traffic (protocol 8): actions and their answers, chat lines and their
+// refusals, events received, and the events that broke the holding rule.
+struct GameCounters {
+  std::uint64_t actions_sent = 0;
+  std::array<std::uint64_t, kActionStatusCount> action_results{};      // by ActionStatus
+  std::array<std::uint64_t, protocol::kChatChannelCount> chat_sent{};  // by channel
+  std::array<std::uint64_t, kChatStatusCount> chat_results{};          // refusals, by ChatStatus
+  std::uint64_t events_received = 0;
+  // Events received about an entity the bot never held at or before the event's tick
+  // (docs/protocol.md, "Events"): a server error.
+  std::uint64_t events_before_spawn = 0;
+  void add(const GameCounters& o) {
+    actions_sent += o.actions_sent;
+    for (std::size_t i = 0; i < action_results.size(); ++i)
+      action_results[i] += o.action_results[i];
+    for (std::size_t i = 0; i < chat_sent.size(); ++i) chat_sent[i] += o.chat_sent[i];
+    for (std::size_t i = 0; i < chat_results.size(); ++i) chat_results[i] += o.chat_results[i];
+    events_received += o.events_received;
+    events_before_spawn += o.events_before_spawn;
+  }
 };
 
 struct BotCounters {
@@ -120,6 +175,40 @@ class Bot {
   // Says goodbye (ClientQuit) and forgets the connection.
   void quit(net::EnetHost& host);
 
+  // Protocol 8. Asks for the schema's action `action` (an index into schema().actions())
+  // on `target` (0: none); returns the Action's sequence number (0: not playing, nothing
+  // sent). The answer arrives as an ActionAnswer (last_answers()).
+  std::uint32_t send_action(net::EnetHost& host, std::uint16_t action, std::uint32_t target,
+                            std::span<const std::int32_t> args = {});
+  // Sends a chat line; the server answers only a refusal (chat_refusals()).
+  void send_chat(net::EnetHost& host, protocol::ChatChannel channel, std::string_view text,
+                 std::string_view to = {});
+  const GameCounters& game() const { return game_; }
+  // Events per kind (index into schema().events()) in this session.
+  const std::vector<std::uint64_t>& events_by_kind() const { return events_by_kind_; }
+  // The newest answers (64, oldest first), chat refusals (the same) and events with their
+  // details (the last 64, in no particular order once there were more).
+  const std::vector<ActionAnswer>& last_answers() const { return answers_; }
+  const std::vector<std::pair<protocol::ChatStatus, std::uint8_t>>& chat_refusals() const {
+    return refusals_;
+  }
+  const std::vector<EventDetail>& last_events() const { return recent_events_; }
+  // The first events that broke the holding rule, readable.
+  const std::vector<std::string>& before_spawn_details() const { return before_spawn_details_; }
+  // Every event received, in order, kept for the event truth check while on (off by
+  // default: nothing is kept); the checker drops what it has checked.
+  void set_keep_events(bool keep) { keep_events_ = keep; }
+  const std::deque<ReceivedEvent>& event_log() const { return event_log_; }
+  void drop_events_through(std::uint32_t tick);
+  // Every event the server sent this bot about ticks before this one has arrived: the
+  // server sends a tick's events in order on the reliable channel, before anything it
+  // sends reliably at a later tick (Events, ActionResult), so what carries a later tick
+  // closes the earlier ones. 0: nothing yet.
+  std::uint32_t events_settled_before() const { return settled_before_; }
+  // Whether the bot held `entity` (its own, or in a frame it completed) at or before
+  // `tick` in this session: what an event about it needs (full replica only).
+  bool held_by(std::uint32_t entity, std::uint32_t tick) const;
+
   Phase phase() const { return phase_; }
   net::PeerId peer() const { return peer_; }
   const std::string& name() const { return name_; }
@@ -172,6 +261,29 @@ class Bot {
   void on_chunk_update(const protocol::ChunkUpdate& u);
   void send_reliable(net::EnetHost& host);
   replica::FrameReplica replica_;
+  // Protocol 8: the session's gameplay traffic.
+  void on_events(const protocol::Events& events);
+  void track_held(std::uint32_t previous_tick);
+  void reset_game_session();
+  GameCounters game_;
+  std::vector<std::uint64_t> events_by_kind_;
+  std::vector<ActionAnswer> answers_;
+  std::vector<std::pair<protocol::ChatStatus, std::uint8_t>> refusals_;
+  std::vector<EventDetail> recent_events_;
+  std::size_t recent_next_ = 0;  // ring position in recent_events_ once full
+  std::vector<std::string> before_spawn_details_;
+  bool keep_events_ = false;
+  std::deque<ReceivedEvent> event_log_;
+  std::uint32_t settled_before_ = 0;
+  std::uint32_t action_sequence_ = 0;
+  // Per entity ever held this session: the first frame (tick) that held it, and the last
+  // one before it left (0: held now). Entries that left long ago are forgotten.
+  struct Held {
+    std::uint32_t first = 0;
+    std::uint32_t left = 0;
+  };
+  std::unordered_map<std::uint32_t, Held> held_;
+  std::uint64_t frames_tracked_ = 0;
   std::uint32_t disconnect_reason_ = 0;
   TransferInfo transfer_;
   std::vector<std::uint8_t> ticket_;  // empty: none

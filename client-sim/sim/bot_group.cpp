@@ -1,11 +1,13 @@
 #include "sim/bot_group.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "protocol/codec.hpp"
+#include "sim/driver.hpp"
 
 namespace zone::sim {
 
@@ -23,6 +25,13 @@ clock::duration span_of(double s) {
 constexpr auto kPassInterval = std::chrono::milliseconds(2);
 // How often a group refreshes the stats the main thread reads.
 constexpr auto kPublishEvery = std::chrono::milliseconds(250);
+// How often bots decide to chat and act (their rates are a few per second at most).
+constexpr auto kPlayEvery = std::chrono::milliseconds(10);
+// How often the bots' events are compared with the truth that has come.
+constexpr auto kCompareEventsEvery = std::chrono::milliseconds(100);
+// A bot's events of a tick are compared once it holds a frame this many seconds newer,
+// if nothing later reliable closed the tick before.
+constexpr std::uint32_t kEventSettleSeconds = 5;
 
 }  // namespace
 
@@ -79,13 +88,24 @@ void BotGroup::check(std::shared_ptr<const TruthWindow> window) {
   pending_truth_ = std::move(window);
 }
 
+void BotGroup::check_events(const std::string& zone, std::shared_ptr<const EventTruthBatch> batch) {
+  std::lock_guard lock(mutex_);
+  pending_events_.emplace_back(zone, std::move(batch));
+}
+
 void BotGroup::serve_truth_requests() {
   std::optional<TakeRequest> take;
   std::shared_ptr<const TruthWindow> truth;
+  std::vector<std::pair<std::string, std::shared_ptr<const EventTruthBatch>>> events;
   {
     std::lock_guard lock(mutex_);
     take.swap(pending_take_);
     truth.swap(pending_truth_);
+    events.swap(pending_events_);
+  }
+  for (const auto& [zone, batch] : events) {
+    auto& ticks = event_truth_[zone];
+    for (const TickEvents& t : *batch) ticks[t.tick] = t;
   }
   if (truth) {
     for (const TakenFrame& frame : taken_) check_frame(frame, *truth, counters_.truth);
@@ -114,6 +134,7 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   if (options_.tickets) {
     slot.bot->set_ticket(options_.tickets->issue(options_.first_bot + index, slot.bot->name()));
   }
+  slot.bot->set_keep_events(options_.check_events && !options_.light);
   slot.bot->connect(*hosts_[slot.host], options_.server_host, options_.server_port);
   bot_of_peer_[slot.host][slot.bot->peer().index] = static_cast<std::int32_t>(index);
   slot.driver = DriverState{};
@@ -126,6 +147,22 @@ void BotGroup::connect(std::uint32_t index, clock::time_point now) {
   slot.party_at = now;  // joins its party and guild as soon as it plays
   slot.party_wanted = false;
   slot.guild_asked = false;
+  slot.next_chat = slot.next_action = slot.dead_since = clock::time_point{};
+  slot.chat_tokens = -1.0;
+  slot.events_cursor = 0;
+}
+
+void BotGroup::bank_game(Slot& slot) {
+  const client::Bot& bot = *slot.bot;
+  slot.past_game.add(bot.game());
+  const auto kinds = bot.schema().events();
+  for (std::size_t k = 0; k < bot.events_by_kind().size() && k < kinds.size(); ++k) {
+    if (bot.events_by_kind()[k] != 0)
+      slot.past_events_by_kind[kinds[k].name] += bot.events_by_kind()[k];
+  }
+  for (const std::string& d : bot.before_spawn_details()) {
+    if (counters_.before_spawn_details.size() < 20) counters_.before_spawn_details.push_back(d);
+  }
 }
 
 void BotGroup::retire(Slot& slot) {
@@ -144,6 +181,7 @@ void BotGroup::retire(Slot& slot) {
   slot.past_statics.add(slot.bot->statics(), slot.bot->name());
   slot.past_static_objects += slot.bot->statics().objects_received;
   slot.past_static_truth_cells += slot.bot->statics().truth_cells;
+  bank_game(slot);
   bot_of_peer_[slot.host][slot.bot->peer().index] = -1;
   slot.bot.reset();
 }
@@ -173,6 +211,8 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
         slot.past_chunks.add(bot.chunks(), bot.name());
         slot.past_static_objects += bot.statics().objects_received;
         slot.past_static_truth_cells += bot.statics().truth_cells;
+        bank_game(slot);
+        slot.events_cursor = 0;
         bot_of_peer_[host][ev.peer.index] = -1;
         try {
           bot.connect_transfer(*hosts_[host]);
@@ -268,6 +308,152 @@ void BotGroup::groups(clock::time_point now) {
   }
 }
 
+void BotGroup::play(clock::time_point now) {
+  const bool chat = scenario_.chat.total() > 0.0;
+  if (!chat && !scenario_.combat.enabled) return;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+    if (slot.bot->ack_tick() == 0) continue;  // not a frame yet: it holds nothing
+    if (scenario_.combat.enabled) fight(slot, now);
+    if (chat) talk(i, slot, now);
+  }
+}
+
+void BotGroup::fight(Slot& slot, clock::time_point now) {
+  const CombatPlan& c = scenario_.combat;
+  if (c.actions_per_second <= 0.0 || now < slot.next_action) return;
+  client::Bot& bot = *slot.bot;
+  DriverState& d = slot.driver;
+  // Hunters chose at their last input; others choose now.
+  if (scenario_.movement != Movement::kHunt) choose_target(scenario_, d, bot);
+  const char* action = nullptr;
+  std::uint32_t target = 0;
+  if (d.dead) {
+    if (slot.dead_since == clock::time_point{}) slot.dead_since = now;
+    if (now - slot.dead_since < span_of(c.respawn_after_s)) return;
+    action = "respawn";
+  } else {
+    slot.dead_since = clock::time_point{};
+    if (d.target == 0) return;
+    if (d.target_distance <= c.melee_range) {
+      action = "attack";
+    } else if (d.target_distance <= c.ranged_range) {
+      action = "shoot";
+    } else {
+      return;
+    }
+    target = d.target;
+  }
+  const auto index = bot.schema().find_action(action);
+  if (!index) return;  // a game without it
+  bot.send_action(*hosts_[slot.host], static_cast<std::uint16_t>(*index), target);
+  ++counters_.actions_by_name[action];
+  // Never faster than the plan's rate (a little jitter, slower only).
+  slot.next_action = now + span_of(rng_.range(1.0, 1.2) / c.actions_per_second);
+}
+
+void BotGroup::talk(std::uint32_t index, Slot& slot, clock::time_point now) {
+  const ChatPlan& plan = scenario_.chat;
+  const double total = plan.total();
+  if (slot.next_chat == clock::time_point{}) {
+    // The first line at a random moment of the first interval: bots do not speak in step.
+    slot.next_chat = now + span_of(rng_.u01() / total);
+    return;
+  }
+  if (now < slot.next_chat) return;
+  slot.next_chat = now + span_of(rng_.range(0.5, 1.5) / total);
+  // The bot's own limit, like the zone's: max_per_second with bursts of `burst`.
+  if (slot.chat_tokens < 0.0) {
+    slot.chat_tokens = plan.burst;
+    slot.chat_refilled = now;
+  }
+  slot.chat_tokens = std::min(
+      plan.burst, slot.chat_tokens + plan.max_per_second * seconds(now - slot.chat_refilled));
+  slot.chat_refilled = now;
+  if (slot.chat_tokens < 1.0) return;
+  slot.chat_tokens -= 1.0;
+  client::Bot& bot = *slot.bot;
+  // A channel by the plan's rates; one the bot cannot use now falls back to say.
+  double pick = rng_.u01() * total;
+  std::size_t channel = 0;
+  for (; channel + 1 < plan.per_second.size(); ++channel) {
+    if (pick < plan.per_second[channel]) break;
+    pick -= plan.per_second[channel];
+  }
+  auto ch = static_cast<protocol::ChatChannel>(channel);
+  std::string to;
+  if (ch == protocol::ChatChannel::kParty && bot.party().id == 0) ch = protocol::ChatChannel::kSay;
+  if (ch == protocol::ChatChannel::kGuild && bot.guild().id == 0) ch = protocol::ChatChannel::kSay;
+  if (ch == protocol::ChatChannel::kWhisper) {
+    // Another bot of this thread that plays now, by name.
+    const std::uint32_t n = static_cast<std::uint32_t>(slots_.size());
+    const std::uint32_t start = static_cast<std::uint32_t>(rng_.u01() * n);
+    for (std::uint32_t k = 0; k < n && to.empty(); ++k) {
+      const std::uint32_t j = (start + k) % n;
+      if (j != index && slots_[j].bot && slots_[j].bot->phase() == client::Bot::Phase::kPlaying) {
+        to = slots_[j].bot->name();
+      }
+    }
+    if (to.empty()) ch = protocol::ChatChannel::kSay;
+  }
+  static constexpr std::array<const char*, 5> kWords = {"hello", "over here", "anyone around?",
+                                                        "nice weather", "follow me"};
+  bot.send_chat(
+      *hosts_[slot.host], ch,
+      fmt::format("{}, {} #{}", kWords[slot.lines % kWords.size()], bot.name(), slot.lines + 1),
+      to);
+  ++slot.lines;
+}
+
+void BotGroup::compare_events() {
+  for (auto& [zone, truths] : event_truth_) {
+    if (truths.empty()) continue;
+    std::uint32_t lag_ticks = 0;
+    for (Slot& slot : slots_) {
+      if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+      client::Bot& bot = *slot.bot;
+      if (bot.light() || bot.welcome().zone != zone) continue;
+      // Generous: everything about a tick has arrived long before this many of the bot's
+      // own frames later (the bound only matters for a bot nothing reliable reaches).
+      lag_ticks = kEventSettleSeconds * std::max(1u, bot.welcome().tick_rate);
+      const std::uint32_t welcome = bot.welcome().server_tick;
+      std::uint32_t cursor = std::max(slot.events_cursor, welcome > 0 ? welcome - 1 : 0);
+      const auto& log = bot.event_log();
+      for (auto it = truths.upper_bound(cursor); it != truths.end(); ++it) {
+        const std::uint32_t t = it->first;
+        if (bot.events_settled_before() <= t && bot.ack_tick() < t + lag_ticks) break;
+        event_scratch_.clear();
+        for (const client::ReceivedEvent& r : log) {
+          if (r.tick > t) break;
+          if (r.tick == t) event_scratch_.push_back(r);
+        }
+        ++counters_.events.ticks;
+        sim::check_events(bot.welcome().entity_id, bot.name(), it->second, event_scratch_,
+                          counters_.events);
+        cursor = t;
+      }
+      slot.events_cursor = cursor;
+      bot.drop_events_through(cursor);
+    }
+    // Keep the truth while a bot may still settle on it; what a bot never settled on in
+    // that time is counted as skipped.
+    const std::uint32_t newest = truths.rbegin()->first;
+    const std::uint32_t keep = 2 * std::max(lag_ticks, 20u * kEventSettleSeconds);
+    while (!truths.empty() && truths.begin()->first + keep < newest) {
+      const std::uint32_t t = truths.begin()->first;
+      for (Slot& slot : slots_) {
+        if (!slot.bot || slot.bot->phase() != client::Bot::Phase::kPlaying) continue;
+        if (slot.bot->welcome().zone != zone || slot.bot->light()) continue;
+        if (slot.events_cursor < t && slot.bot->welcome().server_tick <= t) {
+          ++counters_.events.skipped;
+        }
+      }
+      truths.erase(truths.begin());
+    }
+  }
+}
+
 void BotGroup::collect_violations(Slot& slot) {
   const auto& v = slot.bot->replica().violations();
   for (; slot.violations_seen < v.size(); ++slot.violations_seen) {
@@ -296,8 +482,20 @@ void BotGroup::publish() {
     s.static_truth_cells += slot.past_static_truth_cells;
     s.transfers += slot.past_transfers;
     s.transfer_id_changes += slot.past_transfer_id_changes;
+    s.game.add(slot.past_game);
+    for (const auto& [kind, n] : slot.past_events_by_kind) s.events_by_kind[kind] += n;
     if (!slot.bot) continue;
     const client::Bot& b = *slot.bot;
+    s.game.add(b.game());
+    {
+      const auto kinds = b.schema().events();
+      for (std::size_t k = 0; k < b.events_by_kind().size() && k < kinds.size(); ++k) {
+        if (b.events_by_kind()[k] != 0) s.events_by_kind[kinds[k].name] += b.events_by_kind()[k];
+      }
+    }
+    for (const std::string& d : b.before_spawn_details()) {
+      if (s.before_spawn_details.size() < 20) s.before_spawn_details.push_back(d);
+    }
     s.bytes_in += b.counters().bytes_in;
     s.bytes_out += b.counters().bytes_out;
     s.packets_in += b.counters().packets_in;
@@ -327,6 +525,8 @@ void BotGroup::run() {
   auto next_input = start_;
   auto last_input = start_;
   auto last_publish = start_;
+  auto last_compare = start_;
+  auto last_play = start_;
   while (!stop_.load()) {
     const auto now = clock::now();
     // Ramp: as many connections as the elapsed time allows.
@@ -337,6 +537,10 @@ void BotGroup::run() {
     pump_network();
     churn(now);
     groups(now);
+    if (now - last_play >= kPlayEvery) {
+      play(now);
+      last_play = now;
+    }
 
     // Inputs at the scenario's rate, or the server's tick rate (learnt from a welcome).
     double rate = scenario_.input_rate_hz;
@@ -353,6 +557,10 @@ void BotGroup::run() {
     }
 
     serve_truth_requests();
+    if (options_.check_events && now - last_compare >= kCompareEventsEvery) {
+      compare_events();
+      last_compare = now;
+    }
     if (now - last_publish >= kPublishEvery) {
       publish();
       last_publish = now;

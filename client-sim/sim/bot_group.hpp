@@ -42,7 +42,12 @@ struct GroupOptions {
   client::ZoneStatics static_truth;
   // Login tickets for the bots (client-sim --ticket-key); none: hellos without one.
   std::optional<BotTickets> tickets;
+  // The event truth check is on: bots keep the events they receive until checked.
+  bool check_events = false;
 };
+
+// Events of recent ticks of one zone, as the server lists them (shared by the groups).
+using EventTruthBatch = std::vector<TickEvents>;
 
 // What a group reports: counters since the start, and this moment's state.
 struct GroupStats {
@@ -70,6 +75,13 @@ struct GroupStats {
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::vector<std::string> violation_details;  // the first few
   TruthReport truth;
+  // Gameplay: the bots' actions, chat and events (finished sessions included), actions
+  // sent by name, events received by kind name, and the event truth check.
+  client::GameCounters game;
+  std::map<std::string, std::uint64_t> actions_by_name;
+  std::map<std::string, std::uint64_t> events_by_kind;
+  std::vector<std::string> before_spawn_details;  // the first few
+  EventReport events;
 };
 
 // Tick -> the bots' own entity ids whose frame at that tick was taken for a check.
@@ -95,6 +107,9 @@ class BotGroup {
                                        std::uint32_t to);
   // Step 2: the frames taken are checked against `window` at the thread's next pass.
   void check(std::shared_ptr<const TruthWindow> window);
+  // The events of some ticks of `zone` (consecutive, each newer than any given before):
+  // each bot there is compared with each tick once everything about it has arrived.
+  void check_events(const std::string& zone, std::shared_ptr<const EventTruthBatch> batch);
 
  private:
   struct Slot {
@@ -115,6 +130,15 @@ class BotGroup {
     std::uint64_t past_static_objects = 0, past_static_truth_cells = 0;
     std::uint64_t past_transfers = 0, past_transfer_id_changes = 0;
     std::size_t violations_seen = 0;
+    // Gameplay: when the bot next chats and acts, its own chat rate limit, since when it
+    // has been dead, and the newest tick its events were compared with the truth at.
+    std::chrono::steady_clock::time_point next_chat{}, next_action{}, dead_since{};
+    double chat_tokens = -1.0;  // < 0: full at the first line
+    std::chrono::steady_clock::time_point chat_refilled{};
+    std::uint64_t lines = 0;
+    std::uint32_t events_cursor = 0;
+    client::GameCounters past_game;
+    std::map<std::string, std::uint64_t> past_events_by_kind;
   };
 
   void run();
@@ -126,6 +150,13 @@ class BotGroup {
   void groups(std::chrono::steady_clock::time_point now);
   void collect_violations(Slot& slot);
   void retire(Slot& slot);
+  // Banks the session's gameplay counts (a quit, a disconnect, a Transfer).
+  void bank_game(Slot& slot);
+  // Chat and combat, at the scenario's rates.
+  void play(std::chrono::steady_clock::time_point now);
+  void fight(Slot& slot, std::chrono::steady_clock::time_point now);
+  void talk(std::uint32_t index, Slot& slot, std::chrono::steady_clock::time_point now);
+  void compare_events();
 
   void publish();
   void goodbye();
@@ -149,6 +180,10 @@ class BotGroup {
   };
   std::optional<TakeRequest> pending_take_;
   std::shared_ptr<const TruthWindow> pending_truth_;
+  std::vector<std::pair<std::string, std::shared_ptr<const EventTruthBatch>>> pending_events_;
+  // The thread's own: events of recent ticks by zone, until every bot there is past them.
+  std::map<std::string, std::map<std::uint32_t, TickEvents>> event_truth_;
+  std::vector<client::ReceivedEvent> event_scratch_;
   std::vector<TakenFrame> taken_;  // the thread's own: frames waiting for their truth
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -28,6 +28,36 @@ std::pair<float, float> along(double heading, double speed) {
 
 }  // namespace
 
+void choose_target(const Scenario& s, DriverState& d, const client::Bot& bot) {
+  d.target = 0;
+  d.target_distance = 0.0;
+  const replica::FrameReplica& replica = bot.replica();
+  const auto state_row = bot.schema().find_field("state");
+  const protocol::Values self = bot.self();
+  d.dead = state_row && *state_row < self.size() && self[*state_row] == 1;
+  if (bot.light()) return;
+  const double x = protocol::position_metres(self, protocol::kX);
+  const double y = protocol::position_metres(self, protocol::kY);
+  double best = 0.0;
+  for (const replica::EntityView e : replica.current().entities) {
+    if (state_row && e.values[*state_row] == 1) continue;  // dead already
+    if (s.combat.targets != CombatPlan::Targets::kAny) {
+      const replica::EntityInfo* info = replica.info(e.id);
+      const auto want = s.combat.targets == CombatPlan::Targets::kNpcs
+                            ? protocol::EntityKind::kNpc
+                            : protocol::EntityKind::kPlayer;
+      if (info == nullptr || info->kind != want) continue;
+    }
+    const double dist = std::hypot(protocol::position_metres(e.values, protocol::kX) - x,
+                                   protocol::position_metres(e.values, protocol::kY) - y);
+    if (d.target == 0 || dist < best) {
+      d.target = e.id;
+      best = dist;
+    }
+  }
+  d.target_distance = best;
+}
+
 std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,
                                     util::SplitMix64& rng, double dt) {
   const protocol::Values self = bot.self();
@@ -81,6 +111,23 @@ std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const cli
       d.heading = std::atan2(ty - y, tx - x);
       const double step = w.max_speed * dt;
       return along(d.heading, step > 0.0 ? std::min(s.speed, dist / step) : s.speed);
+    }
+    case Movement::kHunt: {
+      choose_target(s, d, bot);
+      if (d.dead) return {0.0f, 0.0f};  // frozen where it fell until it comes back
+      if (d.target == 0) {
+        // Nothing held: wander until something comes into view.
+        d.heading += (rng.u01() - 0.5) * 2.0 * s.turn_rate * dt;
+        steer_inside(d.heading, x, y, w);
+        return along(d.heading, s.speed);
+      }
+      // Close in to well within melee range, then stand and fight.
+      if (d.target_distance <= s.combat.melee_range * 0.6) return {0.0f, 0.0f};
+      const replica::FoundEntity target = bot.replica().find(d.target);
+      if (target == nullptr) return {0.0f, 0.0f};
+      d.heading = std::atan2(protocol::position_metres(target->values, protocol::kY) - y,
+                             protocol::position_metres(target->values, protocol::kX) - x);
+      return along(d.heading, s.speed);
     }
     case Movement::kPatrol: {
       if (!d.anchored) {

@@ -22,7 +22,17 @@ struct DriverState {
   double last_x = 0.0;
   double last_y = 0.0;
   std::uint32_t last_tick = 0;  // that frame's server tick
+  // Combat (hunt): the entity chosen as the target (0: none), how far it is in the bot's
+  // newest frame, and whether the bot itself is dead (its `state` property is 1).
+  std::uint32_t target = 0;
+  double target_distance = 0.0;
+  bool dead = false;
 };
+
+// Combat: picks the nearest living entity the bot holds (of the kinds the scenario
+// targets) into d.target and d.target_distance, and reads whether the bot is dead. An
+// entity is living unless the schema has a `state` property and it is 1.
+void choose_target(const Scenario& s, DriverState& d, const client::Bot& bot);
 
 // Returns (move_x, move_y) with length <= 1.
 std::pair<float, float> next_intent(const Scenario& s, DriverState& d, const client::Bot& bot,

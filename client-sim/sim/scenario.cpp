@@ -1,5 +1,6 @@
 #include "sim/scenario.hpp"
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -90,11 +91,11 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
   }
   Scenario& s = out.scenario;
   Reader r(path, out.errors);
-  r.known_keys(
-      root,
-      {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
-       "patrol_length", "input_rate_hz", "cross_zones", "route", "churn", "party", "guild"},
-      "");
+  r.known_keys(root,
+               {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
+                "patrol_length", "input_rate_hz", "cross_zones", "route", "churn", "party", "guild",
+                "chat", "combat"},
+               "");
   s.name =
       root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
   if (root["description"]) s.description = root["description"].as<std::string>();
@@ -110,9 +111,11 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       s.movement = Movement::kPatrol;
     else if (v == "route")
       s.movement = Movement::kRoute;
+    else if (v == "hunt")
+      s.movement = Movement::kHunt;
     else
       r.error(m, "movement",
-              "expected one of idle, wander, hotspot, patrol, route, got '" + v + "'");
+              "expected one of idle, wander, hotspot, patrol, route, hunt, got '" + v + "'");
   }
   r.number(root, "speed", s.speed, 0.0, 1.0);
   r.number(root, "turn_rate", s.turn_rate, 0.0, 100.0);
@@ -199,6 +202,47 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       s.guild_size = static_cast<std::uint32_t>(size);
     }
   }
+  if (const YAML::Node c = root["chat"]) {
+    if (!c.IsMap()) {
+      r.error(c, "chat", "expected a map of lines per second by channel");
+    } else {
+      static const std::array<const char*, 5> kChannels = {"say", "party", "guild", "whisper",
+                                                           "zone"};
+      r.known_keys(c, {"say", "party", "guild", "whisper", "zone", "max_per_second", "burst"},
+                   "chat.");
+      for (std::size_t i = 0; i < kChannels.size(); ++i) {
+        r.number(c, kChannels[i], s.chat.per_second[i], 0.0, 100.0);
+      }
+      r.number(c, "max_per_second", s.chat.max_per_second, 0.01, 100.0);
+      r.number(c, "burst", s.chat.burst, 1.0, 100.0);
+    }
+  }
+  if (const YAML::Node c = root["combat"]) {
+    if (!c.IsMap()) {
+      r.error(c, "combat", "expected a map with actions_per_second, melee_range, ...");
+    } else {
+      s.combat.enabled = true;
+      r.known_keys(
+          c, {"actions_per_second", "melee_range", "ranged_range", "respawn_after_s", "targets"},
+          "combat.");
+      r.number(c, "actions_per_second", s.combat.actions_per_second, 0.0, 1000.0);
+      r.number(c, "melee_range", s.combat.melee_range, 0.0, 1e6);
+      r.number(c, "ranged_range", s.combat.ranged_range, 0.0, 1e6);
+      r.number(c, "respawn_after_s", s.combat.respawn_after_s, 0.0, 86400.0);
+      if (const YAML::Node t = c["targets"]) {
+        const std::string v = t.as<std::string>();
+        if (v == "any")
+          s.combat.targets = CombatPlan::Targets::kAny;
+        else if (v == "npcs")
+          s.combat.targets = CombatPlan::Targets::kNpcs;
+        else if (v == "players")
+          s.combat.targets = CombatPlan::Targets::kPlayers;
+        else
+          r.error(t, "combat.targets", "expected one of any, npcs, players, got '" + v + "'");
+      }
+    }
+  }
+  if (s.movement == Movement::kHunt) s.combat.enabled = true;
   return out;
 }
 

@@ -2,6 +2,7 @@
 // keep leaving and rejoining. Loaded from configs/scenarios/NAME.yaml.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -9,7 +10,39 @@
 
 namespace zone::sim {
 
-enum class Movement : std::uint8_t { kIdle, kWander, kHotspot, kPatrol, kRoute };
+// kHunt: towards the bot's combat target (the nearest living entity it holds), wandering
+// while it holds none.
+enum class Movement : std::uint8_t { kIdle, kWander, kHotspot, kPatrol, kRoute, kHunt };
+
+// Chat (protocol 8): lines per second per bot on each channel the bot can use (party and
+// guild once the server put it in one, whisper to another bot of its thread by name);
+// the bot never goes beyond max_per_second with bursts of `burst` (keep them within the
+// zone's chat.lines_per_second and chat.burst, or the zone answers RateLimited).
+struct ChatPlan {
+  // By protocol::ChatChannel: say, party, guild, whisper, zone.
+  std::array<double, 5> per_second{};
+  double max_per_second = 1.0;
+  double burst = 5.0;
+  double total() const {
+    double t = 0.0;
+    for (const double r : per_second) t += r;
+    return t;
+  }
+};
+
+// Combat (protocol 8): each bot picks the nearest living entity it holds (of the kinds
+// `targets` names) and strikes at it with the schema's `attack` within melee_range, its
+// `shoot` within ranged_range, at most actions_per_second (keep it within the zone's
+// game.actions_per_second); dead (its own `state` property 1), it asks for `respawn`
+// after respawn_after_s. Actions the game does not declare are not sent.
+struct CombatPlan {
+  bool enabled = false;
+  double actions_per_second = 2.0;
+  double melee_range = 3.0;
+  double ranged_range = 25.0;
+  double respawn_after_s = 1.0;
+  enum class Targets : std::uint8_t { kAny, kNpcs, kPlayers } targets = Targets::kAny;
+};
 
 struct Range {
   double min = 0.0;
@@ -44,6 +77,8 @@ struct Scenario {
   Range party_switch_s{0.0, 0.0};
   // Guilds: bots join guilds of this many (consecutive bot numbers) once and stay; 0 off.
   std::uint32_t guild_size = 0;
+  ChatPlan chat;      // no line at all while every rate is 0
+  CombatPlan combat;  // movement hunt, or combat: {...}
 };
 
 struct ScenarioLoad {

@@ -54,6 +54,23 @@ nlohmann::json Summary::to_json() const {
       {"static_mismatches", static_mismatches},
       {"chunk_skipped", chunk_skipped},
       {"chunk_mismatches", chunk_mismatches},
+      {"actions_sent", actions_sent},
+      {"actions_ok", actions_ok},
+      {"actions_by_name", actions_by_name},
+      {"action_results", action_results},
+      {"chat_lines_sent", chat_lines_sent},
+      {"chat_refused", chat_refused},
+      {"chat_lines_by_channel", chat_lines_by_channel},
+      {"chat_refusals", chat_refusals},
+      {"events_received", events_received},
+      {"events_by_kind", events_by_kind},
+      {"truth_event_checks", truth_event_checks},
+      {"truth_event_missing", truth_event_missing},
+      {"truth_event_extra", truth_event_extra},
+      {"truth_event_duplicate", truth_event_duplicate},
+      {"truth_event_before_spawn", truth_event_before_spawn},
+      {"truth_event_ticks", truth_event_ticks},
+      {"truth_event_skipped", truth_event_skipped},
   };
 }
 

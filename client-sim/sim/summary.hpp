@@ -64,6 +64,35 @@ struct Summary {
   std::uint64_t truth_coarse_checks = 0;    // entity checks of an entity sent coarser than 1 cm
   std::uint64_t truth_party_checks = 0;     // entity checks of a member of the bot's party or guild
   std::uint64_t truth_property_checks = 0;  // entity checks that compared game properties too
+  // Gameplay (protocol 8): actions sent (in all, and by the schema's action name), their
+  // answers by ActionStatus name, chat lines sent by channel name and refused by
+  // ChatStatus name, events received (in all, and by the schema's event name).
+  std::uint64_t actions_sent = 0;
+  std::uint64_t actions_ok = 0;
+  std::map<std::string, std::uint64_t> actions_by_name;
+  std::map<std::string, std::uint64_t> action_results;
+  std::uint64_t chat_lines_sent = 0;
+  std::uint64_t chat_refused = 0;
+  std::map<std::string, std::uint64_t> chat_lines_by_channel;
+  std::map<std::string, std::uint64_t> chat_refusals;
+  std::uint64_t events_received = 0;
+  std::map<std::string, std::uint64_t> events_by_kind;
+  // The event truth check: events x recipients compared, and the errors (any fails the
+  // run): listed but not received, received but not listed, received twice, and about an
+  // entity the bot never held (checked on receipt, with or without --truth).
+  std::uint64_t truth_event_checks = 0;
+  std::uint64_t truth_event_missing = 0;
+  std::uint64_t truth_event_extra = 0;
+  std::uint64_t truth_event_duplicate = 0;
+  std::uint64_t truth_event_before_spawn = 0;
+  // Bot-ticks compared, and bot-ticks never compared (the bot's events of the tick had
+  // not all arrived while the truth was kept).
+  std::uint64_t truth_event_ticks = 0;
+  std::uint64_t truth_event_skipped = 0;
+  std::uint64_t event_errors() const {
+    return truth_event_missing + truth_event_extra + truth_event_duplicate +
+           truth_event_before_spawn;
+  }
 
   nlohmann::json to_json() const;
   // The numeric fields by their JSON names, for --fail-if.

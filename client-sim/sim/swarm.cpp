@@ -1,6 +1,7 @@
 #include "sim/swarm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <future>
 #include <span>
@@ -34,6 +35,9 @@ constexpr std::uint32_t kCheckableTicks = 16;
 // Players named in one truth request (the server takes up to 1,000; ids of up to 10
 // digits keep the URL under 6 kB).
 constexpr std::size_t kPlayersPerRequest = 500;
+// Ticks of events one round asks for at most (a round a second at 20 Hz needs 20; the
+// server keeps 64 by default).
+constexpr std::uint32_t kEventTicksPerRound = 48;
 
 }  // namespace
 
@@ -58,6 +62,7 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
     o.light = options.light;
     o.tickets = options.tickets;
     o.progress = options.progress;
+    o.check_events = !options.truth.empty();
     groups_.push_back(std::make_unique<BotGroup>(o, scenario));
   }
 }
@@ -123,6 +128,13 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
       if (t.violation_details.size() < 20) t.violation_details.push_back(d);
     }
     t.truth.add(g.truth);
+    t.game.add(g.game);
+    for (const auto& [k, n] : g.actions_by_name) t.actions_by_name[k] += n;
+    for (const auto& [k, n] : g.events_by_kind) t.events_by_kind[k] += n;
+    for (const std::string& d : g.before_spawn_details) {
+      if (t.before_spawn_details.size() < 20) t.before_spawn_details.push_back(d);
+    }
+    t.events.add(g.events);
   }
   return t;
 }
@@ -142,19 +154,22 @@ void Swarm::report_second(const GroupStats& now, double elapsed_s, double window
     fmt::print(stderr,
                "[{:5.1f}s] bots {}/{} | rtt p50 {:.0f} ms p99 {:.0f} ms | per bot in {:.2f} kB/s "
                "out {:.2f} kB/s | view {:.1f} | enters {:.0f}/s leaves {:.0f}/s | violations {} | "
-               "truth {} checks {} mismatches\n",
+               "truth {} checks {} mismatches | events {:.0f}/s, {} checked, {} errors\n",
                elapsed_s, now.playing, options_.bots, percentile(now.rtt_ms, 0.5),
                percentile(now.rtt_ms, 0.99),
                static_cast<double>(now.bytes_in - last_in_) / window_s / 1000.0 * per_bot,
                static_cast<double>(now.bytes_out - last_out_) / window_s / 1000.0 * per_bot,
                now.view_sum * per_bot, static_cast<double>(now.enters - last_enters_) / window_s,
                static_cast<double>(now.leaves - last_leaves_) / window_s, now.violations,
-               now.truth.checks, now.truth.mismatches);
+               now.truth.checks, now.truth.mismatches,
+               static_cast<double>(now.game.events_received - last_events_) / window_s,
+               now.events.checks, now.events.errors() + now.game.events_before_spawn);
   }
   last_in_ = now.bytes_in;
   last_out_ = now.bytes_out;
   last_enters_ = now.enters;
   last_leaves_ = now.leaves;
+  last_events_ = now.game.events_received;
 }
 
 void Swarm::truth_check(const GroupStats& now) {
@@ -167,7 +182,56 @@ void Swarm::truth_check(const GroupStats& now) {
   }
 }
 
+void Swarm::event_truth(const TruthSource& source, const std::string& zone, std::uint32_t newest) {
+  if (newest < 2) return;
+  // From the tick after the last round's; the first round starts a little back (events
+  // of earlier ticks are not checked). Never further back than the server's history
+  // keeps (debug.truth_history_ticks, 64 by default): a round that lagged more skips on.
+  std::uint32_t& fetched = events_fetched_to_[zone];
+  const std::uint32_t top = newest;
+  std::uint32_t from = fetched != 0 ? fetched + 1 : (top > 8 ? top - 8 : 1);
+  if (top >= from + kEventTicksPerRound) {
+    truth_expired_ticks_ += top + 1 - kEventTicksPerRound - from;
+    from = top + 1 - kEventTicksPerRound;
+  }
+  if (from > top) return;
+  httplib::Client http(source.host, source.port);
+  http.set_connection_timeout(2, 0);
+  http.set_read_timeout(5, 0);
+  http.set_keep_alive(true);
+  if (!options_.truth_token.empty()) http.set_bearer_token_auth(options_.truth_token);
+  auto batch = std::make_shared<EventTruthBatch>();
+  for (std::uint32_t t = from; t <= top; ++t) {
+    const auto res = http.Get(fmt::format("/debug/truth?tick={}&only=events", t).c_str());
+    TickEvents events;
+    std::string error;
+    if (res && res->status == 200 && parse_event_truth(res->body, events, error)) {
+      batch->push_back(std::move(events));
+      fetched = t;
+      continue;
+    }
+    if (res && res->status == 404) break;  // not recorded yet: the next round asks again
+    if (res && res->status == 410) {
+      ++truth_expired_ticks_;
+      fetched = t;
+      continue;
+    }
+    ++truth_fetch_failures_;
+    if (truth_fetch_errors_.size() < 5) {
+      truth_fetch_errors_.push_back(fmt::format(
+          "truth endpoint {}:{} failed for the events of tick {}: {}", source.host, source.port, t,
+          res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
+              : httplib::to_string(res.error())));
+    }
+    break;
+  }
+  if (batch->empty()) return;
+  std::shared_ptr<const EventTruthBatch> shared = std::move(batch);
+  for (auto& g : groups_) g->check_events(zone, shared);
+}
+
 void Swarm::truth_check(const TruthSource& source, const std::string& zone, std::uint32_t newest) {
+  event_truth(source, zone, newest);
   if (newest < 4) return;
   // Step 1: every bot's newest complete frame among the newest kCheckableTicks is copied
   // aside (a client at its byte budget gets a frame only every few ticks and loses some
@@ -354,6 +418,38 @@ Summary Swarm::summary() const {
   s.transfer_failures = final_.transfer_failures;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;
+  const client::GameCounters& g = final_.game;
+  s.actions_sent = g.actions_sent;
+  s.actions_ok = g.action_results[static_cast<std::size_t>(protocol::ActionStatus::Ok)];
+  s.actions_by_name = final_.actions_by_name;
+  for (std::size_t i = 0; i < g.action_results.size(); ++i) {
+    if (g.action_results[i] != 0) {
+      s.action_results[protocol::EnumNameActionStatus(static_cast<protocol::ActionStatus>(i))] =
+          g.action_results[i];
+    }
+  }
+  static constexpr std::array<const char*, protocol::kChatChannelCount> kChannels = {
+      "say", "party", "guild", "whisper", "zone", "system"};
+  for (std::size_t i = 0; i < g.chat_sent.size(); ++i) {
+    s.chat_lines_sent += g.chat_sent[i];
+    if (g.chat_sent[i] != 0) s.chat_lines_by_channel[kChannels[i]] = g.chat_sent[i];
+  }
+  for (std::size_t i = 0; i < g.chat_results.size(); ++i) {
+    s.chat_refused += g.chat_results[i];
+    if (g.chat_results[i] != 0) {
+      s.chat_refusals[protocol::EnumNameChatStatus(static_cast<protocol::ChatStatus>(i))] =
+          g.chat_results[i];
+    }
+  }
+  s.events_received = g.events_received;
+  s.events_by_kind = final_.events_by_kind;
+  s.truth_event_checks = final_.events.checks;
+  s.truth_event_missing = final_.events.missing;
+  s.truth_event_extra = final_.events.extra;
+  s.truth_event_duplicate = final_.events.duplicate;
+  s.truth_event_before_spawn = g.events_before_spawn;
+  s.truth_event_ticks = final_.events.ticks;
+  s.truth_event_skipped = final_.events.skipped;
   return s;
 }
 

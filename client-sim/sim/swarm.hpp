@@ -59,6 +59,10 @@ class Swarm {
   const std::vector<std::string>& violation_details() const { return final_.violation_details; }
   const std::vector<std::string>& chunk_details() const { return final_.chunks.details; }
   const std::vector<std::string>& static_details() const { return final_.statics.details; }
+  const std::vector<std::string>& event_details() const { return final_.events.details; }
+  const std::vector<std::string>& before_spawn_details() const {
+    return final_.before_spawn_details;
+  }
   std::uint32_t threads() const { return static_cast<std::uint32_t>(groups_.size()); }
 
  private:
@@ -67,6 +71,9 @@ class Swarm {
   // One round of checks: each zone's bots against that zone's truth.
   void truth_check(const GroupStats& now);
   void truth_check(const TruthSource& source, const std::string& zone, std::uint32_t newest);
+  // The events of every tick since the last round (GET /debug/truth?only=events), handed
+  // to the groups, which compare each bot once its events of a tick have all arrived.
+  void event_truth(const TruthSource& source, const std::string& zone, std::uint32_t newest);
   // GET /debug/static of every source: its zone's name and static map, for the bots'
   // exact check (a failure is recorded as a truth fetch error).
   void fetch_static_truths();
@@ -90,8 +97,10 @@ class Swarm {
   std::uint64_t truth_fetch_failures_ = 0;
   std::uint64_t truth_expired_ticks_ = 0;  // asked for after the server's history let them go
   std::vector<std::string> truth_fetch_errors_;
+  std::map<std::string, std::uint32_t> events_fetched_to_;  // by zone: the newest tick asked for
   // Per-second window.
   std::uint64_t last_in_ = 0, last_out_ = 0, last_enters_ = 0, last_leaves_ = 0;
+  std::uint64_t last_events_ = 0;
 };
 
 }  // namespace zone::sim

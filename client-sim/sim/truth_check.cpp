@@ -73,6 +73,93 @@ bool parse_truth(const std::string& json, Truth& out, std::string& error) {
   }
 }
 
+bool parse_event_truth(const std::string& json, TickEvents& out, std::string& error) {
+  try {
+    const auto j = nlohmann::json::parse(json);
+    out.tick = j.at("tick").get<std::uint32_t>();
+    out.events.clear();
+    for (const auto& e : j.at("events")) {
+      TruthEvent t;
+      t.sequence = e.at(0).get<std::uint32_t>();
+      t.kind = e.at(1).get<std::uint16_t>();
+      t.entity = e.at(2).get<std::uint32_t>();
+      t.target = e.at(3).get<std::uint32_t>();
+      t.recipients = e.at(4).get<std::vector<std::uint32_t>>();
+      std::sort(t.recipients.begin(), t.recipients.end());
+      out.events.push_back(std::move(t));
+    }
+    return true;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+}
+
+void EventReport::add(const EventReport& o, std::size_t max_details) {
+  checks += o.checks;
+  missing += o.missing;
+  extra += o.extra;
+  duplicate += o.duplicate;
+  skipped += o.skipped;
+  ticks += o.ticks;
+  for (const std::string& d : o.details) {
+    if (details.size() < max_details) details.push_back(d);
+  }
+}
+
+void check_events(std::uint32_t self_id, std::string_view name, const TickEvents& truth,
+                  std::span<const client::ReceivedEvent> received, EventReport& report,
+                  std::size_t max_details) {
+  auto fail = [&](std::uint64_t& counter, std::string what) {
+    ++counter;
+    if (report.details.size() < max_details) {
+      report.details.push_back(
+          fmt::format("{} (entity {}) tick {}: {}", name, self_id, truth.tick, what));
+    }
+  };
+  // How often each received event came (a tick holds few of a bot's events).
+  std::vector<std::pair<client::ReceivedEvent, std::uint32_t>> got;
+  for (const client::ReceivedEvent& r : received) {
+    if (r.tick != truth.tick) continue;
+    auto it = std::find_if(got.begin(), got.end(), [&](const auto& g) { return g.first == r; });
+    if (it == got.end()) {
+      got.emplace_back(r, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<bool> listed(got.size(), false);
+  for (const TruthEvent& e : truth.events) {
+    if (!std::binary_search(e.recipients.begin(), e.recipients.end(), self_id)) continue;
+    ++report.checks;
+    const client::ReceivedEvent want{truth.tick, e.sequence, e.kind, e.entity, e.target};
+    auto it = std::find_if(got.begin(), got.end(), [&](const auto& g) { return g.first == want; });
+    if (it == got.end()) {
+      fail(report.missing, fmt::format("event {} (kind {}, entity {}, target {}) not received",
+                                       e.sequence, e.kind, e.entity, e.target));
+      continue;
+    }
+    listed[static_cast<std::size_t>(it - got.begin())] = true;
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const client::ReceivedEvent& r = got[i].first;
+    if (got[i].second > 1) {
+      report.duplicate += got[i].second - 2;  // fail() counts one
+      fail(report.duplicate, fmt::format("event {} (kind {}, entity {}) received {} times",
+                                         r.sequence, r.kind, r.entity, got[i].second));
+    }
+    if (!listed[i]) {
+      fail(report.extra,
+           fmt::format("event {} (kind {}, entity {}, target {}) received, but the truth {}",
+                       r.sequence, r.kind, r.entity, r.target,
+                       std::any_of(truth.events.begin(), truth.events.end(),
+                                   [&](const TruthEvent& e) { return e.sequence == r.sequence; })
+                           ? "does not list this bot for it (or differs)"
+                           : "has no such event at this tick"));
+    }
+  }
+}
+
 void TruthReport::add(const TruthReport& o, std::size_t max_details) {
   checks += o.checks;
   entity_checks += o.entity_checks;

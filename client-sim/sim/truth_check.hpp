@@ -23,11 +23,13 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "client/bot.hpp"
 #include "replica/frame_replica.hpp"
 
 namespace zone::sim {
@@ -116,6 +118,47 @@ struct TakenFrame {
 // The newest complete frame `replica` holds at a tick in [from, to].
 TakenFrame take_frame(const replica::FrameReplica& replica, std::uint32_t self_id,
                       std::string_view name, std::uint32_t from, std::uint32_t to);
+
+// The event truth check. The server lists each tick's events and the players each was
+// sent to (GET /debug/truth?tick=T&only=events); every bot the truth names must have
+// received the event exactly once, with the same kind, entity and target, and no bot may
+// have received an event of that tick the truth does not list for it. Events travel
+// reliably but apart from the snapshots: a bot is compared on a tick once everything the
+// server sent it about that tick has arrived (client::Bot::events_settled_before, or a
+// generous number of its own frames later).
+struct TruthEvent {
+  std::uint32_t sequence = 0;
+  std::uint16_t kind = 0;
+  std::uint32_t entity = 0;
+  std::uint32_t target = 0;
+  std::vector<std::uint32_t> recipients;  // player entity ids, ascending
+};
+
+struct TickEvents {
+  std::uint32_t tick = 0;
+  std::vector<TruthEvent> events;  // in the order they happened
+};
+
+// Parses the endpoint's JSON (only=events, or a full answer: its `events`).
+bool parse_event_truth(const std::string& json, TickEvents& out, std::string& error);
+
+struct EventReport {
+  std::uint64_t checks = 0;     // events x recipients compared
+  std::uint64_t missing = 0;    // listed for a bot, never received
+  std::uint64_t extra = 0;      // received, not listed for that bot
+  std::uint64_t duplicate = 0;  // received more than once (each copy beyond the first)
+  std::uint64_t skipped = 0;    // bot-ticks never compared (the truth went before they settled)
+  std::uint64_t ticks = 0;      // ticks of truth compared with at least one bot
+  std::vector<std::string> details;  // the first few errors, readable
+  std::uint64_t errors() const { return missing + extra + duplicate; }
+  void add(const EventReport& o, std::size_t max_details = 20);
+};
+
+// Compares what bot `self_id` received about one tick (`received`: its events of that
+// tick, in arrival order) with the truth of that tick.
+void check_events(std::uint32_t self_id, std::string_view name, const TickEvents& truth,
+                  std::span<const client::ReceivedEvent> received, EventReport& report,
+                  std::size_t max_details = 20);
 
 // Checks a taken frame against the truth of its tick. A frame whose tick, or any tick its
 // held-back records may come from, is not in `window` is skipped, not compared against

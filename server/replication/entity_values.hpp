@@ -18,7 +18,7 @@ inline void entity_values(const world::World& world, std::uint32_t slot,
   v[protocol::kX] = protocol::quantize_position(e.x, p.position_cm);
   v[protocol::kY] = protocol::quantize_position(e.y, p.position_cm);
   v[protocol::kHeading] = protocol::quantize_heading(e.heading, p.heading_shift);
-  v[protocol::kMoveState] = e.moving() ? 1 : 0;
+  v[protocol::kMoveState] = protocol::move_state(e.moving(), e.teleports);
   v[protocol::kPositionUnit] = p.position_cm - 1;
   v[protocol::kHeadingUnit] = p.heading_shift;
   v[protocol::kParty] = static_cast<std::int32_t>(e.party);

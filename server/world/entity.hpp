@@ -57,6 +57,9 @@ struct Entity {
   double vx = 0.0;       // m/s, this tick's velocity
   double vy = 0.0;
   std::uint16_t type = 0;  // index into the game's entity types (World::game())
+  // Teleports so far (World::teleport): replicated in move_state, so a client tells a
+  // teleport from movement (protocol::move_state).
+  std::uint32_t teleports = 0;
   std::string name;
   // A player's login in ticket mode (the ticket's account and character; 0 otherwise). It
   // travels with the entity to other zones: a transfer token is honoured only for the

@@ -266,6 +266,7 @@ bool World::teleport(std::uint32_t slot, double x, double y) {
   e.x = x;
   e.y = y;
   e.vx = e.vy = 0.0;
+  ++e.teleports;
   aoi_.move(e.aoi, {x, y});
   return true;
 }

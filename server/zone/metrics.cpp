@@ -309,6 +309,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "Handler calls not run: the tick's instruction budget was spent.",
             sc.skipped_over_budget);
   w.counter("zone_script_instructions_total", "Lua instructions the rules ran.", sc.instructions);
+  w.counter_seconds("zone_script_seconds_total",
+                    "Time the tick thread spent in the game's rules: actions, their tick, timers "
+                    "and NPC thinking.",
+                    m.rules_seconds);
   w.gauge("zone_script_memory_bytes", "Bytes the rules' VM holds now.",
           static_cast<double>(sc.memory_in_use));
   w.gauge("zone_script_memory_peak_bytes", "The most bytes the rules' VM has held.",

@@ -102,9 +102,11 @@ std::optional<std::string> TruthRecorder::json_for(
     copy.max_staleness_ticks = f.max_staleness_ticks;
     copy.party_full_range = f.party_full_range;
     copy.guild_full_range = f.guild_full_range;
-    copy.entities = f.entities;
-    copy.property_count = f.property_count;
-    copy.properties = f.properties;
+    if (detail != TruthDetail::kEvents) {
+      copy.entities = f.entities;
+      copy.property_count = f.property_count;
+      copy.properties = f.properties;
+    }
     if (detail == TruthDetail::kFull) {
       for (const Deferred& d : f.deferred) {
         if (wanted(d.player)) copy.deferred.push_back(d);
@@ -112,6 +114,8 @@ std::optional<std::string> TruthRecorder::json_for(
       for (const Tiered& t : f.tiers) {
         if (wanted(t.player)) copy.tiers.push_back(t);
       }
+    }
+    if (detail != TruthDetail::kPositions) {
       for (const EventTruth& e : f.events) {
         EventTruth mine = e;
         mine.first = static_cast<std::uint32_t>(copy.recipients.size());
@@ -125,6 +129,22 @@ std::optional<std::string> TruthRecorder::json_for(
   }
   nlohmann::json j;
   j["tick"] = copy.tick;
+  // Each event: sequence, kind, entity, target, and the players it was sent to (of the
+  // players asked for, with `players`), ascending.
+  const auto events_json = [&copy] {
+    nlohmann::json events = nlohmann::json::array();
+    for (const EventTruth& e : copy.events) {
+      const auto first = copy.recipients.begin() + e.first;
+      events.push_back({e.sequence, e.kind, e.entity, e.target,
+                        std::vector<std::uint32_t>(first, first + e.count)});
+    }
+    return events;
+  };
+  if (detail == TruthDetail::kEvents) {
+    if (players != nullptr) j["players"] = *players;
+    j["events"] = events_json();
+    return j.dump();
+  }
   j["view_radius"] = copy.view_radius;
   j["hysteresis"] = copy.hysteresis;
   j["max_deferral_ticks"] = copy.max_deferral_ticks;
@@ -154,14 +174,7 @@ std::optional<std::string> TruthRecorder::json_for(
     auto& list = tiers[std::to_string(t.player)] = nlohmann::json::array();
     for (const TierSlack& e : t.entities) list.push_back({e.id, e.slack});
   }
-  // Each event: sequence, kind, entity, target, and the players it was sent to (of the
-  // players asked for, with `players`), ascending.
-  auto& events = j["events"] = nlohmann::json::array();
-  for (const EventTruth& e : copy.events) {
-    const auto first = copy.recipients.begin() + e.first;
-    events.push_back({e.sequence, e.kind, e.entity, e.target,
-                      std::vector<std::uint32_t>(first, first + e.count)});
-  }
+  j["events"] = events_json();
   return j.dump();
 }
 

@@ -22,8 +22,9 @@
 namespace zone {
 
 // What a truth frame's JSON carries: everything, or only where the entities were (what a
-// checker needs of the ticks before the one it checks, and a fraction of the size).
-enum class TruthDetail { kFull, kPositions };
+// checker needs of the ticks before the one it checks, and a fraction of the size), or
+// only the tick's events and their recipients (what an event checker needs of every tick).
+enum class TruthDetail { kFull, kPositions, kEvents };
 
 class TruthRecorder {
  public:

@@ -204,12 +204,13 @@ void ZoneServer::start_admin(std::string token) {
           }
           TruthDetail detail = TruthDetail::kFull;
           if (req.has_param("only")) {
-            if (req.get_param_value("only") != "positions") {
+            const std::string only = req.get_param_value("only");
+            if (only != "positions" && only != "events") {
               res.status = 400;
-              res.set_content("only= takes one value: positions\n", "text/plain");
+              res.set_content("only= takes one of: positions, events\n", "text/plain");
               return;
             }
-            detail = TruthDetail::kPositions;
+            detail = only == "events" ? TruthDetail::kEvents : TruthDetail::kPositions;
           }
           // players=ID,ID,...: the per-player lists of those players only (a checker
           // asks for the players it holds a frame of at this tick).

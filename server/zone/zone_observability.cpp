@@ -325,7 +325,10 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.event_deliveries = r.event_deliveries;
   m.event_messages = r.event_messages;
   m.event_bytes = r.event_bytes;
-  if (zone.rules != nullptr) m.rules = zone.rules->stats();
+  if (zone.rules != nullptr) {
+    m.rules = zone.rules->stats();
+    m.rules_seconds = std::chrono::duration<double>(zone.rules->time()).count();
+  }
   m.bytes_in = t.wire_bytes_in;
   m.packets_out = t.packets_out;
   m.packets_in = t.packets_in;

@@ -4,6 +4,7 @@
 // handler that fails every tick must not flood it).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,10 +40,16 @@ class ZoneRules final : public GameHooks {
   }
   protocol::ActionStatus act(std::uint32_t slot, std::uint16_t action, world::EntityId target,
                              std::span<const std::int32_t> args) override {
+    const Timed timed(time_);
     return rules_.act({slot, action, target, args});
   }
   void npc_arrived(std::uint32_t slot) { rules_.npc_arrived(slot); }
-  void tick(std::uint32_t tick, double dt) { rules_.tick(tick, dt); }
+  void tick(std::uint32_t tick, double dt) {
+    const Timed timed(time_);
+    rules_.tick(tick, dt);
+  }
+  // Time the tick thread spent in the rules (actions, ticks, timers, NPC thinking).
+  std::chrono::nanoseconds time() const { return time_; }
 
   // A config reload: the new scripts take over (or the old ones stay: the error, with
   // file:line, is returned and logged) and game.tick_hz applies.
@@ -51,6 +58,17 @@ class ZoneRules final : public GameHooks {
   game::RulesStats stats() const { return rules_.stats(); }
 
  private:
+  // Adds the time from its construction to its destruction to `sum`.
+  struct Timed {
+    explicit Timed(std::chrono::nanoseconds& sum)
+        : sum_(sum), start_(std::chrono::steady_clock::now()) {}
+    ~Timed() { sum_ += std::chrono::steady_clock::now() - start_; }
+    Timed(const Timed&) = delete;
+    Timed& operator=(const Timed&) = delete;
+    std::chrono::nanoseconds& sum_;
+    std::chrono::steady_clock::time_point start_;
+  };
+  std::chrono::nanoseconds time_{0};
   Logger& log_;
   // Both called on the tick thread only (the rules run there).
   LogRateLimiter errors_limit_;

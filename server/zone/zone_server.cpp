@@ -237,7 +237,10 @@ void ZoneServer::replicate() {
   const auto wait_start = std::chrono::steady_clock::now();
   for (auto& h : hosts_) h->wait_sent();
   send_wait_ += std::chrono::steady_clock::now() - wait_start;
-  for (replication::ReplicationWorker& w : workers_) w.out.clear();
+  for (replication::ReplicationWorker& w : workers_) {
+    w.out.clear();
+    w.reliable.clear();  // last tick's Events messages went with its batches
+  }
   replicator_.begin_tick(tick_);
   const replication::ClientId clients = replicator_.client_slots();
   const std::uint32_t chunks = (clients + kClientsPerChunk - 1) / kClientsPerChunk;

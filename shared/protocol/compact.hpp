@@ -10,7 +10,7 @@
 //   [self record]                       if flags bit 0: the client's own entity
 //   varint change_count, then per change:
 //     varint skip                       baseline entities passed over before this one
-//     record                            entity_fields.hpp; mask 0 = despawn
+//     record                            protocol/record.hpp; mask 0 = despawn
 //   varint spawn_count, then per spawn:
 //     varint id_gap                     id - previous spawn id in this part - 1 (first: id - 1)
 //     varint type, u8 name_length, name bytes (UTF-8)

@@ -124,13 +124,27 @@ enum Field : std::size_t {
   kX = 0,             // position_unit (a centimetre by default), world coordinates
   kY = 1,             // the same
   kHeading = 2,       // heading_unit (1/65536 turn by default), from +x
-  kMoveState = 3,     // 0 idle, 1 walking
+  kMoveState = 3,     // bits 0-1: 0 idle, 1 walking; bits 2-7: teleports, mod 64
   kPositionUnit = 4,  // x and y count (1 + value) centimetres
   kHeadingUnit = 5,   // heading counts 2^value / 65536 turn
   kParty = 6,         // party id, 0 none
   kGuild = 7,         // guild id, 0 none
   kEngineFieldCount = 8
 };
+
+// The move_state row: whether the entity walks (bits 0-1), and how many times it has
+// teleported, mod 64 (bits 2-7). A client that sees the count change between two of its
+// frames knows the entity's jump between them is a teleport (a respawn), not movement: it
+// neither interpolates across it nor holds it to max_speed.
+inline constexpr std::int32_t move_state(bool walking, std::uint32_t teleports) {
+  return static_cast<std::int32_t>(((teleports & 63u) << 2) | (walking ? 1u : 0u));
+}
+inline constexpr std::uint32_t teleports_of(std::int32_t move_state) {
+  return (static_cast<std::uint32_t>(move_state) >> 2) & 63u;
+}
+inline constexpr bool walking_of(std::int32_t move_state) {
+  return (move_state & 3) == 1;
+}
 
 // A row of values, one per field (in the schema's order); quantised integers, so both
 // sides agree bit for bit.

@@ -196,7 +196,11 @@ void FrameReplica::complete(std::uint32_t tick, std::uint32_t baseline,
           protocol::position_cm(values, protocol::kY) - protocol::position_cm(before, protocol::kY);
       const double rounding =
           0.5 * (protocol::position_unit_cm(values) + protocol::position_unit_cm(before));
-      if (std::hypot(dx, dy) > max_step_cm(next.updated[c.index]) + rounding * std::sqrt(2.0)) {
+      // A teleport (its count in move_state changed) may jump any distance.
+      const bool teleported = protocol::teleports_of(values[protocol::kMoveState]) !=
+                              protocol::teleports_of(before[protocol::kMoveState]);
+      if (!teleported &&
+          std::hypot(dx, dy) > max_step_cm(next.updated[c.index]) + rounding * std::sqrt(2.0)) {
         violation(Violation::kImpossibleJump, tick, id);
       }
       // Every record carries all of an entity's changed fields, so after one the

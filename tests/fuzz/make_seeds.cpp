@@ -2,7 +2,7 @@
 //   CORPUS/client_packet   (fuzz_client_packet: byte 0 the channel, then the packet)
 //     hellos (FlatBuffers, build_hello; with login tickets: one signed with the fuzz key
 //     of seed_ticket.hpp, never expiring, and garbage), party and guild requests (build_join_party,
-//     build_join_guild) and inputs
+//     build_join_guild), actions and chat lines (build_action, build_chat) and inputs
 //     (encode_input), edge values and
 //     near-misses: wrong channels, wrong sizes, an unknown message type, oversize;
 //   CORPUS/snapshot_part   (fuzz_snapshot_part: byte 0 the client's own id, then parts
@@ -109,7 +109,7 @@ void client_packet_seeds(const std::filesystem::path& dir) {
     // A verifiable packet whose union names a message type this protocol does not have.
     flatbuffers::FlatBufferBuilder fbb;
     const auto h = CreateHello(fbb, 3, fbb.CreateString("bob"));
-    fbb.Finish(CreateClientPacket(fbb, static_cast<ClientMessage>(7), h.Union()));
+    fbb.Finish(CreateClientPacket(fbb, static_cast<ClientMessage>(9), h.Union()));
     write(dir, "unknown-message", on_channel(kReliableChannel, bytes_of(fbb)));
   }
   {
@@ -123,6 +123,23 @@ void client_packet_seeds(const std::filesystem::path& dir) {
     write(dir, "join-party-" + std::to_string(key), on_channel(kReliableChannel, bytes_of(fbb)));
     build_join_guild(fbb, key);
     write(dir, "join-guild-" + std::to_string(key), on_channel(kReliableChannel, bytes_of(fbb)));
+  }
+  // Actions and chat lines (protocol 8): good ones, too many arguments, a long line.
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    const std::int32_t args[] = {1, -2, 3, 4, 5};
+    build_action(fbb, 1, 0, 42, std::span(args).first(0));
+    write(dir, "action-attack", on_channel(kReliableChannel, bytes_of(fbb)));
+    build_action(fbb, 2, 2, 0, std::span(args).first(1));
+    write(dir, "action-emote", on_channel(kReliableChannel, bytes_of(fbb)));
+    build_action(fbb, 3, 65535, 0xFFFFFFFF, args);
+    write(dir, "action-too-many-args", on_channel(kReliableChannel, bytes_of(fbb)));
+    build_chat(fbb, ChatChannel::kSay, "hello there");
+    write(dir, "chat-say", on_channel(kReliableChannel, bytes_of(fbb)));
+    build_chat(fbb, ChatChannel::kWhisper, "psst", "bob");
+    write(dir, "chat-whisper", on_channel(kReliableChannel, bytes_of(fbb)));
+    build_chat(fbb, static_cast<ChatChannel>(200), std::string(300, 'x'));
+    write(dir, "chat-bad", on_channel(kReliableChannel, bytes_of(fbb)));
   }
   write(dir, "input-zero", on_channel(kUnreliableChannel, input(1, 0, 0.0f, 0.0f)));
   write(dir, "input", on_channel(kUnreliableChannel, input(77, 76, 0.6f, -0.8f)));

@@ -1085,3 +1085,29 @@ TEST_CASE("replicator: the interest policy switched off sends exactly today's by
   check_same_run(plain, switched_off);
   CHECK(plain.stats.tier_entities[1] + plain.stats.tier_entities[2] == 0);
 }
+
+TEST_CASE(
+    "replicator: a teleport is told by move_state's count, and no client takes it for a jump") {
+  world::WorldParams p = test::small_world(0);
+  Loopback lb(p, test::rparams(64000));
+  LoopClient& a = lb.connect("alice");
+  LoopClient& b = lb.connect("bob");
+  // Both see each other: walk bob next to alice.
+  const world::Entity& ea = lb.world.entity(a.slot);
+  const double ax = ea.x, ay = ea.y;
+  REQUIRE(lb.world.teleport(b.slot, std::min(ax + 5.0, 195.0), ay));
+  lb.run(10);
+  REQUIRE(a.replica.find(b.entity) != nullptr);
+  const std::int32_t before = a.replica.find(b.entity)->values[protocol::kMoveState];
+  // 20 m in one tick: far beyond max_speed, within alice's view.
+  REQUIRE(lb.world.teleport(b.slot, std::max(ax - 15.0, 5.0), ay));
+  lb.run(5);
+  const auto seen = a.replica.find(b.entity);
+  REQUIRE(seen != nullptr);
+  CHECK(protocol::teleports_of(seen->values[protocol::kMoveState]) ==
+        protocol::teleports_of(before) + 1);
+  CHECK(protocol::teleports_of(b.replica.self()[protocol::kMoveState]) == 2);
+  CHECK(lb.diff(a).empty());
+  CHECK_MESSAGE(a.replica.violations().empty(), test::violations_of(a));
+  CHECK_MESSAGE(b.replica.violations().empty(), test::violations_of(b));
+}

@@ -174,8 +174,7 @@ TEST_CASE("config file: /dev/zero, a FIFO, a directory and a huge file are refus
       if (check_only) args.push_back("--check-config");
       const Run r = run_server(dir, args);
       REQUIRE_MESSAGE(r.code.has_value(), "still running after 5 s:\n", r.output);
-      CHECK(*r.code == 2);
-      CHECK(r.seconds < 2.0);
+      CHECK(*r.code == 2);  // within run_server's deadline: a FIFO would block for ever
       CHECK_MESSAGE(r.output.find(message) != std::string::npos, r.output);
     }
   }

@@ -5,15 +5,25 @@
 // looks for is reported.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <flatbuffers/flatbuffers.h>
+
+#include "client/bot.hpp"
 #include "loopback.hpp"  // tests/replication
+#include "protocol/codec.hpp"
+#include "sim/scenario.hpp"
 #include "sim/truth_check.hpp"
 #include "zone/truth_recorder.hpp"
 
@@ -344,4 +354,317 @@ TEST_CASE(
     CHECK(mentions(report, fmt::format("entity {} at (", coarse)));
     CHECK(mentions(report, "m in 10 cm units"));
   }
+}
+
+// The event truth check, from crafted inputs: a tick's events as the server lists them
+// (sequence, kind, entity, target, recipients) against what each bot received of that
+// tick.
+namespace {
+
+sim::TickEvents crafted_tick() {
+  sim::TickEvents t;
+  t.tick = 10;
+  t.events = {{5, 0, 7, 0, {1, 2, 3}},  // a chat line said by entity 7
+              {6, 1, 8, 7, {2}},        // a hit on entity 8 by 7, sent to player 2 only
+              {7, 2, 9, 0, {}}};        // a death nobody held
+  return t;
+}
+
+client::ReceivedEvent got(std::uint32_t tick, std::uint32_t sequence, std::uint16_t kind,
+                          std::uint32_t entity, std::uint32_t target) {
+  return {tick, sequence, kind, entity, target};
+}
+
+sim::EventReport compare(std::uint32_t bot, const std::vector<client::ReceivedEvent>& received) {
+  sim::EventReport report;
+  sim::check_events(bot, "bot", crafted_tick(), received, report, 100);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("event truth check: what the truth lists, received once each, passes") {
+  const sim::EventReport r = compare(2, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 7)});
+  CHECK(r.checks == 2);
+  CHECK(r.errors() == 0);
+  // Events of other ticks are not this tick's business.
+  const sim::EventReport other = compare(1, {got(9, 4, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(other.checks == 1);
+  CHECK(other.errors() == 0);
+  // A bot the truth lists for nothing, having received nothing: nothing to check.
+  const sim::EventReport none = compare(4, {});
+  CHECK(none.checks == 0);
+  CHECK(none.errors() == 0);
+}
+
+TEST_CASE("event truth check: a listed event not received is missing") {
+  const sim::EventReport r = compare(2, {got(10, 6, 1, 8, 7)});
+  CHECK(r.checks == 2);
+  CHECK(r.missing == 1);
+  CHECK(r.extra == 0);
+  CHECK(r.duplicate == 0);
+  REQUIRE(r.details.size() == 1);
+  CHECK(r.details[0].find("event 5 (kind 0, entity 7, target 0) not received") !=
+        std::string::npos);
+}
+
+TEST_CASE("event truth check: an event received twice is a duplicate") {
+  const sim::EventReport r = compare(3, {got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(r.checks == 1);
+  CHECK(r.duplicate == 1);
+  CHECK(r.missing == 0);
+  CHECK(r.extra == 0);
+  const sim::EventReport thrice =
+      compare(3, {got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0), got(10, 5, 0, 7, 0)});
+  CHECK(thrice.duplicate == 2);
+  REQUIRE(!thrice.details.empty());
+  CHECK(thrice.details[0].find("received 3 times") != std::string::npos);
+}
+
+TEST_CASE("event truth check: an event the truth does not list for the bot is extra") {
+  SUBCASE("listed for others, not for this bot") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 7)});
+    CHECK(r.checks == 1);
+    CHECK(r.extra == 1);
+    CHECK(r.missing == 0);
+    CHECK(r.details.at(0).find("does not list this bot") != std::string::npos);
+  }
+  SUBCASE("sent to nobody") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 7, 2, 9, 0)});
+    CHECK(r.extra == 1);
+  }
+  SUBCASE("no such event at that tick") {
+    const sim::EventReport r = compare(1, {got(10, 5, 0, 7, 0), got(10, 99, 0, 7, 0)});
+    CHECK(r.extra == 1);
+    CHECK(r.details.at(0).find("has no such event at this tick") != std::string::npos);
+  }
+  SUBCASE("the listed event, but about another entity: missing and extra") {
+    const sim::EventReport r = compare(2, {got(10, 5, 0, 7, 0), got(10, 6, 1, 8, 3)});
+    CHECK(r.checks == 2);
+    CHECK(r.missing == 1);
+    CHECK(r.extra == 1);
+  }
+}
+
+TEST_CASE("event truth check: the server's events JSON (only=events) parses as listed") {
+  // Four watchers in the crowded zone; a tick with a zone-wide line and a line said by the
+  // first watcher (the players holding it, and itself).
+  Run run(60);
+  run.lb.rep.set_record_deliveries(true);
+  const test::LoopClient& speaker = run.lb.clients.front();
+  const protocol::Schema& schema = run.lb.world.game().schema;
+  const std::array<std::int32_t, 1> zone_channel = {
+      static_cast<std::int32_t>(protocol::ChatChannel::kZone)};
+  const std::array<std::int32_t, 1> say_channel = {
+      static_cast<std::int32_t>(protocol::ChatChannel::kSay)};
+  world::EventDraft zone_line;
+  zone_line.kind = protocol::kChatEvent;
+  zone_line.route = world::EventRoute::kZone;
+  zone_line.entity = speaker.entity;
+  zone_line.args = zone_channel;
+  zone_line.text = "to all";
+  world::EventDraft said = zone_line;
+  said.route = world::EventRoute::kEntity;
+  said.args = say_channel;
+  said.text = "aloud";
+  // Emitted within the tick (the loop clears the log at its start, as the zone does).
+  run.lb.before_aoi = [&] {
+    REQUIRE_FALSE(run.lb.world.events().emit(schema, zone_line));
+    REQUIRE_FALSE(run.lb.world.events().emit(schema, said));
+  };
+  run.lb.step();
+  run.lb.before_aoi = nullptr;
+  run.recorder.record(run.lb.tick, run.lb.world, run.lb.rep);
+  const auto json = run.recorder.json_for(run.lb.tick, TruthDetail::kEvents);
+  REQUIRE(json.has_value());
+  CHECK(json->find("\"entities\"") == std::string::npos);  // events only
+  sim::TickEvents events;
+  std::string error;
+  REQUIRE_MESSAGE(sim::parse_event_truth(*json, events, error), error);
+  CHECK(events.tick == run.lb.tick);
+  REQUIRE(events.events.size() == 2);
+  std::vector<std::uint32_t> everyone;
+  for (const test::LoopClient& c : run.lb.clients) everyone.push_back(c.entity);
+  std::sort(everyone.begin(), everyone.end());
+  CHECK(events.events[0].recipients == everyone);
+  CHECK(events.events[0].entity == speaker.entity);
+  CHECK(events.events[1].sequence == events.events[0].sequence + 1);
+  // Said aloud: the speaker and exactly the watchers whose frames hold it.
+  std::vector<std::uint32_t> holders;
+  for (const test::LoopClient& c : run.lb.clients) {
+    if (c.entity == speaker.entity || run.lb.rep.holds(c.id, speaker.entity)) {
+      holders.push_back(c.entity);
+    }
+  }
+  std::sort(holders.begin(), holders.end());
+  CHECK(holders.size() > 1);  // the watchers share the small zone
+  CHECK(events.events[1].recipients == holders);
+  // What each client was sent passes the event truth check, and the check saw it all.
+  for (const test::LoopClient& c : run.lb.clients) {
+    std::vector<client::ReceivedEvent> received;
+    for (const auto& r : c.events) {
+      if (r.tick == run.lb.tick)
+        received.push_back({r.tick, r.sequence, r.kind, r.entity, r.target});
+    }
+    CHECK(!received.empty());  // the zone-wide line at least
+    sim::EventReport report;
+    sim::check_events(c.entity, "client", events, received, report);
+    INFO(fmt::format("{}", fmt::join(report.details, "\n")));
+    CHECK(report.errors() == 0);
+    CHECK(report.checks == received.size());
+  }
+  // A full answer lists the same events.
+  sim::TickEvents full;
+  REQUIRE(sim::parse_event_truth(*run.recorder.json_for(run.lb.tick), full, error));
+  CHECK(full.events.size() == 2);
+}
+
+// The bot's check on receipt: an event about an entity (a game event, or a line said
+// aloud) must name its own entity or one it held in a frame it completed at or before
+// the event's tick. A bot shadows a loopback client: it gets the same Welcome and the
+// same snapshot bytes, then crafted Events messages.
+namespace {
+
+std::vector<std::uint8_t> welcome_for(const world::World& world, std::uint32_t entity,
+                                      std::uint32_t tick) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto zone = fbb.CreateString("zone");
+  const auto schema = protocol::build_schema(fbb, world.game().schema);
+  const auto welcome = protocol::CreateWelcome(fbb, entity, tick, 20, 30.0f, 2.0f, 0.0f, 0.0f,
+                                               60.0f, 60.0f, true, 10.0f, zone, schema, 0);
+  fbb.Finish(protocol::CreateServerPacket(fbb, protocol::ServerMessage::Welcome, welcome.Union()));
+  const auto bytes = protocol::bytes_of(fbb);
+  return {bytes.begin(), bytes.end()};
+}
+
+std::vector<std::uint8_t> events_about(std::uint32_t tick, std::uint32_t sequence,
+                                       std::uint16_t kind, std::uint32_t entity,
+                                       std::int32_t channel = 0) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const std::array<std::int32_t, 1> args = {channel};
+  const protocol::EventView e{sequence,
+                              kind,
+                              entity,
+                              0,
+                              kind == protocol::kChatEvent ? std::span<const std::int32_t>(args)
+                                                           : std::span<const std::int32_t>(),
+                              kind == protocol::kChatEvent ? "hi" : "",
+                              ""};
+  protocol::build_events(fbb, tick, std::span(&e, 1));
+  const auto bytes = protocol::bytes_of(fbb);
+  return {bytes.begin(), bytes.end()};
+}
+
+}  // namespace
+
+TEST_CASE("bot: an event about an entity it did not hold at the event's tick is before spawn") {
+  test::Loopback lb = crowded_zone();
+  lb.connect("watcher");
+  lb.connect("other");
+  test::LoopClient& watcher = lb.clients.front();
+  watcher.keep_bytes = true;  // every packet it is sent, for the bot too
+  client::Bot bot("watcher");
+  bot.set_keep_events(true);
+  const std::vector<std::uint8_t> welcome = welcome_for(lb.world, watcher.entity, 1);
+  bot.on_packet(protocol::kReliableChannel, welcome);
+  REQUIRE(bot.phase() == client::Bot::Phase::kPlaying);
+  // Per entity, the first tick a frame of the bot's held it; and one that left again.
+  std::map<std::uint32_t, std::uint32_t> first_held;
+  std::uint32_t left = 0, left_at = 0, first_frame = 0;
+  std::vector<std::uint32_t> before;
+  for (int t = 0; t < 80; ++t) {
+    lb.step();
+    for (const auto& [tick, bytes] : watcher.log)
+      bot.on_packet(protocol::kUnreliableChannel, bytes);
+    watcher.log.clear();
+    if (first_frame == 0) first_frame = bot.replica().ack_tick();
+    std::vector<std::uint32_t> now;
+    for (const replica::EntityView e : bot.replica().current().entities) {
+      now.push_back(e.id);
+      first_held.try_emplace(e.id, bot.replica().ack_tick());
+    }
+    for (const std::uint32_t id : before) {
+      if (left == 0 && !std::binary_search(now.begin(), now.end(), id)) {
+        left = id;
+        left_at = bot.replica().ack_tick();
+      }
+    }
+    before = now;
+  }
+  REQUIRE(bot.replica().violations().empty());
+  REQUIRE(bot.replica().ack_tick() == watcher.replica.ack_tick());  // the same frames
+  // An entity that came into view after the first frame (the budget held spawns back).
+  REQUIRE(first_frame != 0);
+  std::uint32_t late = 0;
+  for (const auto& [id, tick] : first_held) {
+    if (tick > first_frame + 1) late = id;
+  }
+  REQUIRE(late != 0);
+  const std::uint32_t since = first_held[late];
+  const auto hit = static_cast<std::uint16_t>(*lb.world.game().schema.find_event("hit"));
+  const auto say = static_cast<std::int32_t>(protocol::ChatChannel::kSay);
+  const auto whisper = static_cast<std::int32_t>(protocol::ChatChannel::kWhisper);
+  std::uint32_t sequence = 0;
+  auto feed = [&](std::uint32_t tick, std::uint16_t kind, std::uint32_t entity,
+                  std::int32_t channel = 0) {
+    bot.on_packet(protocol::kReliableChannel,
+                  events_about(tick, ++sequence, kind, entity, channel));
+  };
+  feed(since, hit, late);                            // held from that tick
+  feed(since + 5, protocol::kChatEvent, late, say);  // and on
+  feed(1, hit, watcher.entity);                      // its own: always
+  CHECK(bot.game().events_before_spawn == 0);
+  feed(since - 1, hit, late);  // a tick before its first frame
+  CHECK(bot.game().events_before_spawn == 1);
+  feed(since - 1, protocol::kChatEvent, late, say);  // said aloud: the same rule
+  CHECK(bot.game().events_before_spawn == 2);
+  feed(since - 1, protocol::kChatEvent, late, whisper);  // a whisper is routed directly
+  feed(since, protocol::kChatEvent, 999999, whisper);
+  CHECK(bot.game().events_before_spawn == 2);
+  feed(since, hit, 999999);  // never held
+  CHECK(bot.game().events_before_spawn == 3);
+  CHECK(bot.before_spawn_details().size() == 3);
+  CHECK(bot.before_spawn_details().back().find("never held") != std::string::npos);
+  // One that left the view was held: an event of a tick it was held at is fine, late.
+  if (left != 0) {
+    feed(left_at - 1, hit, left);
+    CHECK(bot.game().events_before_spawn == 3);
+  }
+  // Every event is logged for the truth check, in order, with its tick; a later tick's
+  // Events message settles the earlier ticks.
+  CHECK(bot.event_log().size() == sequence);
+  CHECK(bot.events_settled_before() >= since + 5);
+  CHECK(bot.game().events_received == sequence);
+}
+
+// The scenarios that play (configs/scenarios/chat.yaml and combat.yaml) load as written,
+// and their keys are checked like every other's.
+TEST_CASE(
+    "scenarios: chat and combat load, and a wrong chat or combat key is an error with its line") {
+  const std::string dir = ZONE_SOURCE_DIR "/configs/scenarios";
+  const sim::ScenarioLoad chat = sim::load_scenario("chat", dir);
+  INFO(fmt::format("{}", fmt::join(chat.errors, "\n")));
+  REQUIRE(chat.ok());
+  CHECK(chat.scenario.chat.total() > 0.0);
+  CHECK(chat.scenario.chat.total() <= chat.scenario.chat.max_per_second);
+  for (const double rate : chat.scenario.chat.per_second) CHECK(rate > 0.0);
+  CHECK(chat.scenario.party_size == 4);
+  CHECK_FALSE(chat.scenario.combat.enabled);
+  const sim::ScenarioLoad combat = sim::load_scenario("combat", dir);
+  REQUIRE(combat.ok());
+  CHECK(combat.scenario.movement == sim::Movement::kHunt);
+  CHECK(combat.scenario.combat.enabled);
+  CHECK(combat.scenario.combat.melee_range == 3.0);
+  CHECK(combat.scenario.combat.ranged_range == 25.0);
+  CHECK(combat.scenario.combat.targets == sim::CombatPlan::Targets::kAny);
+
+  const std::string bad =
+      (std::filesystem::temp_directory_path() / "zone-bad-scenario.yaml").string();
+  std::ofstream(bad) << "movement: hunt\nchat:\n  shout: 1\ncombat:\n  targets: friends\n";
+  const sim::ScenarioLoad wrong = sim::load_scenario(bad, dir);
+  REQUIRE(wrong.errors.size() == 2);
+  CHECK(wrong.errors[0].find(":3: chat.shout: unknown key") != std::string::npos);
+  CHECK(wrong.errors[1].find(":5: combat.targets: expected one of any, npcs, players") !=
+        std::string::npos);
+  std::filesystem::remove(bad);
 }
