@@ -586,7 +586,8 @@ void Sessions::on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
   if (s.chat.take(ev.at, config_.chat.lines_per_second, config_.chat.burst)) {
     status =
         send_chat(config_.chat, config_.players.max_name_length, world_, names_,
-                  {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)});
+                  {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)},
+                  chat_forward_);
   }
   if (status == ChatStatus::Sent) {
     ++counters_.chat_lines[ev.chat_channel];

@@ -26,9 +26,9 @@
 #include "zone/chat.hpp"
 #include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
-#include "zone/token_bucket.hpp"
 #include "zone/logger.hpp"
 #include "zone/ticket_refusal.hpp"
+#include "zone/token_bucket.hpp"
 
 namespace zone {
 
@@ -39,7 +39,8 @@ inline constexpr std::size_t kGroupResults =
 inline constexpr std::size_t kGroupKinds = 2;  // world::GroupKind: party, guild
 inline constexpr std::size_t kActionStatuses =
     static_cast<std::size_t>(protocol::ActionStatus::MAX) + 1;
-inline constexpr std::size_t kChatStatuses = static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
+inline constexpr std::size_t kChatStatuses =
+    static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
 
 struct SessionCounters {
   std::uint64_t joins = 0;
@@ -184,6 +185,8 @@ class Sessions {
   // is answered NotAllowed). Must outlive the sessions or be reset first.
   void set_game(GameHooks* game) { game_ = game; }
   const PlayerNames& names() const { return names_; }
+  // In a world of zones: where chat lines for other zones go (a zone alone: none).
+  void set_chat_forward(ChatForward forward) { chat_forward_ = std::move(forward); }
 
   // Sends `bytes` reliably to every player (a parameter change).
   void broadcast(std::span<const std::uint8_t> bytes, std::span<net::SendBatch> out);
@@ -252,6 +255,7 @@ class Sessions {
   Logger& log_;
   GameHooks* game_ = nullptr;
   PlayerNames names_;
+  ChatForward chat_forward_;
   world::World& world_;
   replication::Replicator& replicator_;
   std::vector<std::vector<Session>> table_;  // by host, then peer slot
