@@ -164,6 +164,12 @@ void ZoneServer::add_gm_routes() {
   admin_->post("/admin/gm/kick", targeted(GmCommand::kKick));
   admin_->post("/admin/gm/unmute", targeted(GmCommand::kUnmute));
   admin_->get("/admin/gm/inspect", admin::Access::kToken, targeted(GmCommand::kInspect));
+  // Inspect only reads: a POST is a mistake, not a command.
+  admin_->post("/admin/gm/inspect", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", "GET");
+    res.set_content("inspect only reads: send it as a GET\n", "text/plain");
+  });
 
   admin_->post("/admin/gm/mute", [=](const httplib::Request& req, httplib::Response& res) {
     std::string error;
