@@ -127,44 +127,25 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
-// What bots received on channel 0 that the bot class does not keep.
-struct Heard {
-  std::vector<std::pair<std::uint8_t, std::string>> chat;  // (channel, text) of chat events
-  std::vector<protocol::ChatStatus> refusals;              // ChatResult statuses
-};
-
-void listen(test::Clients& clients, std::map<const client::Bot*, Heard>& heard) {
-  clients.set_packet_observer([&heard](client::Bot& bot, std::uint8_t channel,
-                                       std::span<const std::uint8_t> bytes) {
-    if (channel != protocol::kReliableChannel) return;
-    const protocol::ServerPacket* p = protocol::parse_server_packet(bytes);
-    if (p == nullptr) return;
-    if (const protocol::Events* ev = p->message_as_Events(); ev != nullptr && ev->events()) {
-      for (const protocol::Event* e : *ev->events()) {
-        if (e->kind() != protocol::kChatEvent || e->args() == nullptr || e->args()->size() < 1) {
-          continue;
-        }
-        heard[&bot].chat.emplace_back(static_cast<std::uint8_t>(e->args()->Get(0)),
-                                      e->text() != nullptr ? e->text()->str() : std::string());
-      }
-    } else if (const protocol::ChatResult* r = p->message_as_ChatResult()) {
-      heard[&bot].refusals.push_back(r->status());
+// The chat lines a bot received with this text (its recent events), and their channels.
+std::vector<std::int32_t> heard_on(const client::Bot& bot, const std::string& text) {
+  std::vector<std::int32_t> channels;
+  for (const client::EventDetail& e : bot.last_events()) {
+    if (e.event.kind == protocol::kChatEvent && e.text == text) {
+      channels.push_back(e.args.empty() ? -1 : e.args[0]);
     }
-  });
-}
-
-void say(test::Clients& clients, const client::Bot& bot, const std::string& text) {
-  flatbuffers::FlatBufferBuilder fbb;
-  protocol::build_chat(fbb, protocol::ChatChannel::kZone, text);
-  clients.host_of(bot).send(bot.peer(), test::bytes_of(fbb), net::Delivery::kReliable,
-                            protocol::kReliableChannel);
-}
-
-bool heard_text(const Heard& h, const std::string& text) {
-  for (const auto& [channel, t] : h.chat) {
-    if (t == text) return true;
   }
-  return false;
+  return channels;
+}
+bool heard_text(const client::Bot& bot, const std::string& text) {
+  return !heard_on(bot, text).empty();
+}
+std::uint64_t answered(const client::Bot& bot, protocol::ChatStatus status) {
+  return bot.game().chat_results[static_cast<std::size_t>(status)];
+}
+
+void say(test::Clients& clients, client::Bot& bot, const std::string& text) {
+  bot.send_chat(clients.host_of(bot), protocol::ChatChannel::kZone, text);
 }
 
 std::string metric(std::uint16_t admin_port, const std::string& command,
@@ -417,8 +398,6 @@ TEST_CASE("gm: a muted player's lines are answered Muted and reach nobody - unti
   net::EnetLibrary enet;
   LoggedZone zone(open_zone(temp_dir("mute")));
   test::Clients clients;
-  std::map<const client::Bot*, Heard> heard;
-  listen(clients, heard);
   client::Bot& a = clients.add("alice", zone.port());
   client::Bot& b = clients.add("bob", zone.port());
   client::Bot& c = clients.add("carol", zone.port());
@@ -431,12 +410,12 @@ TEST_CASE("gm: a muted player's lines are answered Muted and reach nobody - unti
   say(clients, a, "can you hear me");
   say(clients, b, "bob here");
   REQUIRE(clients.pump_until(
-      [&] { return !heard[&a].refusals.empty() && heard_text(heard[&c], "bob here"); }, 3s));
+      [&] { return answered(a, protocol::ChatStatus::Muted) == 1 && heard_text(c, "bob here"); },
+      3s));
   clients.pump(300ms);
-  CHECK(heard[&a].refusals == std::vector<protocol::ChatStatus>{protocol::ChatStatus::Muted});
-  for (const client::Bot* bot : {&a, &b, &c})
-    CHECK_FALSE(heard_text(heard[bot], "can you hear me"));
-  CHECK(heard_text(heard[&a], "bob here"));  // a muted player still hears
+  CHECK(answered(a, protocol::ChatStatus::Muted) == 1);
+  for (const client::Bot* bot : {&a, &b, &c}) CHECK_FALSE(heard_text(*bot, "can you hear me"));
+  CHECK(heard_text(a, "bob here"));  // a muted player still hears
 
   // Inspect says so.
   CHECK(json_of(request(admin, "GET", "/admin/gm/inspect?name=alice")).at("muted") == true);
@@ -445,18 +424,17 @@ TEST_CASE("gm: a muted player's lines are answered Muted and reach nobody - unti
   CHECK(status_of(post(admin, "/admin/gm/unmute?name=alice")) == 200);
   say(clients, a, "back again");
   REQUIRE(clients.pump_until(
-      [&] { return heard_text(heard[&b], "back again") && heard_text(heard[&c], "back again"); },
-      3s));
-  CHECK(heard[&a].refusals.size() == 1);
+      [&] { return heard_text(b, "back again") && heard_text(c, "back again"); }, 3s));
+  CHECK(answered(a, protocol::ChatStatus::Muted) == 1);
 
   // A short mute ends by itself.
   CHECK(status_of(post(admin, "/admin/gm/mute?name=alice&seconds=1")) == 200);
   say(clients, a, "muted again");
-  REQUIRE(clients.pump_until([&] { return heard[&a].refusals.size() == 2; }, 3s));
+  REQUIRE(clients.pump_until([&] { return answered(a, protocol::ChatStatus::Muted) == 2; }, 3s));
   clients.pump(1200ms);
   say(clients, a, "free");
-  REQUIRE(clients.pump_until([&] { return heard_text(heard[&b], "free"); }, 3s));
-  CHECK_FALSE(heard_text(heard[&b], "muted again"));
+  REQUIRE(clients.pump_until([&] { return heard_text(b, "free"); }, 3s));
+  CHECK_FALSE(heard_text(b, "muted again"));
   CHECK(metric(admin, "mute", "ok") == "2");
   CHECK(metric(admin, "unmute", "ok") == "1");
   CHECK(
@@ -511,8 +489,6 @@ TEST_CASE("gm: a broadcast reaches every player as a system chat line (channel 5
   net::EnetLibrary enet;
   LoggedZone zone(open_zone(temp_dir("broadcast")));
   test::Clients clients;
-  std::map<const client::Bot*, Heard> heard;
-  listen(clients, heard);
   std::vector<client::Bot*> bots;
   for (const char* name : {"alice", "bob", "carol", "dave"})
     bots.push_back(&clients.add(name, zone.port()));
@@ -527,13 +503,11 @@ TEST_CASE("gm: a broadcast reaches every player as a system chat line (channel 5
   const std::string line = "Server restarts in 5 minutes \xE2\x9C\xA8";
   REQUIRE(clients.pump_until(
       [&] {
-        return std::all_of(bots.begin(), bots.end(),
-                           [&](auto* b) { return heard_text(heard[b], line); });
+        return std::all_of(bots.begin(), bots.end(), [&](auto* b) { return heard_text(*b, line); });
       },
       3s));
   for (client::Bot* b : bots) {
-    REQUIRE(heard[b].chat.size() == 1);
-    CHECK(heard[b].chat[0].first == static_cast<std::uint8_t>(protocol::ChatChannel::kSystem));
+    CHECK(heard_on(*b, line) == std::vector<std::int32_t>{5});  // once, on the system channel
   }
   // The chat rule's characters and length.
   CHECK(status_of(post(admin, "/admin/gm/broadcast?text=")) == 400);

@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
-#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -82,10 +81,6 @@ class Clients {
     std::uint64_t packets_in = 0;
   };
   using FrameObserver = std::function<void(client::Bot&)>;
-  // Sees every packet a bot receives, before the bot does (messages the bot itself does
-  // not keep: Events, ChatResult).
-  using PacketObserver =
-      std::function<void(client::Bot&, std::uint8_t channel, std::span<const std::uint8_t>)>;
 
   explicit Clients(std::size_t max_bots = 32, std::size_t hosts = 1) {
     for (std::size_t h = 0; h < hosts; ++h) {
@@ -132,7 +127,6 @@ class Clients {
     }
   }
   void set_frame_observer(FrameObserver observer) { observer_ = std::move(observer); }
-  void set_packet_observer(PacketObserver observer) { packet_observer_ = std::move(observer); }
 
   // Runs the client side for `duration`: every `input_period` each playing bot sends the
   // intent `intent(bot)` returns (muted bots excepted).
@@ -198,7 +192,6 @@ class Clients {
           break;
         case net::NetEvent::Type::kReceive: {
           const std::uint32_t before = b->replica().current().tick;
-          if (packet_observer_) packet_observer_(*b, ev.channel, ev.bytes);
           b->on_packet(ev.channel, ev.bytes);
           if (observer_ && b->replica().current().tick != before) observer_(*b);
           break;
@@ -230,7 +223,6 @@ class Clients {
   std::vector<std::unique_ptr<RawPeer>> raws_;
   std::vector<const client::Bot*> muted_;
   FrameObserver observer_;
-  PacketObserver packet_observer_;
   std::chrono::steady_clock::time_point next_input_{};
 };
 
