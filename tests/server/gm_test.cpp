@@ -23,6 +23,7 @@
 #include "protocol/codec.hpp"
 #include "raw_http.hpp"
 #include "test_util.hpp"
+#include "zone/ban_list.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
@@ -556,4 +557,73 @@ TEST_CASE("gm: inspect shows a character's live state as JSON") {
   CHECK(metric(admin, "inspect", "ok") == "2");
   CHECK(metric(admin, "inspect", "refused") == "1");
   CHECK(zone.audit_lines().size() == 3);
+}
+
+TEST_CASE(
+    "gm: the ban list - saved before it changes, read back whole, a failed save changes nothing") {
+  const std::filesystem::path dir = temp_dir("banlist");
+  const std::string path = (dir / "sub" / "bans.json").string();
+  std::string error;
+  {
+    BanList bans(path);
+    CHECK_FALSE(bans.load());  // no file: no bans
+    CHECK(bans.ban({.account = 7, .at = 100, .by = "10.0.0.1", .reason = "spam"}, error) ==
+          BanList::Change::kDone);
+    CHECK(bans.ban({.account = 9, .at = 101, .by = "10.0.0.1", .reason = std::string(500, 'r')},
+                   error) == BanList::Change::kDone);
+    CHECK(bans.ban({.account = 7, .at = 102, .by = "x", .reason = "again"}, error) ==
+          BanList::Change::kUnchanged);
+    CHECK(bans.unban(8, error) == BanList::Change::kUnchanged);
+    CHECK(bans.unban(9, error) == BanList::Change::kDone);
+    CHECK(bans.banned(7));
+    CHECK_FALSE(bans.banned(9));
+  }
+  {
+    BanList bans(path);
+    REQUIRE_FALSE(bans.load());
+    const std::vector<Ban> list = bans.list();
+    REQUIRE(list.size() == 1);
+    CHECK(list[0].account == 7);
+    CHECK(list[0].at == 100);  // the first ban's record
+    CHECK(list[0].reason == "spam");
+  }
+  {
+    // A reason is cut to its bound on the way in.
+    BanList bans(path);
+    REQUIRE_FALSE(bans.load());
+    CHECK(bans.ban({.account = 11, .at = 1, .by = "", .reason = std::string(500, 'r')}, error) ==
+          BanList::Change::kDone);
+    BanList again(path);
+    REQUIRE_FALSE(again.load());
+    CHECK(again.list().back().reason.size() == BanList::kMaxReasonBytes);
+  }
+  {
+    // Where nothing can be written: refused, and the list in memory unchanged.
+    BanList bans("/proc/no-such-dir/bans.json");
+    CHECK_FALSE(bans.load());
+    CHECK(bans.ban({.account = 5, .at = 1, .by = "", .reason = ""}, error) ==
+          BanList::Change::kSaveFailed);
+    CHECK_FALSE(error.empty());
+    CHECK_FALSE(bans.banned(5));
+  }
+  {
+    // Not a bans file, or an account 0: the start stops.
+    std::ofstream(dir / "bad.json") << "{\"version\": 1, \"bans\": [{\"account\": 0}]}";
+    BanList zero((dir / "bad.json").string());
+    CHECK(zero.load().has_value());
+    std::ofstream(dir / "bad.json") << "[1, 2, 3]";
+    BanList other((dir / "bad.json").string());
+    CHECK(other.load().has_value());
+    BanList directory(dir.string());
+    CHECK(directory.load().has_value());
+  }
+  {
+    // In memory only: nothing written anywhere.
+    BanList memory("");
+    CHECK_FALSE(memory.load());
+    CHECK(memory.ban({.account = 3, .at = 1, .by = "", .reason = ""}, error) ==
+          BanList::Change::kDone);
+    CHECK(memory.banned(3));
+  }
+  std::filesystem::remove_all(dir);
 }
