@@ -271,7 +271,16 @@ void ZoneServer::add_gm_routes() {
     GmRequest r;
     r.command = GmCommand::kBan;
     r.account = *account;
-    finish(req, res, GmCommand::kBan, what, on_tick(std::move(r)));
+    GmAnswer answer = on_tick(std::move(r));
+    if (answer.result != GmResult::kOk) {
+      // The ban holds (it is saved, and every Hello asks the list): only the kick of its
+      // players here did not happen (the zone is closing, or the tick did not answer).
+      answer = {GmResult::kOk,
+                fmt::format("account {} banned; its players here not kicked: {}", *account,
+                            answer.message),
+                {{"account", *account}, {"kicked", nlohmann::json::array()}}};
+    }
+    finish(req, res, GmCommand::kBan, what, std::move(answer));
   });
 
   admin_->post("/admin/gm/unban", [=, this](const httplib::Request& req, httplib::Response& res) {
