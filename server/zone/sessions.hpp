@@ -26,10 +26,10 @@
 #include "zone/chat.hpp"
 #include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
+#include "zone/token_bucket.hpp"
 #include "zone/logger.hpp"
 #include "zone/moderation.hpp"
 #include "zone/ticket_refusal.hpp"
-#include "zone/token_bucket.hpp"
 
 namespace zone {
 
@@ -40,8 +40,7 @@ inline constexpr std::size_t kGroupResults =
 inline constexpr std::size_t kGroupKinds = 2;  // world::GroupKind: party, guild
 inline constexpr std::size_t kActionStatuses =
     static_cast<std::size_t>(protocol::ActionStatus::MAX) + 1;
-inline constexpr std::size_t kChatStatuses =
-    static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
+inline constexpr std::size_t kChatStatuses = static_cast<std::size_t>(protocol::ChatStatus::MAX) + 1;
 
 struct SessionCounters {
   std::uint64_t joins = 0;
