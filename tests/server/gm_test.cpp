@@ -120,6 +120,14 @@ config::ZoneConfig open_zone(const std::filesystem::path& dir) {
 }
 
 // A fresh directory for a test's bans file.
+struct TempDir {
+  std::filesystem::path path;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 std::filesystem::path temp_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("zone-gm-test-" + name + "-" + std::to_string(::getpid()));
@@ -187,7 +195,8 @@ auto with_ticket(std::vector<std::uint8_t> t) {
 
 TEST_CASE("gm: kick by id and by name disconnects the player with reason Kicked, audited") {
   net::EnetLibrary enet;
-  LoggedZone zone(open_zone(temp_dir("kick")));
+  const TempDir dir{temp_dir("kick")};
+  LoggedZone zone(open_zone(dir.path));
   test::Clients clients;
   client::Bot& a = clients.add("alice", zone.port());
   client::Bot& b = clients.add("bob", zone.port());
@@ -241,7 +250,8 @@ TEST_CASE(
     "gm: every command needs the token, its method, and the same origin - a hostile page's "
     "requests change nothing") {
   net::EnetLibrary enet;
-  LoggedZone zone(open_zone(temp_dir("access")));
+  const TempDir dir{temp_dir("access")};
+  LoggedZone zone(open_zone(dir.path));
   test::Clients clients;
   client::Bot& a = clients.add("alice", zone.port());
   REQUIRE(clients.pump_until([&] { return playing(a); }, 5s));
@@ -397,7 +407,8 @@ TEST_CASE("gm: open mode has no accounts to ban - the ban is refused, kick inste
 
 TEST_CASE("gm: a muted player's lines are answered Muted and reach nobody - until unmuted") {
   net::EnetLibrary enet;
-  LoggedZone zone(open_zone(temp_dir("mute")));
+  const TempDir dir{temp_dir("mute")};
+  LoggedZone zone(open_zone(dir.path));
   test::Clients clients;
   client::Bot& a = clients.add("alice", zone.port());
   client::Bot& b = clients.add("bob", zone.port());
@@ -445,7 +456,8 @@ TEST_CASE("gm: a muted player's lines are answered Muted and reach nobody - unti
 
 TEST_CASE("gm: teleport moves a player or an NPC to the point - /debug/truth has it there") {
   net::EnetLibrary enet;
-  config::ZoneConfig cfg = open_zone(temp_dir("teleport"));
+  const TempDir dir{temp_dir("teleport")};
+  config::ZoneConfig cfg = open_zone(dir.path);
   cfg.debug.truth = true;
   LoggedZone zone(cfg);
   test::Clients clients;
@@ -488,7 +500,8 @@ TEST_CASE("gm: teleport moves a player or an NPC to the point - /debug/truth has
 
 TEST_CASE("gm: a broadcast reaches every player as a system chat line (channel 5)") {
   net::EnetLibrary enet;
-  LoggedZone zone(open_zone(temp_dir("broadcast")));
+  const TempDir dir{temp_dir("broadcast")};
+  LoggedZone zone(open_zone(dir.path));
   test::Clients clients;
   std::vector<client::Bot*> bots;
   for (const char* name : {"alice", "bob", "carol", "dave"})
@@ -526,7 +539,8 @@ TEST_CASE("gm: a broadcast reaches every player as a system chat line (channel 5
 
 TEST_CASE("gm: inspect shows a character's live state as JSON") {
   net::EnetLibrary enet;
-  LoggedZone zone(open_zone(temp_dir("inspect")));
+  const TempDir dir{temp_dir("inspect")};
+  LoggedZone zone(open_zone(dir.path));
   test::Clients clients;
   client::Bot& a = clients.add("alice", zone.port());
   client::Bot& twin1 = clients.add("twin", zone.port());
