@@ -104,7 +104,12 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       workers_(pool_.size()),
       sessions_(config_, log_, world_, replicator_),
       reloads_(std::move(admin.config_source)),
+      bans_(config.admin.bans_file),
       observability_(config_, log_) {
+  // A zone that cannot read its bans would let banned accounts in: it does not start.
+  if (const auto error = bans_.load()) throw std::runtime_error("admin.bans_file: " + *error);
+  if (bans_.size() > 0) log_.info("gm: {} banned account(s) from {}", bans_.size(), bans_.path());
+  sessions_.set_moderation(&gm_desk_);
   // The first host claims the port (an ephemeral one if 0 was asked): no other socket may
   // hold it; the others join it.
   verifier_ = make_ticket_verifier(config);
@@ -191,6 +196,7 @@ void ZoneServer::tick() {
   ++tick_;
   world_.events().clear();
   if (reloads_.pending()) apply_pending_reloads();
+  if (gm_queue_.pending()) apply_gm_commands();
   if (load_changed_) apply_load_level();
   ingest();
   sessions_.apply_inputs();
@@ -278,6 +284,7 @@ void ZoneServer::post() {
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
   reloads_.close();
+  gm_queue_.close();
   for (auto& h : hosts_) h->wait_sent();
   std::vector<net::PeerId> unconfirmed =
       sessions_.close_all(DisconnectReason::ServerShutdown, batches_);
