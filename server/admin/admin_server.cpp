@@ -309,6 +309,10 @@ class AdminServer::Impl final : public httplib::Server {
     bool continued = false;  // "100 Continue" sent for the current request
     bool lingering = false;
     std::size_t discarded = 0;
+    // The client's address: handlers see it as Request::remote_addr (the GM commands'
+    // audit lines name their caller).
+    std::string remote_addr;
+    int remote_port = 0;
     Next next = Next::kKeepAlive;  // set by the worker
     Conn() = default;
     Conn(const Conn&) = delete;
@@ -443,7 +447,10 @@ class AdminServer::Impl final : public httplib::Server {
 
   void accept_some() {
     for (int i = 0; i < 64; ++i) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_in peer{};
+      socklen_t peer_len = sizeof(peer);
+      const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len,
+                               SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EMFILE || errno == ENFILE) {
@@ -459,6 +466,12 @@ class AdminServer::Impl final : public httplib::Server {
       auto c = std::make_unique<Conn>();
       c->fd = fd;
       c->serial = ++serial_;
+      if (peer.sin_family == AF_INET) {
+        char text[INET_ADDRSTRLEN] = {};
+        if (::inet_ntop(AF_INET, &peer.sin_addr, text, sizeof(text)) != nullptr)
+          c->remote_addr = text;
+        c->remote_port = ntohs(peer.sin_port);
+      }
       c->deadline = Clock::now() + limits_.idle_timeout;
       if (conns_.size() + busy_.load() >= limits_.max_connections && !close_oldest()) {
         continue;  // every slot is running a handler: this one is closed (by ~Conn)
@@ -615,7 +628,9 @@ class AdminServer::Impl final : public httplib::Server {
                          Clock::now() + limits_.write_timeout, stop_fd_);
     bool closed = false;
     const bool close_after = f.body_refused;
-    bool ok = process_request(stream, close_after, closed, [](httplib::Request& req) {
+    bool ok = process_request(stream, close_after, closed, [&c](httplib::Request& req) {
+      req.remote_addr = c.remote_addr;
+      req.remote_port = c.remote_port;
       // Several ranges are refused by check(): never let cpp-httplib build their parts.
       if (req.ranges.size() > 1) req.ranges.clear();
       // The body is here already (or refused): cpp-httplib must not ask for it again.

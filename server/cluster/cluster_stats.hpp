@@ -22,6 +22,11 @@ struct ClusterStats {
   std::uint64_t events_out = 0;
   std::uint64_t events_in = 0;
   std::uint64_t events_refused = 0;
+  // Chat lines sent to the world, received and delivered here, refused (not decodable,
+  // a name or text the name rule refuses).
+  std::uint64_t chat_out = 0;
+  std::uint64_t chat_in = 0;
+  std::uint64_t chat_refused = 0;
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone

@@ -47,6 +47,31 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
     link_->subscribe(ghost_subject(prefix, self, n.name));
     link_->subscribe(handoff_subject(prefix, self, n.name));
   }
+  for (const std::string& z : params_.world_zones) {
+    chat_from_.emplace(chat_subject(prefix, z), z);
+    link_->subscribe(chat_subject(prefix, z));
+  }
+}
+
+void GhostExchange::publish_chat(const RemoteChat& line) {
+  if (params_.world_zones.empty()) return;
+  encode(line, chat_bytes_);
+  if (link_->publish(chat_subject(params_.subject_prefix, params_.self_name), chat_bytes_)) {
+    ++stats_.chat_out;
+  }
+}
+
+void GhostExchange::receive_chat(const RemoteChat& line, HandoffHooks& hooks) {
+  // The speaker's name and the line meet the rules they met at home (a zone whose rules
+  // were different, or a forged line, does not get through).
+  if (!protocol::valid_player_name(line.speaker_name, params_.max_name_bytes) ||
+      !protocol::valid_player_name(line.text, protocol::kMaxEventText) ||
+      (!line.to.empty() && !protocol::valid_player_name(line.to, params_.max_name_bytes))) {
+    ++stats_.chat_refused;
+    return;
+  }
+  ++stats_.chat_in;
+  hooks.remote_chat(line);
 }
 
 bool GhostExchange::name_ok(std::string_view name) const {
@@ -74,6 +99,15 @@ void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hook
 void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
   link_->take(inbox_);
   for (const bus::BusMessage& m : inbox_) {
+    if (!m.data.empty() && m.data[0] == kChatMagic) {
+      // Only on a chat subject (whose sender NATS vouches for).
+      if (chat_from_.count(m.subject) == 0 || decode(m.data, chat_) != ChatDecodeError::kNone) {
+        ++stats_.chat_refused;
+        continue;
+      }
+      receive_chat(chat_, hooks);
+      continue;
+    }
     // The neighbour the subject names as the sender (only it may publish there).
     const auto from = inbound_.find(m.subject);
     if (!m.data.empty() && m.data[0] == kTransferMagic) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bus/nats_link.hpp"
+#include "cluster/chat_codec.hpp"
 #include "cluster/cluster_stats.hpp"
 #include "cluster/ghost_codec.hpp"
 #include "cluster/transfer_codec.hpp"
@@ -54,6 +55,8 @@ struct ExchangeParams {
   std::uint32_t self_index = 0;
   std::string self_name;
   std::vector<Neighbour> neighbours;
+  // Every other zone of the world, by name (chat lines cross the whole world).
+  std::vector<std::string> world_zones;
   double ghost_distance = 40.0;  // metres
   std::chrono::milliseconds ghost_timeout{1000};
   // Ticks before a restarted neighbour's entities are placed (world::Ghosts).
@@ -95,6 +98,10 @@ class HandoffHooks {
   virtual bool cancel_arrival(world::EntityId id) = 0;
   // An NPC arrived from a neighbour at `slot` (the game's rules meet it).
   virtual void npc_arrived(std::uint32_t /*slot*/) {}
+  // A chat line from another zone of the world (checked: its names and text follow the
+  // name rule): whispers for this zone's players of that name, guild lines for this zone's
+  // guild of that key.
+  virtual void remote_chat(const RemoteChat& /*line*/) {}
 };
 
 class GhostExchange {
@@ -112,6 +119,9 @@ class GhostExchange {
   // Then offers the players that stepped into a neighbour's rectangle
   // (World::crossings), and takes back those whose offer was refused or not answered.
   void tick(std::uint32_t tick, double max_step, HandoffHooks& hooks);
+  // Sends a chat line to every other zone of the world (docs/world.md, "Chat across
+  // zones"); it reaches their hooks' remote_chat at their next tick.
+  void publish_chat(const RemoteChat& line);
 
   ClusterStats stats() const;
   const ExchangeParams& params() const { return params_; }
@@ -170,6 +180,10 @@ class GhostExchange {
   void add_events(GhostMessage& message);
   void relay_events(const GhostMessage& message);
   std::vector<world::EntityId> listed_;  // scratch: a message's ghost ids, sorted
+  void receive_chat(const RemoteChat& line, HandoffHooks& hooks);
+  std::map<std::string, std::string> chat_from_;  // chat subject -> its zone
+  RemoteChat chat_;                               // decoding scratch
+  std::vector<std::uint8_t> chat_bytes_;
   world::World& world_;
   world::Ghosts ghosts_;
   std::unique_ptr<bus::Bus> link_;

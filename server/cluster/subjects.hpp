@@ -6,6 +6,7 @@
 // subscribes to what is sent to it and publishes only subjects that end in its own name;
 // NATS permits exactly that (bus_permissions()), so one zone's credentials cannot speak
 // for another, and a zone drops a message whose sender is not the subject's <from>.
+// "<prefix>.chat.<from>" carries zone <from>'s chat lines for the whole world.
 // Zone names are letters, digits, '-' and '_' (config::WorldMap), never a NATS wildcard.
 #pragma once
 
@@ -24,6 +25,12 @@ inline std::string handoff_subject(const std::string& prefix, const std::string&
   return prefix + ".handoff." + to + "." + from;
 }
 
+// Chat lines that cross zones (whispers, guild lines): every zone of the world listens to
+// every other zone's.
+inline std::string chat_subject(const std::string& prefix, const std::string& from) {
+  return prefix + ".chat." + from;
+}
+
 // The subjects the NATS user of `zone` may publish to and subscribe to, nothing else.
 struct BusPermissions {
   std::vector<std::string> publish;
@@ -31,8 +38,10 @@ struct BusPermissions {
 };
 
 inline BusPermissions bus_permissions(const std::string& prefix, const std::string& zone) {
-  return {.publish = {ghost_subject(prefix, "*", zone), handoff_subject(prefix, "*", zone)},
-          .subscribe = {ghost_subject(prefix, zone, "*"), handoff_subject(prefix, zone, "*")}};
+  return {.publish = {ghost_subject(prefix, "*", zone), handoff_subject(prefix, "*", zone),
+                      chat_subject(prefix, zone)},
+          .subscribe = {ghost_subject(prefix, zone, "*"), handoff_subject(prefix, zone, "*"),
+                        chat_subject(prefix, "*")}};
 }
 
 }  // namespace zone::cluster

@@ -523,6 +523,7 @@ const std::vector<KeySpec>& schema() {
     text<&ZoneConfig::admin, &AdminConfig::token_file>("admin.token_file", "a file path, or \"\" for none", valid_path_or_empty),
     text<&ZoneConfig::admin, &AdminConfig::token_env>("admin.token_env", "an environment variable name (letters, digits, _), or \"\" for none", valid_env_name_or_empty),
     text<&ZoneConfig::admin, &AdminConfig::allowed_hosts>("admin.allowed_hosts", "host names separated by commas (letters, digits, '-', '.'), or \"\" for none", valid_host_names),
+    text<&ZoneConfig::admin, &AdminConfig::bans_file>("admin.bans_file", "a file path, or \"\" for none", valid_path_or_empty),
 
     boolean<&ZoneConfig::debug, &DebugConfig::truth>("debug.truth"),
     integer<&ZoneConfig::debug, &DebugConfig::truth_history_ticks>("debug.truth_history_ticks", 2, 1024),

@@ -203,6 +203,9 @@ struct AdminConfig {
   std::string token_file;     // path of a file holding the token
   std::string token_env;      // name of an environment variable holding the token
   std::string allowed_hosts;  // Host names besides IP literals and localhost, comma-separated
+  // Where the GM commands keep banned accounts (docs/operations.md): read at start-up,
+  // rewritten whole (temp file + rename) on every ban and unban. "": in memory only.
+  std::string bans_file = "data/bans.json";
 };
 
 struct DebugConfig {

@@ -73,6 +73,12 @@ class Groups {
     const auto it = groups_.find(group);
     return it == groups_.end() ? 0 : it->second.key;
   }
+  // The group of an invitation key here (kNoGroup: none): a guild line from another zone
+  // names its guild by key.
+  GroupId group_of_key(std::uint64_t key) const {
+    const auto it = by_key_.find(key);
+    return it == by_key_.end() ? kNoGroup : it->second;
+  }
   std::size_t group_count() const { return groups_.size(); }
   std::size_t member_count() const { return members_; }
 

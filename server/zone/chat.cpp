@@ -23,7 +23,8 @@ const std::vector<std::uint32_t>* PlayerNames::find(std::string_view name) const
 }
 
 ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_bytes,
-                     world::World& world, const PlayerNames& names, const ChatLine& line) {
+                     world::World& world, const PlayerNames& names, const ChatLine& line,
+                     const ChatForward& forward) {
   if (!config.enabled || line.channel >= protocol::kChatChannelCount) return ChatStatus::BadChannel;
   const auto channel = static_cast<ChatChannel>(line.channel);
   if (channel == ChatChannel::kSystem) return ChatStatus::BadChannel;
@@ -49,12 +50,30 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
       if (draft.group == world::kNoGroup) return ChatStatus::NoGroup;
       draft.route =
           kind == world::GroupKind::kParty ? world::EventRoute::kParty : world::EventRoute::kGuild;
+      // A guild spans the world (its key does); a party is its zone's.
+      if (kind == world::GroupKind::kGuild && forward) {
+        forward({.channel = line.channel,
+                 .speaker = speaker.id,
+                 .guild_key = world.guilds().key_of(draft.group),
+                 .speaker_name = speaker.name,
+                 .to = {},
+                 .text = std::string(line.text)});
+      }
       break;
     }
     case ChatChannel::kWhisper: {
       if (!protocol::valid_player_name(line.to, max_name_bytes)) return ChatStatus::NoSuchPlayer;
       const std::vector<std::uint32_t>* slots = names.find(line.to);
-      if (slots == nullptr) return ChatStatus::NoSuchPlayer;
+      if (slots == nullptr) {
+        if (!forward) return ChatStatus::NoSuchPlayer;
+        forward({.channel = line.channel,
+                 .speaker = speaker.id,
+                 .guild_key = 0,
+                 .speaker_name = speaker.name,
+                 .to = std::string(line.to),
+                 .text = std::string(line.text)});
+        return ChatStatus::Sent;
+      }
       draft.route = world::EventRoute::kPlayer;
       // One event per receiver of that name; the speaker sees its own line only if it
       // whispers to itself.
@@ -73,6 +92,31 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
   // The zone's event budget for the tick is spent: the line is refused, not lost silently.
   if (world.events().emit(world.game().schema, draft)) return ChatStatus::RateLimited;
   return ChatStatus::Sent;
+}
+
+void deliver_remote_chat(world::World& world, const PlayerNames& names,
+                         const cluster::RemoteChat& line) {
+  world::EventDraft draft;
+  draft.kind = protocol::kChatEvent;
+  draft.entity = line.speaker;
+  draft.text = line.text;
+  draft.name = line.speaker_name;
+  const std::array<std::int32_t, 1> args = {line.channel};
+  draft.args = args;
+  if (line.channel == static_cast<std::uint8_t>(ChatChannel::kWhisper)) {
+    const std::vector<std::uint32_t>* slots = names.find(line.to);
+    if (slots == nullptr) return;
+    draft.route = world::EventRoute::kPlayer;
+    for (const std::uint32_t slot : *slots) {
+      draft.target = world.entity(slot).id;
+      world.events().emit(world.game().schema, draft);
+    }
+    return;
+  }
+  draft.group = world.guilds().group_of_key(line.guild_key);
+  if (draft.group == world::kNoGroup) return;
+  draft.route = world::EventRoute::kGuild;
+  world.events().emit(world.game().schema, draft);
 }
 
 }  // namespace zone

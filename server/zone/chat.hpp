@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/chat_codec.hpp"
 #include "config/zone_config.hpp"
 #include "protocol/zone_generated.h"
 #include "world/world.hpp"
@@ -40,8 +42,22 @@ struct ChatLine {
   std::string_view to;  // whisper: the receiver's name
 };
 
+// Where lines for other zones go in a world (cluster::GhostExchange::publish_chat); empty
+// for a zone alone.
+using ChatForward = std::function<void(const cluster::RemoteChat&)>;
+
 // Checks the line and emits it into the world's events; Sent, or why not (nothing sent).
+// In a world (`forward` set), a guild line also goes to the other zones, and so does a
+// whisper to a name this zone does not have (answered Sent: no zone answers whether the
+// name was anywhere).
 protocol::ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_bytes,
-                               world::World& world, const PlayerNames& names, const ChatLine& line);
+                               world::World& world, const PlayerNames& names, const ChatLine& line,
+                               const ChatForward& forward = {});
+
+// A line from another zone (already checked by the exchange): a whisper to this zone's
+// players of that name, a guild line to this zone's guild of that key; nothing if there is
+// none here.
+void deliver_remote_chat(world::World& world, const PlayerNames& names,
+                         const cluster::RemoteChat& line);
 
 }  // namespace zone

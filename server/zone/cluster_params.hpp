@@ -48,6 +48,9 @@ inline cluster::ExchangeParams make_exchange_params(const config::WorldMap& map,
     p.neighbours.push_back(
         {static_cast<std::uint32_t>(n), map.zones[n].name, to_bounds(map.zones[n].rect)});
   }
+  for (std::size_t z = 0; z < map.zones.size(); ++z) {
+    if (z != index) p.world_zones.push_back(map.zones[z].name);
+  }
   p.ghost_distance = map.ghost_distance;
   p.ghost_timeout = std::chrono::milliseconds(map.ghost_timeout_ms);
   p.id_reuse_ticks = history_ticks + 1;

@@ -149,6 +149,11 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
              "the sender, or not of this zone's game).",
              "direction",
              {{"out", c.events_out}, {"in", c.events_in}, {"refused", c.events_refused}});
+  w.labelled("zone_world_chat_total", "counter",
+             "Chat lines that cross zones (whispers to names elsewhere, guild lines): sent to "
+             "the world (out), received and delivered here (in), refused (not decodable, or a "
+             "name or text the name rule refuses).",
+             "direction", {{"out", c.chat_out}, {"in", c.chat_in}, {"refused", c.chat_refused}});
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
              {{"out", c.messages_out}, {"in", c.messages_in}});
   w.labelled("zone_bus_bytes_total", "counter", "Bus payload bytes.", "direction",

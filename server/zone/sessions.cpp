@@ -270,7 +270,7 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
   }
   // In ticket mode the name is the ticket's, checked like any other.
   if (ev.ticket_checked) {
-    if (!admit_ticket(s, ev, name, out)) return;
+    if (!admit_ticket(s, ev, name, out) || refuse_banned(s, out)) return;
   } else if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
   }
@@ -609,10 +609,13 @@ void Sessions::on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
   if (s.phase != Session::Phase::kPlaying) return drop(s, DropReason::kBeforeHello, out);
   if (!take_token(s, ev.at, out)) return;
   ChatStatus status = ChatStatus::RateLimited;
-  if (s.chat.take(ev.at, config_.chat.lines_per_second, config_.chat.burst)) {
+  if (muted(s, ev.at)) {
+    status = ChatStatus::Muted;
+  } else if (s.chat.take(ev.at, config_.chat.lines_per_second, config_.chat.burst)) {
     status =
         send_chat(config_.chat, config_.players.max_name_length, world_, names_,
-                  {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)});
+                  {s.player_slot, ev.chat_channel, inbox.chat_text_of(ev), inbox.chat_to_of(ev)},
+                  chat_forward_);
   }
   if (status == ChatStatus::Sent) {
     ++counters_.chat_lines[ev.chat_channel];
@@ -622,6 +625,37 @@ void Sessions::on_chat(Session& s, const Inbox& inbox, const InboundEvent& ev,
   protocol::build_chat_result(fbb_, status, ev.chat_channel);
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
                             protocol::kReliableChannel);
+}
+
+bool Sessions::muted(const Session& s, Clock::time_point at) const {
+  return moderation_ != nullptr && moderation_->muted(world_.entity(s.player_slot), at);
+}
+
+bool Sessions::refuse_banned(Session& s, std::span<net::SendBatch> out) {
+  if (moderation_ == nullptr || !moderation_->banned(s.account_id)) return false;
+  log_session(log_, session_log_, "refused peer {}.{}: account {} is banned", s.peer.host,
+              s.peer.index, s.account_id);
+  kick(s, DisconnectReason::Banned, out);
+  return true;
+}
+
+bool Sessions::kick_player(std::uint32_t slot, DisconnectReason reason,
+                           std::span<net::SendBatch> out) {
+  if (slot >= peer_of_slot_.size()) return false;
+  Session* s = find(peer_of_slot_[slot]);
+  if (s == nullptr || s->phase != Session::Phase::kPlaying || s->player_slot != slot) return false;
+  kick(*s, reason, out);
+  return true;
+}
+
+const Session* Sessions::session_of(std::uint32_t slot) const {
+  if (slot >= peer_of_slot_.size()) return nullptr;
+  const net::PeerId peer = peer_of_slot_[slot];
+  if (!peer.valid() || peer.host >= table_.size() || peer.index >= table_[peer.host].size()) {
+    return nullptr;
+  }
+  const Session& s = table_[peer.host][peer.index];
+  return s.phase == Session::Phase::kPlaying && s.player_slot == slot ? &s : nullptr;
 }
 
 const config::GroupConfig& Sessions::group_config(world::GroupKind kind) const {

@@ -28,6 +28,7 @@
 #include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
 #include "zone/logger.hpp"
+#include "zone/moderation.hpp"
 #include "zone/ticket_refusal.hpp"
 #include "zone/token_bucket.hpp"
 
@@ -193,6 +194,18 @@ class Sessions {
   // is answered NotAllowed). Must outlive the sessions or be reset first.
   void set_game(GameHooks* game) { game_ = game; }
   const PlayerNames& names() const { return names_; }
+  // In a world of zones: where chat lines for other zones go (a zone alone: none).
+  void set_chat_forward(ChatForward forward) { chat_forward_ = std::move(forward); }
+
+  // GM commands (docs/operations.md). Bans and mutes are asked of `moderation` (none:
+  // nobody is banned or muted); it must outlive the sessions or be reset first.
+  void set_moderation(const Moderation* moderation) { moderation_ = moderation; }
+  // Ends the connection of the player at `slot` with `reason` (Kicked, Banned); false
+  // when no client plays it here (an NPC, a ghost, a player whose client has not come).
+  bool kick_player(std::uint32_t slot, protocol::DisconnectReason reason,
+                   std::span<net::SendBatch> out);
+  // The session playing `slot`, or nullptr (inspect).
+  const Session* session_of(std::uint32_t slot) const;
 
   // The character store (persist.enabled; none: every login is a new character). Logins
   // wait for their row (kLoading); leaves and handoffs save. Must outlive the sessions.
@@ -226,6 +239,11 @@ class Sessions {
   bool admit_ticket(Session& s, const InboundEvent& ev, std::string_view name,
                     std::span<net::SendBatch> out);
   void refuse_ticket(Session& s, TicketRefusal why, std::span<net::SendBatch> out);
+  // A ticketed Hello of a banned account: refused with Banned (true), before it takes
+  // anything over or arrives.
+  bool refuse_banned(Session& s, std::span<net::SendBatch> out);
+  // Whether s's player may not chat now.
+  bool muted(const Session& s, std::chrono::steady_clock::time_point at) const;
   // Ticket mode: if s's character is online here, s takes its entity over (the older
   // connection is closed with LoggedInElsewhere) and true is returned.
   bool take_over(Session& s, std::uint32_t tick, std::span<net::SendBatch> out);
@@ -277,7 +295,9 @@ class Sessions {
   const config::ZoneConfig& config_;
   Logger& log_;
   GameHooks* game_ = nullptr;
+  const Moderation* moderation_ = nullptr;
   PlayerNames names_;
+  ChatForward chat_forward_;
   world::World& world_;
   replication::Replicator& replicator_;
   std::vector<std::vector<Session>> table_;  // by host, then peer slot

@@ -100,7 +100,7 @@ void ZoneServer::start_admin(std::string token) {
   admin_->get("/metrics", Access::kOpen,
               [this, zone_name](const httplib::Request&, httplib::Response& res) {
                 const ZoneMetrics latest = observability_.metrics_board().latest();
-                res.set_content(render_prometheus(latest, zone_name),
+                res.set_content(render_prometheus(latest, zone_name) + gm_counters_.render(),
                                 "text/plain; version=0.0.4; charset=utf-8");
               });
   // The page holds no data: it asks for the token and sends it with every request.
@@ -244,6 +244,7 @@ void ZoneServer::start_admin(std::string token) {
                           "text/plain");
         });
   }
+  add_gm_routes();
   admin_->start();
 }
 

@@ -41,6 +41,10 @@ const char* metric_label(DisconnectReason r) {
       return "ticket_wrong_world";
     case DisconnectReason::LoggedInElsewhere:
       return "logged_in_elsewhere";
+    case DisconnectReason::Kicked:
+      return "kicked";
+    case DisconnectReason::Banned:
+      return "banned";
     case DisconnectReason::StoreUnavailable:
       return "store_unavailable";
   }

@@ -43,9 +43,13 @@ world::GameTypes load_game(const config::ZoneConfig& config) {
 // Handoff between the world's zones and this zone's sessions, for one tick.
 class SessionHandoff final : public cluster::HandoffHooks {
  public:
-  SessionHandoff(Sessions& sessions, ZoneRules* rules, std::span<net::SendBatch> out,
-                 std::chrono::milliseconds arrival_timeout)
-      : sessions_(sessions), rules_(rules), out_(out), arrival_timeout_(arrival_timeout) {}
+  SessionHandoff(Sessions& sessions, world::World& world, ZoneRules* rules,
+                 std::span<net::SendBatch> out, std::chrono::milliseconds arrival_timeout)
+      : sessions_(sessions),
+        world_(world),
+        rules_(rules),
+        out_(out),
+        arrival_timeout_(arrival_timeout) {}
   bool can_take_player() const override { return sessions_.can_take_player(); }
   void player_left(std::uint32_t slot, const cluster::Destination& to) override {
     sessions_.transfer_out(slot, to.zone, to.host, to.port, to.token, out_);
@@ -58,9 +62,13 @@ class SessionHandoff final : public cluster::HandoffHooks {
   void npc_arrived(std::uint32_t slot) override {
     if (rules_ != nullptr) rules_->npc_arrived(slot);
   }
+  void remote_chat(const cluster::RemoteChat& line) override {
+    deliver_remote_chat(world_, sessions_.names(), line);
+  }
 
  private:
   Sessions& sessions_;
+  world::World& world_;
   ZoneRules* rules_;
   std::span<net::SendBatch> out_;
   std::chrono::milliseconds arrival_timeout_;
@@ -96,7 +104,12 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       workers_(pool_.size()),
       sessions_(config_, log_, world_, replicator_),
       reloads_(std::move(admin.config_source)),
+      bans_(config.admin.bans_file),
       observability_(config_, log_) {
+  // A zone that cannot read its bans would let banned accounts in: it does not start.
+  if (const auto error = bans_.load()) throw std::runtime_error("admin.bans_file: " + *error);
+  if (bans_.size() > 0) log_.info("gm: {} banned account(s) from {}", bans_.size(), bans_.path());
+  sessions_.set_moderation(&gm_desk_);
   // The first host claims the port (an ephemeral one if 0 was asked): no other socket may
   // hold it; the others join it.
   verifier_ = make_ticket_verifier(config);
@@ -131,6 +144,10 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
                              config.players.max_name_length),
         world_);
     arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
+    // Whispers to names elsewhere and guild lines go to the other zones of the world.
+    sessions_.set_chat_forward([exchange = cluster_.get()](const cluster::RemoteChat& line) {
+      exchange->publish_chat(line);
+    });
   }
   load_.configure(make_load_params(config));
   apply_game_limits();
@@ -182,6 +199,7 @@ void ZoneServer::tick() {
   ++tick_;
   world_.events().clear();
   if (reloads_.pending()) apply_pending_reloads();
+  if (gm_queue_.pending()) apply_gm_commands();
   if (load_changed_) apply_load_level();
   ingest();
   sessions_.apply_inputs();
@@ -190,7 +208,7 @@ void ZoneServer::tick() {
   if (store_) store_->checkpoint(world_, tick_);  // queued for the writer thread, no wait
   // Ghosts move by the same per-tick bound as the zone's own entities.
   if (cluster_) {
-    SessionHandoff handoff(sessions_, rules_.get(), batches_, arrival_timeout_);
+    SessionHandoff handoff(sessions_, world_, rules_.get(), batches_, arrival_timeout_);
     cluster_->tick(tick_, std::max(config_.players.max_speed, config_.npcs.speed) * dt_, handoff);
   }
   const auto aoi_start = clock::now();
@@ -271,6 +289,7 @@ void ZoneServer::post() {
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
   reloads_.close();
+  gm_queue_.close();
   for (auto& h : hosts_) h->wait_sent();
   std::vector<net::PeerId> unconfirmed =
       sessions_.close_all(DisconnectReason::ServerShutdown, batches_);

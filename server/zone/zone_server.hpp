@@ -42,6 +42,7 @@
 #include "replication/replicator.hpp"
 #include "util/worker_pool.hpp"
 #include "world/world.hpp"
+#include "zone/gm_commands.hpp"
 #include "zone/ingest.hpp"
 #include "zone/load_governor.hpp"
 #include "zone/logger.hpp"
@@ -157,6 +158,9 @@ class ZoneServer {
   // Tells every player the current view parameters (after a reload changed them).
   void announce_params();
   void start_admin(std::string token);
+  // GM commands (zone_gm_routes.cpp): the routes, and the queue applied at a tick start.
+  void add_gm_routes();
+  void apply_gm_commands();
   // interest.load_adaptive (zone_interest.cpp): the level from the tick's time, applied
   // at the start of the next tick; simulated load for tests.
   void observe_load(std::chrono::nanoseconds tick);
@@ -208,6 +212,13 @@ class ZoneServer {
   ReloadController reloads_;
   bool announce_params_ = false;  // a reload changed the view parameters
   flatbuffers::FlatBufferBuilder fbb_{256};
+
+  // GM commands: banned accounts (admin threads write, the tick reads), the tick's desk
+  // (mutes; it answers the sessions' questions), the queue between them, the counters.
+  BanList bans_;
+  GmDesk gm_desk_{bans_};
+  GmQueue gm_queue_;
+  GmCounters gm_counters_;
 
   // What the admin threads see.
   Observability observability_;

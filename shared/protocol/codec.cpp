@@ -275,6 +275,10 @@ const char* to_string(DisconnectReason reason) {
       return "login ticket for another world";
     case DisconnectReason::LoggedInElsewhere:
       return "logged in elsewhere";
+    case DisconnectReason::Kicked:
+      return "kicked by an operator";
+    case DisconnectReason::Banned:
+      return "account banned";
     case DisconnectReason::StoreUnavailable:
       return "character store unavailable";
   }

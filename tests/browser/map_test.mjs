@@ -18,6 +18,10 @@
 //      world data added (a "zone" object, ghosts of two neighbours, a selected ghost's
 //      owner; docs/world.md) draws the neighbours and the ghosts, lists them in the side
 //      panel and legend, and shows a clicked ghost's owner, without a page error;
+//   8. GM commands (with bots): selecting a player shows the GM panel; Inspect lists its
+//      properties by name (as text); Mute and a Teleport to a clicked point are answered
+//      ok; Kick disconnects the bot (the server's audit line and
+//      zone_disconnects_total{reason="kicked"} say so);
 //   7. gameplay: the server's answers carry a health value per entity and the schema's
 //      event names; with a hurt entity, events and chat lines added (one of them markup a
 //      player typed), the page draws the health bar and the event rings and lists the
@@ -441,6 +445,7 @@ async function main() {
   // 12. A world of zones, as the page meets it: the server's answers with world data added.
   await checkWorld(context, mapUrl, watchErrors);
   await checkGameplay(context, mapUrl, watchErrors);
+  if (clientSimBin) await checkGm(context, mapUrl, watchErrors, server, adminPort);
 
   check(pageErrors.length === 0, `the page reported errors:\n  ${pageErrors.join('\n  ')}`);
   for (const p of procs) check(!p.exited, `${p.name} exited early (${p.code})`);
@@ -598,6 +603,111 @@ async function checkGameplay(context, mapUrl, watchErrors) {
   await page.close();
 }
 
+// GM commands from the page (docs/operations.md): a bot's player selected, inspected,
+// muted, teleported to a clicked point and kicked, each through the page's own buttons.
+async function checkGm(context, mapUrl, watchErrors, server, adminPort) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  watchErrors(page);
+  await page.goto(mapUrl);
+  await page.waitForFunction(() => window.zoneMap && zoneMap.frames >= 2 &&
+      zoneMap.last.entities.some((v, i) => i % 4 === 1 && v === 0), null, { timeout: 20000 })
+    .catch(() => { throw new TestFailure('the GM page saw no player'); });
+  const id = await page.evaluate(() => {
+    const e = zoneMap.last.entities;
+    for (let i = 0; i < e.length; i += 4) if (e[i + 1] === 0) return e[i];
+    return 0;
+  });
+  // Centre the view on it, zoomed in, and click it (it walks: retry on a newer frame).
+  const at = () => page.evaluate((id) => {
+    const e = zoneMap.last.entities;
+    for (let i = 0; i < e.length; i += 4) {
+      if (e[i] === id) return { ...zoneMap.worldToScreen(e[i + 2], e[i + 3]), wx: e[i + 2], wy: e[i + 3] };
+    }
+    return null;
+  }, id);
+  let selected = 0;
+  for (let attempt = 1; attempt <= 8 && selected !== id; attempt++) {
+    const w = await at();
+    check(w, `player ${id} left the zone before the GM test`);
+    await page.evaluate(([x, y]) => { zoneMap.view.cx = x; zoneMap.view.cy = y; zoneMap.view.scale = 8; }, [w.wx, w.wy]);
+    await page.waitForFunction((f) => zoneMap.frames > f, await page.evaluate(() => zoneMap.frames));
+    const p = await at();
+    check(p, `player ${id} left the zone before the GM test`);
+    await page.mouse.click(p.x, p.y);
+    selected = await page.evaluate(() => zoneMap.selected);
+  }
+  check(selected === id, `could not select player ${id} for the GM test (selected ${selected})`);
+  await page.waitForFunction((id) => zoneMap.confirmed === id, id, { timeout: 3000 })
+    .catch(() => { throw new TestFailure(`the selected player ${id} was never confirmed`); });
+  check(await page.isVisible('#gm'), 'a selected player shows no GM panel');
+  const name = await page.evaluate(() => zoneMap.last.selected.name);
+
+  // Inspect: the panel lists the player's properties by name (the built-in game's health).
+  await page.click('#gm-inspect-btn');
+  await page.waitForFunction(() => document.querySelector('#gm-inspect table'), null, { timeout: 5000 })
+    .catch(() => { throw new TestFailure('Inspect showed nothing'); });
+  const inspected = await page.evaluate(() => {
+    const rows = {};
+    for (const tr of document.querySelectorAll('#gm-inspect tr')) rows[tr.cells[0].textContent] = tr.cells[1].textContent;
+    const tags = new Set([...document.querySelectorAll('#gm-inspect *')].map((el) => el.tagName));
+    return { rows, tags: [...tags] };
+  });
+  check(inspected.rows.entity === String(id), `Inspect shows entity ${inspected.rows.entity}, expected ${id}`);
+  check(inspected.rows.name === name, `Inspect shows the name "${inspected.rows.name}", expected "${name}"`);
+  check(/^\d+$/.test(inspected.rows.health || '') && /^\d+$/.test(inspected.rows.max_health || ''),
+        `Inspect does not list the properties by name: ${JSON.stringify(inspected.rows)}`);
+  check(inspected.tags.every((t) => ['TABLE', 'TBODY', 'TR', 'TD'].includes(t)),
+        `the inspect panel holds more than a table of text: ${inspected.tags}`);
+
+  // Mute, then Teleport to a point clicked 40 px right of the player.
+  const answered = (command) => page.waitForFunction((c) => zoneMap.gmAnswers.some((a) => a.command === c),
+                                                     command, { timeout: 5000 })
+    .catch(() => { throw new TestFailure(`no answer to ${command} from the page`); });
+  await page.fill('#gm-minutes', '2');
+  await page.click('#gm-mute');
+  await answered('mute');
+  await page.click('#gm-teleport');
+  check(await page.evaluate(() => zoneMap.gmAiming), 'Teleport did not wait for a point');
+  // Towards the middle of the 4 km world, so the point is inside it.
+  const p = await at();
+  await page.mouse.click(p.x + (p.wx < 2000 ? 40 : -40), p.y);
+  await answered('teleport');
+  const answers = await page.evaluate(() => zoneMap.gmAnswers);
+  for (const c of ['inspect', 'mute', 'teleport']) {
+    const a = answers.find((x) => x.command === c);
+    check(a && a.ok && a.result === 'ok', `${c} from the page was not ok: ${JSON.stringify(a)}`);
+  }
+  check(await page.evaluate(() => zoneMap.selected) === id, 'the teleport click changed the selection');
+
+  // Kick: the bot is disconnected, with the reason kicked.
+  await page.click('#gm-kick');
+  await answered('kick');
+  const kick = (await page.evaluate(() => zoneMap.gmAnswers)).find((x) => x.command === 'kick');
+  check(kick.ok && kick.result === 'ok', `the kick was not ok: ${JSON.stringify(kick)}`);
+  await waitForLine(server, new RegExp(`gm audit: caller=127\\.0\\.0\\.1:\\d+ command=kick id=${id} result=ok`), 5000);
+  // /metrics is published by the tick thread now and then: wait for the disconnect.
+  let metrics = '';
+  for (let i = 0; i < 50 && !/zone_disconnects_total\{reason="kicked"\} 1\b/.test(metrics); i++) {
+    if (i) await sleep(100);
+    metrics = await (await page.request.get(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  }
+  check(/zone_disconnects_total\{reason="kicked"\} 1\b/.test(metrics),
+        'zone_disconnects_total{reason="kicked"} is not 1 within 5 s of the kick');
+  check(/zone_gm_commands_total\{command="kick",result="ok"\} 1\b/.test(metrics),
+        'zone_gm_commands_total does not count the kick');
+  for (const c of ['inspect', 'mute', 'teleport']) {
+    await waitForLine(server, new RegExp(`gm audit: .*command=${c} id=${id}.* result=ok`), 5000);
+  }
+  await page.waitForFunction((id) => !zoneMap.last.entities.some((v, i) => i % 4 === 0 && v === id), id,
+                             { timeout: 5000 })
+    .catch(() => { throw new TestFailure(`the kicked player ${id} is still on the map`); });
+  check(errors.length === 0, `the page failed on GM commands:\n  ${errors.join('\n  ')}`);
+  log(`GM: player ${name} #${id} inspected (health ${inspected.rows.health}), muted, teleported and kicked from the page`);
+  await page.close();
+}
+
 const timer = setTimeout(() => {
   console.error(`FAIL: the test did not finish within ${OVERALL_TIMEOUT_MS / 1000} s`);
   cleanup().finally(() => process.exit(1));
@@ -606,7 +716,7 @@ const timer = setTimeout(() => {
 let code = 0;
 try {
   await main();
-  log('PASS: live map loads, draws 20k entities, keeps updating, click selects, shows a world\'s ghosts and neighbours, health bars, events and chat');
+  log('PASS: live map loads, draws 20k entities, keeps updating, click selects, shows a world\'s ghosts and neighbours, health bars, events and chat, and acts on a player (GM)');
 } catch (err) {
   code = 1;
   console.error(`FAIL: ${err instanceof TestFailure ? err.message : err.stack || err}`);

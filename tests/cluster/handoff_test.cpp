@@ -421,6 +421,8 @@ struct FakeSessions final : cluster::HandoffHooks {
   };
   std::vector<Arrival> arrivals;
   std::vector<std::pair<std::uint32_t, cluster::Destination>> left;
+  std::vector<cluster::RemoteChat> chats;  // lines from other zones, as delivered
+  void remote_chat(const cluster::RemoteChat& line) override { chats.push_back(line); }
   bool can_take_player() const override { return true; }
   void player_left(std::uint32_t slot, const cluster::Destination& to) override {
     left.emplace_back(slot, to);
@@ -453,6 +455,7 @@ struct ExchangeZone {
     p.self_index = index;
     p.self_name = index == 0 ? "west" : "east";
     p.neighbours = {{1 - index, index == 0 ? "east" : "west", index == 0 ? kEast : kWest}};
+    p.world_zones = {index == 0 ? "east" : "west"};
     p.ghost_distance = kGhostDistance;
     p.ghost_timeout = 5s;
     p.id_reuse_ticks = 4;
@@ -635,6 +638,7 @@ struct TrustZone {
   static cluster::ExchangeParams params() {
     cluster::ExchangeParams p = ExchangeZone::params(0);
     p.neighbours.push_back({2, "north", {{0.0, 200.0}, {200.0, 400.0}}});
+    p.world_zones.push_back("north");
     return p;
   }
   void step() {
@@ -770,4 +774,77 @@ TEST_CASE("bus trust: a handoff offer with a name a Hello could not carry is ref
   REQUIRE(z.world.find(id) != nullptr);
   CHECK(z.world.find(id)->name == "carol");
   CHECK(z.sessions.arrivals.size() == 1);
+}
+
+// ---- Chat across zones (docs/world.md, "Chat across zones"). ------------------------
+
+TEST_CASE("world chat: a line round-trips through its codec - damaged ones are refused") {
+  const cluster::RemoteChat line{.channel = 3,
+                                 .speaker = 77,
+                                 .guild_key = 0,
+                                 .speaker_name = "alice",
+                                 .to = "Zoë 🌲",
+                                 .text = "meet at the gate"};
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(line, bytes);
+  cluster::RemoteChat got;
+  REQUIRE(cluster::decode(bytes, got) == cluster::ChatDecodeError::kNone);
+  CHECK(got.channel == 3);
+  CHECK(got.speaker == 77);
+  CHECK(got.speaker_name == "alice");
+  CHECK(got.to == line.to);
+  CHECK(got.text == line.text);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CHECK(cluster::decode(std::span(bytes).first(n), got) != cluster::ChatDecodeError::kNone);
+  }
+  auto trailing = bytes;
+  trailing.push_back(0);
+  CHECK(cluster::decode(trailing, got) == cluster::ChatDecodeError::kTrailing);
+  // A whisper without a receiver, a guild line without a key, the say channel: refused.
+  for (const cluster::RemoteChat& bad : {cluster::RemoteChat{3, 77, 0, "alice", "", "hi"},
+                                         cluster::RemoteChat{2, 77, 0, "alice", "", "hi"},
+                                         cluster::RemoteChat{0, 77, 5, "alice", "bob", "hi"}}) {
+    cluster::encode(bad, bytes);
+    CHECK(cluster::decode(bytes, got) == cluster::ChatDecodeError::kBadValue);
+  }
+}
+
+TEST_CASE("world chat: a zone's lines reach the others - forged and bad ones are refused") {
+  test::MemoryBroker broker;
+  ExchangeZone west{0, broker};
+  ExchangeZone east{1, broker};
+  west.exchange.publish_chat({.channel = 3,
+                              .speaker = 5,
+                              .guild_key = 0,
+                              .speaker_name = "alice",
+                              .to = "carol",
+                              .text = "psst"});
+  west.exchange.publish_chat({.channel = 2,
+                              .speaker = 5,
+                              .guild_key = 0xBEEF,
+                              .speaker_name = "alice",
+                              .to = {},
+                              .text = "guild, rally"});
+  east.step();
+  REQUIRE(east.sessions.chats.size() == 2);
+  CHECK(east.sessions.chats[0].to == "carol");
+  CHECK(east.sessions.chats[1].guild_key == 0xBEEF);
+  CHECK(east.exchange.stats().chat_in == 2);
+  CHECK(west.exchange.stats().chat_out == 2);
+  west.step();
+  CHECK(west.sessions.chats.empty());  // its own lines do not come back to it
+
+  // A chat line on another subject (a ghost subject): refused. A name or a line the name
+  // rule refuses: refused.
+  std::unique_ptr<bus::Bus> outsider = broker.endpoint();
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(cluster::RemoteChat{3, 5, 0, "alice", "carol", "hi"}, bytes);
+  outsider->publish("t.ghosts.east.west", bytes);
+  cluster::encode(cluster::RemoteChat{3, 5, 0, "al\u202Eice", "carol", "hi"}, bytes);
+  outsider->publish("t.chat.west", bytes);
+  cluster::encode(cluster::RemoteChat{3, 5, 0, "alice", "carol", "bell\x07"}, bytes);
+  outsider->publish("t.chat.west", bytes);
+  east.step();
+  CHECK(east.sessions.chats.size() == 2);
+  CHECK(east.exchange.stats().chat_refused == 3);
 }

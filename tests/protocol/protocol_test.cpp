@@ -526,12 +526,18 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
     CHECK(s != "unknown");
     CHECK(seen.insert(s).second);
   }
-  CHECK(seen.size() == 16);
+  CHECK(seen.size() == 18);
   CHECK(std::string(to_string(DisconnectReason::ProtocolMismatch)) == "protocol version mismatch");
   CHECK(std::string(to_string(DisconnectReason::Transferred)) == "transferred to another zone");
   CHECK(std::string(to_string(DisconnectReason::LoggedInElsewhere)) == "logged in elsewhere");
+  CHECK(std::string(to_string(DisconnectReason::Kicked)) == "kicked by an operator");
+  CHECK(std::string(to_string(DisconnectReason::Banned)) == "account banned");
+  // The codes are the wire's (docs/protocol.md's table).
+  CHECK(static_cast<int>(DisconnectReason::Kicked) == 15);
+  CHECK(static_cast<int>(DisconnectReason::Banned) == 16);
   CHECK(std::string(to_string(DisconnectReason::StoreUnavailable)) ==
         "character store unavailable");
+  CHECK(static_cast<int>(DisconnectReason::StoreUnavailable) == 17);
   CHECK(std::string(to_string(static_cast<DisconnectReason>(99))) == "unknown");
 }
 
