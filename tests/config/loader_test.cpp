@@ -188,7 +188,7 @@ TEST_CASE("a section that is not a map") {
     CHECK(
         e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
                        "network, interest, precision, party, guild, chunks, static, game, script, chat, threads, "
-                       "limits, auth, log, admin, debug) at the top "
+                       "limits, auth, persist, log, admin, debug) at the top "
                        "level, got a list") == 0);
   }
 }
