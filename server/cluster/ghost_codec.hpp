@@ -9,8 +9,8 @@
 
 #include <array>
 #include <cstdint>
-#include <string>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "protocol/schema.hpp"

@@ -235,8 +235,7 @@ bool Replicator::holds(ClientId c, world::EntityId id) const {
   if (id == v.player_id) return true;
   if (v.last_sent_tick - v.acked_tick >= v.history.size()) return false;
   const Frame* acked = v.history.find(v.acked_tick);
-  return frame_has(acked, id) &&
-         frame_has(v.history.find(v.last_sent_tick), id);
+  return frame_has(acked, id) && frame_has(v.history.find(v.last_sent_tick), id);
 }
 
 void Replicator::replicate_clients(std::uint32_t tick, ClientId begin, ClientId end,

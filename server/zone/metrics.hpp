@@ -125,7 +125,7 @@ struct ZoneMetrics {
   std::uint64_t event_bytes = 0;
   // The game's rules (zeros without game.scripts_dir).
   game::RulesStats rules;
-  double rules_seconds = 0.0;  // the tick thread's time in them
+  double rules_seconds = 0.0;       // the tick thread's time in them
   std::uint64_t chunk_updates = 0;  // chunk layer: ChunkUpdate messages sent
   std::uint64_t chunk_loads = 0;
   std::uint64_t chunk_unloads = 0;

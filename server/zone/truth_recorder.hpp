@@ -2,8 +2,9 @@
 // guild and game properties (in the schema's order) at each recent tick (and whether each is full
 // range), and, per player, the entities in its view whose spawn the bandwidth budget held back
 // (with the tick each entered the view), and the entities whose interest tier lets their updates
-// wait (with how many ticks), and the tick's events with the players each was sent to, served as JSON at /debug/truth?tick=N (optionally for some players
-// only) so client-sim can compare its bots' replicas with the world.
+// wait (with how many ticks), and the tick's events with the players each was sent to, served as
+// JSON at /debug/truth?tick=N (optionally for some players only) so client-sim can compare its
+// bots' replicas with the world.
 //
 // The tick thread records into a ring under a mutex; the admin thread copies one frame
 // out under the same mutex and formats it after releasing it, so a request never holds

@@ -185,11 +185,11 @@ TEST_CASE("a section that is not a map") {
     const ConfigError e = only_error(load("- zone\n- world\n"));
     CHECK(e.key.empty());
     CHECK(e.line == 1);
-    CHECK(
-        e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
-                       "network, interest, precision, party, guild, chunks, static, game, script, chat, threads, "
-                       "limits, auth, persist, log, admin, debug) at the top "
-                       "level, got a list") == 0);
+    CHECK(e.message.find("expected a map of sections (zone, world, tick, aoi, players, npcs, "
+                         "network, interest, precision, party, guild, chunks, static, game, "
+                         "script, chat, threads, "
+                         "limits, auth, persist, log, admin, debug) at the top "
+                         "level, got a list") == 0);
   }
 }
 

@@ -203,7 +203,8 @@ TEST_CASE("schema: actions and events go through the Welcome and are checked") {
   CHECK(s.add_action({"cast", ActionTarget::kNone, 5, ""}).has_value());
   CHECK(s.add_event({"chat", Audience::kEveryone, {}, false, ""}).has_value());
   CHECK(s.add_event({"hit", Audience::kEveryone, {}, false, ""}).has_value());
-  CHECK(s.add_event({"heal", Audience::kEveryone, {"a", "b", "c", "d", "e"}, false, ""}).has_value());
+  CHECK(
+      s.add_event({"heal", Audience::kEveryone, {"a", "b", "c", "d", "e"}, false, ""}).has_value());
   CHECK(s.add_event({"heal", Audience::kEveryone, {"Amount"}, false, ""}).has_value());
   CHECK(s == before);
   std::string why;

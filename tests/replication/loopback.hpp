@@ -402,8 +402,8 @@ class Loopback {
         continue;
       }
       for (const protocol::Event* e : *events->events()) {
-        ReceivedEvent r{events->server_tick(), e->sequence(), e->kind(), e->entity(), e->target(),
-                        {}, false};
+        ReceivedEvent r{
+            events->server_tick(), e->sequence(), e->kind(), e->entity(), e->target(), {}, false};
         if (e->args()) r.args.assign(e->args()->begin(), e->args()->end());
         r.held = e->entity() == c->entity || c->replica.find(e->entity()) != nullptr;
         c->events.push_back(std::move(r));
