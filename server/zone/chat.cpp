@@ -22,6 +22,23 @@ const std::vector<std::uint32_t>* PlayerNames::find(std::string_view name) const
   return it == slots_.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// The engine's chat event of a line: about its speaker, its channel the one argument (the
+// route is the caller's). `args` holds the channel and must outlive the draft.
+world::EventDraft chat_draft(world::EntityId speaker, std::string_view name, std::string_view text,
+                             std::span<const std::int32_t> args) {
+  world::EventDraft draft;
+  draft.kind = protocol::kChatEvent;
+  draft.entity = speaker;
+  draft.text = text;
+  draft.name = name;
+  draft.args = args;
+  return draft;
+}
+
+}  // namespace
+
 ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_bytes,
                      world::World& world, const PlayerNames& names, const ChatLine& line,
                      const ChatForward& forward) {
@@ -31,13 +48,8 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
   if (channel == ChatChannel::kZone && !config.zone_channel) return ChatStatus::BadChannel;
   if (!protocol::valid_player_name(line.text, config.max_length)) return ChatStatus::BadText;
   const world::Entity& speaker = world.entity(line.speaker_slot);
-  world::EventDraft draft;
-  draft.kind = protocol::kChatEvent;
-  draft.entity = speaker.id;
-  draft.text = line.text;
-  draft.name = speaker.name;
   const std::array<std::int32_t, 1> args = {line.channel};
-  draft.args = args;
+  world::EventDraft draft = chat_draft(speaker.id, speaker.name, line.text, args);
   switch (channel) {
     case ChatChannel::kSay:
       draft.route = world::EventRoute::kEntity;
@@ -96,13 +108,8 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
 
 void deliver_remote_chat(world::World& world, const PlayerNames& names,
                          const cluster::RemoteChat& line) {
-  world::EventDraft draft;
-  draft.kind = protocol::kChatEvent;
-  draft.entity = line.speaker;
-  draft.text = line.text;
-  draft.name = line.speaker_name;
   const std::array<std::int32_t, 1> args = {line.channel};
-  draft.args = args;
+  world::EventDraft draft = chat_draft(line.speaker, line.speaker_name, line.text, args);
   if (line.channel == static_cast<std::uint8_t>(ChatChannel::kWhisper)) {
     const std::vector<std::uint32_t>* slots = names.find(line.to);
     if (slots == nullptr) return;
