@@ -41,15 +41,15 @@ class LoggedZone {
  public:
   explicit LoggedZone(const config::ZoneConfig& c)
       : file_(std::tmpfile()),
-        log_(config::LogLevel::kWarn, file_),
+        log_(config::LogLevel::kWarn, file_.get()),
         server_(std::make_unique<ZoneServer>(
             c, log_, AdminSetup{.token = kToken, .config_source = nullptr})) {
     thread_ = std::thread([this] { server_->run([this] { return stop_.load(); }); });
   }
+  // The file closes after log_ (declared after it) has stopped its writer thread.
   ~LoggedZone() {
     stop();
     server_.reset();
-    std::fclose(file_);
   }
   LoggedZone(const LoggedZone&) = delete;
   LoggedZone& operator=(const LoggedZone&) = delete;
@@ -63,12 +63,12 @@ class LoggedZone {
   // The log's lines so far.
   std::vector<std::string> lines() {
     log_.flush();
-    std::fflush(file_);
-    std::rewind(file_);
+    std::fflush(file_.get());
+    std::rewind(file_.get());
     std::vector<std::string> out;
     char buf[4096];
-    while (std::fgets(buf, sizeof(buf), file_) != nullptr) out.emplace_back(buf);
-    std::fseek(file_, 0, SEEK_END);
+    while (std::fgets(buf, sizeof(buf), file_.get()) != nullptr) out.emplace_back(buf);
+    std::fseek(file_.get(), 0, SEEK_END);
     return out;
   }
   std::vector<std::string> audit_lines() {
@@ -80,7 +80,10 @@ class LoggedZone {
   }
 
  private:
-  std::FILE* file_;
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, FileCloser> file_;
   Logger log_;
   std::unique_ptr<ZoneServer> server_;
   std::atomic<bool> stop_{false};
