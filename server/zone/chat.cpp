@@ -62,15 +62,6 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
       if (draft.group == world::kNoGroup) return ChatStatus::NoGroup;
       draft.route =
           kind == world::GroupKind::kParty ? world::EventRoute::kParty : world::EventRoute::kGuild;
-      // A guild spans the world (its key does); a party is its zone's.
-      if (kind == world::GroupKind::kGuild && forward) {
-        forward({.channel = line.channel,
-                 .speaker = speaker.id,
-                 .guild_key = world.guilds().key_of(draft.group),
-                 .speaker_name = speaker.name,
-                 .to = {},
-                 .text = std::string(line.text)});
-      }
       break;
     }
     case ChatChannel::kWhisper: {
@@ -103,6 +94,16 @@ ChatStatus send_chat(const config::ChatConfig& config, std::size_t max_name_byte
   }
   // The zone's event budget for the tick is spent: the line is refused, not lost silently.
   if (world.events().emit(world.game().schema, draft)) return ChatStatus::RateLimited;
+  // A guild spans the world (its key does); a party is its zone's. Only a line this zone
+  // took goes on: a refused one reaches nobody anywhere.
+  if (draft.route == world::EventRoute::kGuild && forward) {
+    forward({.channel = line.channel,
+             .speaker = speaker.id,
+             .guild_key = world.guilds().key_of(draft.group),
+             .speaker_name = speaker.name,
+             .to = {},
+             .text = std::string(line.text)});
+  }
   return ChatStatus::Sent;
 }
 

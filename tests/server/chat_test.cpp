@@ -65,6 +65,11 @@ TEST_CASE(
   CHECK(west.say(alice, protocol::ChatChannel::kGuild, "rally") == protocol::ChatStatus::Sent);
   REQUIRE(west.forwarded.size() == 1);
   CHECK(west.forwarded[0].guild_key == 0xC0FFEE);
+  // A line this zone refuses (its events for the tick are spent) goes nowhere else either.
+  west.world.events().set_max_per_tick(1);
+  CHECK(west.say(alice, protocol::ChatChannel::kGuild, "again") ==
+        protocol::ChatStatus::RateLimited);
+  CHECK(west.forwarded.size() == 1);
 
   // East has a guild of that key (its own id) and a player named carol.
   ChatZone east;
