@@ -1,4 +1,4 @@
-// libFuzzer target: bytes from the network, as the server decodes them (protocol v4).
+// libFuzzer target: bytes from the network, as the server decodes them (protocol v8).
 //
 // The input's first byte is the ENet channel the packet arrived on (0: reliable
 // FlatBuffers ClientPacket, 1: unreliable 16-byte Input, anything else: a channel the
@@ -13,7 +13,9 @@
 //     with that Hello's version and name (the name passes the player-name rule's own
 //     consistency checks, and the hello re-built with the client's builder decodes through
 //     Ingest to the same version and name); kJoinParty (kJoinGuild) only for a
-//     verifiable packet holding a JoinParty (JoinGuild), with its key; kBad
+//     verifiable packet holding a JoinParty (JoinGuild), with its key; kAction (kChat)
+//     only for a verifiable packet holding an Action (Chat), with its fields, and the
+//     client's own builder gives the same event back; kBad
 //     unknown_message for a verifiable packet of an unknown message type; otherwise kBad
 //     malformed;
 //   - any other channel: kBad malformed.
@@ -21,6 +23,7 @@
 // world "fuzz": a hello with a ticket is checked, and its name is the ticket's exactly
 // when the ticket verifies (seeds/make_seeds.cpp signs one with that key, never
 // expiring, so the fuzzer starts from a good ticket).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -78,7 +81,10 @@ const InboundEvent& decode(std::uint8_t channel, std::span<const std::uint8_t> b
   require(e.peer == kPeer, "the event names the packet's peer");
   require(e.name_at <= inbox.text.size() && e.name_size <= inbox.text.size() - e.name_at,
           "the event's name lies within the inbox text");
-  require(e.kind == Kind::kHello || e.name_size == 0, "only a hello carries a name");
+  require(e.name_at + e.name_size + e.token_size <= inbox.text.size(),
+          "the event's token (a chat line's receiver) lies within the inbox text");
+  require(e.kind == Kind::kHello || e.kind == Kind::kChat || e.name_size + e.token_size == 0,
+          "only a hello carries a name and a token, a chat line a text and a receiver");
   return e;
 }
 
@@ -111,6 +117,52 @@ void check_name(std::string_view name) {
   }
 }
 
+void check_action(const zone::protocol::Action* action, const InboundEvent& e) {
+  using namespace zone::protocol;
+  require(action != nullptr, "an action is a verifiable ClientPacket holding an Action");
+  require(e.action_sequence == action->sequence() && e.action == action->action() &&
+              e.target == action->target(),
+          "the action's sequence, id and target are the packet's");
+  const auto* args = action->args();
+  const std::size_t n = args != nullptr ? args->size() : 0;
+  require(e.too_many_args == (n > kMaxArgs), "more than kMaxArgs arguments is marked");
+  require(e.arg_count == std::min<std::size_t>(n, kMaxArgs), "the argument count is the packet's");
+  for (std::size_t i = 0; i < e.arg_count; ++i) {
+    require(e.args[i] == args->Get(static_cast<flatbuffers::uoffset_t>(i)),
+            "the arguments are the packet's");
+  }
+  // What a well-behaved client would have sent decodes the same.
+  flatbuffers::FlatBufferBuilder fbb;
+  build_action(fbb, e.action_sequence, e.action, e.target, {e.args.data(), e.arg_count});
+  Inbox inbox2;
+  const InboundEvent& e2 = decode(kReliableChannel, bytes_of(fbb), inbox2);
+  require(e2.kind == Kind::kAction && e2.action_sequence == e.action_sequence &&
+              e2.action == e.action && e2.target == e.target && e2.arg_count == e.arg_count &&
+              e2.args == e.args,
+          "a re-built action decodes the same");
+}
+
+void check_chat(const zone::protocol::Chat* chat, const InboundEvent& e, const Inbox& inbox) {
+  using namespace zone::protocol;
+  require(chat != nullptr, "a chat line is a verifiable ClientPacket holding a Chat");
+  require(e.chat_channel == chat->channel(), "the chat line's channel is the packet's");
+  const std::string_view text = chat->text() != nullptr ? chat->text()->string_view() : "";
+  const std::string_view to = chat->to() != nullptr ? chat->to()->string_view() : "";
+  require(inbox.chat_text_of(e) == text, "the chat line's text is the packet's");
+  require(inbox.chat_to_of(e) == to, "the whisper's receiver is the packet's");
+  flatbuffers::FlatBufferBuilder fbb;
+  build_chat(fbb, static_cast<ChatChannel>(chat->channel()), text, to);
+  Inbox inbox2;
+  const InboundEvent& e2 = decode(kReliableChannel, bytes_of(fbb), inbox2);
+  if (fbb.GetSize() > zone::Ingest::Limits{}.max_packet_bytes) {
+    require(is_bad(e2, DropReason::kOversize), "a re-built chat line over the limit is oversize");
+    return;
+  }
+  require(e2.kind == Kind::kChat && e2.chat_channel == e.chat_channel &&
+              inbox2.chat_text_of(e2) == text && inbox2.chat_to_of(e2) == to,
+          "a re-built chat line decodes the same");
+}
+
 void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
                     const Inbox& inbox) {
   using namespace zone::protocol;
@@ -125,6 +177,16 @@ void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
   const Hello* hello = packet ? packet->message_as_Hello() : nullptr;
   const JoinParty* join = packet ? packet->message_as_JoinParty() : nullptr;
   const JoinGuild* guild = packet ? packet->message_as_JoinGuild() : nullptr;
+  const Action* action = packet ? packet->message_as_Action() : nullptr;
+  const Chat* chat = packet ? packet->message_as_Chat() : nullptr;
+  if (e.kind == Kind::kAction) {
+    check_action(action, e);
+    return;
+  }
+  if (e.kind == Kind::kChat) {
+    check_chat(chat, e, inbox);
+    return;
+  }
   if (e.kind == Kind::kJoinParty || e.kind == Kind::kJoinGuild) {
     const bool party = e.kind == Kind::kJoinParty;
     require(party ? join != nullptr : guild != nullptr,
@@ -144,10 +206,13 @@ void check_reliable(std::span<const std::uint8_t> bytes, const InboundEvent& e,
     return;
   }
   if (e.kind != Kind::kHello) {
-    require(e.kind == Kind::kBad, "channel 0: a hello, a group request or a bad packet");
+    require(e.kind == Kind::kBad,
+            "channel 0: a hello, a group request, an action, a chat line or a bad packet");
     require(hello == nullptr, "a verifiable ClientPacket holding a Hello is accepted");
     require(join == nullptr && guild == nullptr,
             "a verifiable ClientPacket holding a JoinParty or JoinGuild is accepted");
+    require(action == nullptr && chat == nullptr,
+            "a verifiable ClientPacket holding an Action or a Chat is accepted");
     if (is_bad(e, DropReason::kUnknownMessage)) {
       require(packet != nullptr && packet->message() != nullptr &&
                   packet->message_type() > ClientMessage::MAX,
