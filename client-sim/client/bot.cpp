@@ -34,9 +34,9 @@ std::shared_ptr<const StaticTruth> Bot::statics_for(const std::string& zone) con
   return it == zone_statics_->end() ? nullptr : it->second;
 }
 
-void Bot::connect_transfer(net::EnetHost& host) {
-  // The old zone's replica, chunks and static objects are over (the owner banked their
-  // counts): a new zone starts from nothing, and if it never welcomes the bot nothing of
+void Bot::reset_session() {
+  // The old session's replica, chunks and static objects are over (the owner banked their
+  // counts): a new one starts from nothing, and if it never welcomes the bot nothing of
   // the old one is counted twice.
   replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id}, replica_.schema());
   // The gameplay counts too (banked with the rest).
@@ -46,6 +46,22 @@ void Bot::connect_transfer(net::EnetHost& host) {
   chunks_ = ChunkInfo{};
   chunk_check_ = PendingChunkCheck{};
   statics_ = StaticLayer{};
+}
+
+void Bot::drop(net::EnetHost& host) {
+  host.abandon(peer_);
+  phase_ = Phase::kIdle;
+}
+
+void Bot::resume(net::EnetHost& host, const std::string& server, std::uint16_t port) {
+  reset_session();
+  peer_ = host.connect(server, port);
+  phase_ = Phase::kConnecting;
+  resuming_ = true;
+}
+
+void Bot::connect_transfer(net::EnetHost& host) {
+  reset_session();
   peer_ = host.connect(transfer_.host, transfer_.port);
   phase_ = Phase::kConnecting;
   arriving_ = true;
@@ -54,10 +70,10 @@ void Bot::connect_transfer(net::EnetHost& host) {
 }
 
 void Bot::on_connect(net::EnetHost& host) {
-  protocol::build_hello(
-      fbb_, protocol_version_, name_,
-      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>(),
-      ticket_);
+  using Bytes = std::span<const std::uint8_t>;
+  protocol::build_hello(fbb_, protocol_version_, name_,
+                        arriving_ ? Bytes(transfer_.token) : Bytes(), ticket_,
+                        resuming_ ? Bytes(resume_token_) : Bytes());
   host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
   ++counters_.packets_out;
   counters_.bytes_out += fbb_.GetSize();
@@ -94,6 +110,7 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
     return;
   }
   if (const protocol::Welcome* w = packet->message_as_Welcome()) {
+    const std::uint32_t previous_id = welcome_.entity_id;
     welcome_ = {w->entity_id(),   w->server_tick(),
                 w->tick_rate(),   w->view_radius(),
                 w->hysteresis(),  w->world_min_x(),
@@ -111,6 +128,14 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
       light_ack_ = light_tick_ = light_parts_ = 0;
     }
     arriving_ = false;
+    if (resuming_) {
+      ++resumes_;
+      if (w->entity_id() != previous_id) ++resume_id_changes_;
+      resuming_ = false;
+    }
+    resume_token_.clear();
+    if (w->resume_token() != nullptr)
+      resume_token_.assign(w->resume_token()->begin(), w->resume_token()->end());
     // A new zone counts its own ticks: the replica starts again from its first snapshot,
     // which holds everything in view.
     std::string why;

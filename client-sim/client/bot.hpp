@@ -174,6 +174,24 @@ class Bot {
   void check_chunks();
   // Says goodbye (ClientQuit) and forgets the connection.
   void quit(net::EnetHost& host);
+  // Reconnects (docs/protocol.md, "Reconnecting"). drop() forgets the connection without
+  // a word, as a lost network does (the zone notices by a time-out); resume() connects
+  // again (a new port, as after a network switch) and says Hello with the last Welcome's
+  // resume token. The replica, chunks and static objects start again from nothing (bank
+  // their counts first).
+  void drop(net::EnetHost& host);
+  void resume(net::EnetHost& host, const std::string& server, std::uint16_t port);
+  const std::vector<std::uint8_t>& resume_token() const { return resume_token_; }
+  // Presents `token` as a resume token in the hello (tests give one of another client, or
+  // a used one); set before connecting.
+  void set_resume_token(std::vector<std::uint8_t> token) {
+    resume_token_ = std::move(token);
+    resuming_ = true;
+  }
+  // Welcomes after a resume, and those that named another entity than before (the
+  // player's id must not change).
+  std::uint64_t resumes() const { return resumes_; }
+  std::uint64_t resume_id_changes() const { return resume_id_changes_; }
 
   // Protocol 8. Asks for the schema's action `action` (an index into schema().actions())
   // on `target` (0: none); returns the Action's sequence number (0: not playing, nothing
@@ -286,9 +304,14 @@ class Bot {
   std::uint64_t frames_tracked_ = 0;
   std::uint32_t disconnect_reason_ = 0;
   TransferInfo transfer_;
-  std::vector<std::uint8_t> ticket_;  // empty: none
-  bool transfer_pending_ = false;     // a Transfer came: the coming goodbye is expected
-  bool arriving_ = false;             // connected with a transfer token, awaiting the Welcome
+  std::vector<std::uint8_t> ticket_;        // empty: none
+  bool transfer_pending_ = false;           // a Transfer came: the coming goodbye is expected
+  bool arriving_ = false;                   // connected with a transfer token, awaiting the Welcome
+  std::vector<std::uint8_t> resume_token_;  // the last Welcome's (empty: none)
+  bool resuming_ = false;                   // connected with the resume token
+  std::uint64_t resumes_ = 0;
+  std::uint64_t resume_id_changes_ = 0;
+  void reset_session();  // before connecting again: the replica and layers start afresh
   std::uint64_t transfers_ = 0;
   std::uint64_t transfer_id_changes_ = 0;
   std::uint32_t sequence_ = 0;

@@ -406,6 +406,7 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::players, &PlayerConfig::max_players>("players.max_players", 1, kMaxNetworkHosts * kPlayersPerHost),
     real<&ZoneConfig::players, &PlayerConfig::max_speed>("players.max_speed", above(0, 100)),
     integer<&ZoneConfig::players, &PlayerConfig::max_name_length>("players.max_name_length", 1, 255),
+    integer<&ZoneConfig::players, &PlayerConfig::resume_grace_ms>("players.resume_grace_ms", 0, 600000),
 
     integer<&ZoneConfig::npcs, &NpcConfig::count>("npcs.count", 0, 1000000),
     integer<&ZoneConfig::npcs, &NpcConfig::seed>("npcs.seed", 0, std::numeric_limits<std::uint64_t>::max()),

@@ -40,6 +40,9 @@ struct PlayerConfig {
   std::uint32_t max_players = 1000;
   double max_speed = 7.0;              // m/s; input intents are clamped to this
   std::uint32_t max_name_length = 32;  // bytes of UTF-8
+  // A player whose connection is lost (not a quit or a kick) stays in the world this long
+  // for its client to come back with the Welcome's resume token; 0: it leaves at once.
+  std::uint32_t resume_grace_ms = 10000;
 };
 
 struct NpcConfig {

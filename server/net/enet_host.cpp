@@ -392,6 +392,13 @@ void EnetHost::disconnect_now(PeerId id, std::uint32_t reason) {
   }
 }
 
+void EnetHost::abandon(PeerId id) {
+  if (ENetPeer* peer = peer_of(id)) {
+    enet_peer_reset(peer);
+    ++generation_[id.index];
+  }
+}
+
 void EnetHost::flush() {
   enet_host_flush(host_);
   stats_.wire_bytes_out = host_->totalSentData;

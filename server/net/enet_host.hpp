@@ -153,6 +153,9 @@ class EnetHost {
   void disconnect_at_once(PeerId peer, std::uint32_t reason);
   // Immediate: the peer is dropped now (it is told once, unreliably).
   void disconnect_now(PeerId peer, std::uint32_t reason);
+  // Forgets the peer without a word to it, as a lost network does (the other side times
+  // out): how a client simulates a dropped connection.
+  void abandon(PeerId peer);
   void flush();
 
   bool connected(PeerId peer) const;

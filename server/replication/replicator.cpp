@@ -79,7 +79,7 @@ void Replicator::set_params(const ReplicationParams& params) {
   params_.interest = params.interest;
 }
 
-ClientId Replicator::add_client(std::uint32_t player_slot) {
+ClientId Replicator::add_client(std::uint32_t player_slot, std::uint32_t tick) {
   ClientId c;
   if (!free_clients_.empty()) {
     c = free_clients_.back();
@@ -98,7 +98,26 @@ ClientId Replicator::add_client(std::uint32_t player_slot) {
   if (player_slot >= client_of_slot_.size()) client_of_slot_.resize(player_slot + 1, kNoClient);
   client_of_slot_[player_slot] = c;
   ++active_;
+  seed_interest(v, tick);
   return c;
+}
+
+void Replicator::seed_interest(ClientView& v, std::uint32_t tick) {
+  const world::Entity& e = world_.entity(v.player_slot);
+  view_scratch_.clear();
+  world_.aoi().view_set(e.aoi, view_scratch_);
+  for (const aoi::EntityHandle h : view_scratch_) {
+    set_source(v, world_.entity(h.index).id, h.index, tick, kInAoi, true);
+  }
+  for (const auto kind : {world::GroupKind::kParty, world::GroupKind::kGuild}) {
+    const world::Groups& groups = world_.groups(kind);
+    if (e.group(kind) == world::kNoGroup || !groups.params().full_range) continue;
+    for (const world::Groups::Member& m : groups.members(e.group(kind))) {
+      if (m.id == e.id) continue;
+      set_source(v, m.id, m.slot, tick, kind == world::GroupKind::kParty ? kInParty : kInGuild,
+                 true);
+    }
+  }
 }
 
 void Replicator::remove_client(ClientId c) {

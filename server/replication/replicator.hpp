@@ -171,7 +171,11 @@ class Replicator {
  public:
   Replicator(const ReplicationParams& params, const world::World& world);
 
-  ClientId add_client(std::uint32_t player_slot);
+  // A client for the player at `player_slot`. A player already in the world (a new
+  // connection taking it over, a resume) has a view and groups the AOI and the group
+  // tables will not announce again: its interest starts from them (as of `tick`'s AOI
+  // update), so its first snapshot holds everything it sees. A new player has none yet.
+  ClientId add_client(std::uint32_t player_slot, std::uint32_t tick = 0);
   void remove_client(ClientId client);
 
   // An acknowledgment from the client's input. Returns false (and ignores it) when it
@@ -251,6 +255,9 @@ class Replicator {
   // goes when no reason is left.
   static void set_source(ClientView& v, world::EntityId id, std::uint32_t slot, std::uint32_t tick,
                          InterestSource source, bool on);
+  // add_client's start for a player already in the world: its AOI view and its groups.
+  void seed_interest(ClientView& v, std::uint32_t tick);
+  std::vector<aoi::EntityHandle> view_scratch_;
   void replicate_client(ClientId c, std::uint32_t tick, ReplicationWorker& w);
 
   ReplicationParams params_;

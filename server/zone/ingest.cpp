@@ -108,6 +108,10 @@ void Ingest::on_event(const net::NetEvent& ev) {
             token = {reinterpret_cast<const char*>(t->data()), t->size()};
             out.has_token = true;
           }
+          if (const auto* t = hello->resume_token(); t != nullptr && t->size() > 0) {
+            if (!out.has_token) token = {reinterpret_cast<const char*>(t->data()), t->size()};
+            out.has_resume = true;
+          }
         } else if (join != nullptr) {
           out.kind = InboundEvent::Kind::kJoinParty;
           out.group_key = join->key();

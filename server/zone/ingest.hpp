@@ -60,6 +60,9 @@ struct InboundEvent {
   std::uint32_t name_size = 0;
   std::uint32_t token_size = 0;  // kHello: the transfer token, right after the name
   bool has_token = false;        // kHello: a transfer token was given (of any size)
+  // kHello: a resume token was given (of any size); it is the token above unless the
+  // hello carried both (which the session refuses).
+  bool has_resume = false;
   // kAction: the message's fields; more than protocol::kMaxArgs arguments is marked.
   std::uint32_t action_sequence = 0;
   std::uint16_t action = 0;

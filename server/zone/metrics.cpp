@@ -439,6 +439,20 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "Logins of a character already playing here, which took its entity over (the older "
             "connection closed with logged_in_elsewhere).",
             m.takeovers);
+  w.gauge("zone_players_held",
+          "Players whose connection was lost, held in the world for their client to resume "
+          "(players.resume_grace_ms).",
+          static_cast<double>(m.players_held));
+  w.counter("zone_player_holds_total",
+            "Players held in the world after their connection was lost (a time-out).", m.holds);
+  w.labelled("zone_player_resumes_total", "counter",
+             "Hellos with a resume token, by result: ok (the player taken back, from its hold "
+             "or from an older connection), refused (unknown, used, expired, or another "
+             "character's).",
+             "result", {{"ok", m.resumes}, {"refused", m.resumes_refused}});
+  w.counter("zone_player_holds_expired_total",
+            "Held players whose client did not come back within the grace: they left the world.",
+            m.holds_expired);
   render_persist(w, m.persist);
   w.labelled("zone_config_reloads_total", "counter", "Config reload attempts, by result.", "result",
              {{"success", m.reloads_ok}, {"failure", m.reloads_failed}});

@@ -168,6 +168,12 @@ struct ZoneMetrics {
   std::vector<LabelledCount> tickets_refused;
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  // Reconnects (players.resume_grace_ms).
+  std::uint64_t players_held = 0;
+  std::uint64_t holds = 0;
+  std::uint64_t holds_expired = 0;
+  std::uint64_t resumes = 0;
+  std::uint64_t resumes_refused = 0;
   PersistMetrics persist;
   std::uint64_t reloads_ok = 0;
   std::uint64_t reloads_failed = 0;

@@ -33,6 +33,14 @@ void log_session(Logger& log, LogRateLimiter& limit, fmt::format_string<Args...>
   }
 }
 
+// Compared in full whatever the first bytes: the time taken says nothing about a token.
+bool same_token(std::span<const std::uint8_t> token, const std::array<std::uint8_t, 16>& mine) {
+  if (token.size() != mine.size()) return false;
+  std::uint8_t diff = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) diff |= token[i] ^ mine[i];
+  return diff == 0;
+}
+
 }  // namespace
 
 Sessions::Sessions(const config::ZoneConfig& config, Logger& log, world::World& world,
@@ -99,13 +107,21 @@ void Sessions::expire(Clock::time_point now, std::span<net::SendBatch> out) {
   const auto hello_limit = std::chrono::milliseconds(config_.limits.hello_timeout_ms);
   const auto input_limit = std::chrono::milliseconds(config_.network.timeout_ms);
   expire_arrivals(now);
+  expire_holds(now);
   expire_loads(now, out);
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kAwaitingHello && now - s.connected_at > hello_limit) {
         kick(s, DisconnectReason::BadHello, out);
       } else if (s.phase == Session::Phase::kPlaying && now - s.last_input_at > input_limit) {
-        kick(s, DisconnectReason::Timeout, out);
+        // Its inputs stopped: the connection is told so and closed, and the player waits
+        // for its client to resume (or leaves, with no grace).
+        ++counters_.disconnects[static_cast<std::size_t>(DisconnectReason::Timeout)];
+        log_session(log_, session_log_, "player '{}' disconnected: {}", s.name,
+                    protocol::to_string(DisconnectReason::Timeout));
+        out[s.peer.host].close(s.peer, static_cast<std::uint32_t>(DisconnectReason::Timeout),
+                               false);
+        if (!hold(s)) end_session(s);
       }
     }
   }
@@ -124,6 +140,8 @@ std::vector<net::PeerId> Sessions::close_all(DisconnectReason reason,
                                              std::span<net::SendBatch> out) {
   accepting_ = false;
   std::vector<net::PeerId> told;
+  // Nobody comes back to a zone that closes: the held players leave now, saved.
+  while (!held_.empty()) release_hold(held_.back().slot);
   for (auto& host : table_) {
     for (Session& s : host) {
       if (s.phase == Session::Phase::kFree) continue;
@@ -184,8 +202,11 @@ void Sessions::on_disconnect(const InboundEvent& ev) {
                           : DisconnectReason::Timeout;
   ++counters_.disconnects[static_cast<std::size_t>(reason)];
   if (s->phase == Session::Phase::kPlaying) {
-    log_session(log_, session_log_, "player '{}' left (entity {}): {}", s->name,
+    log_session(log_, session_log_, "player '{}' {} (entity {}): {}", s->name,
+                reason == DisconnectReason::Timeout ? "lost its connection" : "left",
                 world_.entity(s->player_slot).id, protocol::to_string(reason));
+    // A lost connection (not a quit) may come back: the player waits in the world.
+    if (reason == DisconnectReason::Timeout && hold(*s)) return;
   }
   end_session(*s);
 }
@@ -195,32 +216,42 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     --awaiting_hello_;
   }
   if (s.phase == Session::Phase::kPlaying) {
-    // Despawning makes the AOI emit leave events to everyone who saw this player, and
-    // takes it out of its party and guild, whose other members are told. A player handed
-    // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
-    const std::uint32_t slot = s.player_slot;
-    const world::GroupId party = world_.entity(slot).party;
-    const world::GroupId guild = world_.entity(slot).guild;
-    if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
-    // Its last state, after the rules' leave (which may change it). A player handed over
-    // was saved by transfer_out.
-    if (store_ != nullptr && !keep_entity) store_->save(world_, slot, /*leaving=*/true);
-    names_.remove(s.name, slot);
-    detach_player(s);
-    if (!keep_entity) {
-      world_.despawn(slot);
-      ++counters_.leaves;
-    }
-    if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
-    if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
+    const std::string name = std::move(s.name);
+    leave_world(s.player_slot, name, keep_entity, &s);
   }
   s = Session{};
 }
 
-void Sessions::detach_player(Session& s) {
+void Sessions::leave_world(std::uint32_t slot, const std::string& name, bool keep_entity,
+                           Session* s) {
+  // Despawning makes the AOI emit leave events to everyone who saw this player, and
+  // takes it out of its party and guild, whose other members are told. A player handed
+  // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
+  const world::GroupId party = world_.entity(slot).party;
+  const world::GroupId guild = world_.entity(slot).guild;
+  if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
+  // Its last state, after the rules' leave (which may change it). A player handed over
+  // was saved by transfer_out.
+  if (store_ != nullptr && !keep_entity) store_->save(world_, slot, /*leaving=*/true);
+  names_.remove(name, slot);
+  if (s != nullptr) {
+    detach_player(*s);
+  } else if (const std::uint64_t character = world_.entity(slot).character; character != 0) {
+    const auto it = slot_of_character_.find(character);
+    if (it != slot_of_character_.end() && it->second == slot) slot_of_character_.erase(it);
+  }
+  if (!keep_entity) {
+    world_.despawn(slot);
+    ++counters_.leaves;
+  }
+  if (party != world::kNoGroup) group_changed(world::GroupKind::kParty, party, kNobody);
+  if (guild != world::kNoGroup) group_changed(world::GroupKind::kGuild, guild, kNobody);
+}
+
+void Sessions::detach_player(Session& s, bool keep_character) {
   replicator_.remove_client(s.client);
   peer_of_slot_[s.player_slot] = net::PeerId{};
-  if (s.character_id != 0) {
+  if (s.character_id != 0 && !keep_character) {
     const auto it = slot_of_character_.find(s.character_id);
     if (it != slot_of_character_.end() && it->second == s.player_slot) slot_of_character_.erase(it);
   }
@@ -273,6 +304,11 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
     if (!admit_ticket(s, ev, name, out) || refuse_banned(s, out)) return;
   } else if (!protocol::valid_player_name(name, config_.players.max_name_length)) {
     return kick(s, DisconnectReason::BadHello, out);
+  }
+  if (ev.has_resume) {
+    // A transfer token and a resume token name two ways in; a client sends one.
+    if (ev.has_token) return kick(s, DisconnectReason::BadHello, out);
+    return on_resume(s, inbox.token_of(ev), tick, out);
   }
   if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
   if (ev.ticket_checked && take_over(s, tick, out)) return;
@@ -332,6 +368,17 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
   const auto it = slot_of_character_.find(s.character_id);
   if (it == slot_of_character_.end()) return false;
   const std::uint32_t slot = it->second;
+  if (is_held(slot)) {
+    // Its connection was lost and it waits for a resume: a new login takes it as well.
+    std::erase_if(held_, [slot](const Hold& h) { return h.slot == slot; });
+    counters_.players_held = held_.size();
+    log_session(log_, session_log_,
+                "character {} (account {}) logged in again: peer {}.{} takes held entity {}",
+                s.character_id, s.account_id, s.peer.host, s.peer.index, world_.entity(slot).id);
+    ++counters_.takeovers;
+    reattach(s, slot, tick, out);
+    return true;
+  }
   Session* old = find(peer_of_slot_[slot]);
   if (old == nullptr || old->phase != Session::Phase::kPlaying) return false;
   // The newest login wins: a player whose old connection is not dead yet (a network
@@ -347,6 +394,12 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
   out[old->peer.host].close(old->peer,
                             static_cast<std::uint32_t>(DisconnectReason::LoggedInElsewhere), false);
   detach_player(*old);
+  reattach(s, slot, tick, out);
+  return true;
+}
+
+void Sessions::reattach(Session& s, std::uint32_t slot, std::uint32_t tick,
+                        std::span<net::SendBatch> out) {
   s.player_slot = slot;
   s.name = world_.entity(slot).name;  // the entity keeps its name
   start_playing(s, tick, out, /*fresh=*/false);
@@ -357,19 +410,115 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
       send_group_status(kind, slot, protocol::GroupResult::Joined, out);
     }
   }
+}
+
+void Sessions::new_resume_token(Session& s) {
+  s.has_resume_token = config_.players.resume_grace_ms > 0;
+  if (!s.has_resume_token) return;
+  for (std::size_t i = 0; i < s.resume_token.size(); i += 4) {
+    const std::uint32_t v = random_();
+    for (std::size_t b = 0; b < 4; ++b)
+      s.resume_token[i + b] = static_cast<std::uint8_t>(v >> (8 * b));
+  }
+}
+
+bool Sessions::is_held(std::uint32_t slot) const {
+  return std::any_of(held_.begin(), held_.end(), [slot](const Hold& h) { return h.slot == slot; });
+}
+
+bool Sessions::hold(Session& s) {
+  if (config_.players.resume_grace_ms == 0 || !accepting_ || !s.has_resume_token) return false;
+  const std::uint32_t slot = s.player_slot;
+  // It stands still, visible and in its groups, for the rules like any player; nobody
+  // around sees it leave unless the grace runs out.
+  world_.set_intent(slot, 0.0, 0.0);
+  held_.push_back(Hold{s.resume_token, slot, s.name,
+                       Clock::now() + std::chrono::milliseconds(config_.players.resume_grace_ms)});
+  ++counters_.holds;
+  counters_.players_held = held_.size();
+  detach_player(s, /*keep_character=*/true);
+  return true;
+}
+
+void Sessions::on_resume(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
+                         std::span<net::SendBatch> out) {
+  const auto refuse = [&](std::string_view why) {
+    ++counters_.resumes_refused;
+    log_session(log_, session_log_, "refused peer {}.{}: resume token {}", s.peer.host,
+                s.peer.index, why);
+    kick(s, DisconnectReason::ResumeRefused, out);
+  };
+  // The player it names: held, or still played by an older connection (the client moved
+  // to a new address before the zone noticed the old one was gone).
+  std::uint32_t slot = kNobody;
+  const auto held = std::find_if(held_.begin(), held_.end(),
+                                 [&token](const Hold& h) { return same_token(token, h.token); });
+  Session* old = nullptr;
+  if (held != held_.end()) {
+    if (Clock::now() >= held->deadline) return refuse("expired");  // expire runs once a second
+    slot = held->slot;
+  } else {
+    for (auto& host : table_) {
+      for (Session& other : host) {
+        if (other.phase == Session::Phase::kPlaying && other.has_resume_token && &other != &s &&
+            same_token(token, other.resume_token)) {
+          old = &other;
+        }
+      }
+    }
+    if (old == nullptr) return refuse("unknown");
+    slot = old->player_slot;
+  }
+  // In ticket mode a token is honoured only with a ticket of its character (a token seen
+  // on the way is no way into someone else's character). The refusal leaves the token
+  // valid for its owner.
+  const world::Entity& e = world_.entity(slot);
+  if (s.account_id != 0 && (e.account != s.account_id || e.character != s.character_id)) {
+    return refuse("of another character");
+  }
+  if (held != held_.end()) {
+    held_.erase(held);
+    counters_.players_held = held_.size();
+  } else {
+    ++counters_.disconnects[static_cast<std::size_t>(DisconnectReason::LoggedInElsewhere)];
+    out[old->peer.host].close(
+        old->peer, static_cast<std::uint32_t>(DisconnectReason::LoggedInElsewhere), false);
+    detach_player(*old);
+  }
+  ++counters_.resumes;
+  reattach(s, slot, tick, out);
+  log_session(log_, session_log_, "player '{}' resumed entity {} from peer {}.{}", s.name,
+              world_.entity(slot).id, s.peer.host, s.peer.index);
+}
+
+void Sessions::expire_holds(Clock::time_point now) {
+  for (std::size_t i = 0; i < held_.size();) {
+    if (now < held_[i].deadline) {
+      ++i;
+      continue;
+    }
+    ++counters_.holds_expired;
+    log_session(log_, session_log_, "player '{}' (entity {}) did not come back: left",
+                held_[i].name, world_.entity(held_[i].slot).id);
+    release_hold(held_[i].slot);
+  }
+}
+
+bool Sessions::release_hold(std::uint32_t slot) {
+  const auto it =
+      std::find_if(held_.begin(), held_.end(), [slot](const Hold& h) { return h.slot == slot; });
+  if (it == held_.end()) return false;
+  const Hold h = std::move(*it);
+  held_.erase(it);
+  counters_.players_held = held_.size();
+  leave_world(h.slot, h.name, /*keep_entity=*/false, nullptr);
   return true;
 }
 
 void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
                           std::span<net::SendBatch> out) {
-  // Compared in full whatever the first bytes: the time taken says nothing about a token.
-  const auto matches = [&token](const Arrival& a) {
-    if (token.size() != a.token.size()) return false;
-    std::uint8_t diff = 0;
-    for (std::size_t i = 0; i < a.token.size(); ++i) diff |= token[i] ^ a.token[i];
-    return diff == 0;
-  };
-  const auto it = std::find_if(arrivals_.begin(), arrivals_.end(), matches);
+  const auto it = std::find_if(arrivals_.begin(), arrivals_.end(),
+                               [&token](const Arrival& a) { return same_token(token, a.token); });
   if (it == arrivals_.end()) {
     ++counters_.arrival_tokens_refused;
     return kick(s, DisconnectReason::BadHello, out);
@@ -423,7 +572,7 @@ void Sessions::rejoin_groups(Session& s, std::uint64_t party_key, std::uint64_t 
 void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::SendBatch> out,
                              bool fresh) {
   --awaiting_hello_;
-  s.client = replicator_.add_client(s.player_slot);
+  s.client = replicator_.add_client(s.player_slot, tick);
   if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
   peer_of_slot_[s.player_slot] = s.peer;
   if (s.character_id != 0) {
@@ -434,12 +583,16 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
   peer_of_client_[s.client] = s.peer;
   s.phase = Session::Phase::kPlaying;
   s.last_input_at = Clock::now();
+  new_resume_token(s);
 
   const world::Entity& e = world_.entity(s.player_slot);
   const config::WorldConfig& w = config_.world;
   fbb_.Clear();
   const auto zone = fbb_.CreateString(config_.name);
   const auto schema = protocol::build_schema(fbb_, world_.game().schema);
+  const auto resume = s.has_resume_token
+                          ? fbb_.CreateVector(s.resume_token.data(), s.resume_token.size())
+                          : flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>();
   const auto welcome = protocol::CreateWelcome(
       fbb_, e.id, tick, static_cast<std::uint16_t>(config_.tick.rate_hz),
       static_cast<float>(world_.effective_player_radius()),
@@ -447,7 +600,7 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
       static_cast<float>(w.min_y), static_cast<float>(w.max_x), static_cast<float>(w.max_y),
       config_.aoi.enabled,
       static_cast<float>(std::max(config_.players.max_speed, config_.npcs.speed)), zone, schema,
-      e.type);
+      e.type, resume);
   fbb_.Finish(
       protocol::CreateServerPacket(fbb_, protocol::ServerMessage::Welcome, welcome.Union()));
   out[s.peer.host].add_copy(s.peer, protocol::bytes_of(fbb_), net::Delivery::kReliable,
@@ -462,6 +615,18 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
 void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::string_view host,
                             std::uint16_t port, std::span<const std::uint8_t> token,
                             std::span<net::SendBatch> out) {
+  if (const auto it = std::find_if(held_.begin(), held_.end(),
+                                   [slot](const Hold& h) { return h.slot == slot; });
+      it != held_.end()) {
+    // Moved across while held (the rules teleported it): the other zone has it now, and
+    // this zone no client to send there; its resume here will be refused.
+    if (store_ != nullptr) store_->save(world_, slot, /*leaving=*/true);
+    const Hold h = std::move(*it);
+    held_.erase(it);
+    counters_.players_held = held_.size();
+    leave_world(slot, h.name, /*keep_entity=*/true, nullptr);
+    return;
+  }
   if (slot >= peer_of_slot_.size()) return;
   Session* s = find(peer_of_slot_[slot]);
   if (s == nullptr || s->phase != Session::Phase::kPlaying || s->player_slot != slot) return;
@@ -641,6 +806,7 @@ bool Sessions::refuse_banned(Session& s, std::span<net::SendBatch> out) {
 
 bool Sessions::kick_player(std::uint32_t slot, DisconnectReason reason,
                            std::span<net::SendBatch> out) {
+  if (release_hold(slot)) return true;  // no connection to tell
   if (slot >= peer_of_slot_.size()) return false;
   Session* s = find(peer_of_slot_[slot]);
   if (s == nullptr || s->phase != Session::Phase::kPlaying || s->player_slot != slot) return false;

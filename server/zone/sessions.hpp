@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <random>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -83,6 +84,15 @@ struct SessionCounters {
   std::array<std::uint64_t, kTicketRefusals> tickets_refused{};
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  // Reconnects (players.resume_grace_ms): players held in the world after their
+  // connection was lost; players a connection took back with its resume token (from the
+  // hold, or from a connection not yet timed out); resume tokens refused; holds that ran
+  // out (the player left).
+  std::uint64_t holds = 0;
+  std::uint64_t resumes = 0;
+  std::uint64_t resumes_refused = 0;
+  std::uint64_t holds_expired = 0;
+  std::uint64_t players_held = 0;  // held now (not a count since start)
   // The character store: logins that found a saved row (the others were new characters).
   std::uint64_t logins_loaded = 0;
 };
@@ -100,6 +110,10 @@ struct Session {
   std::uint64_t account_id = 0;
   std::uint64_t character_id = 0;
   std::uint32_t last_sequence = 0;
+  // The token of this session's Welcome that brings the player back after a lost
+  // connection (players.resume_grace_ms > 0).
+  std::array<std::uint8_t, 16> resume_token{};
+  bool has_resume_token = false;
   // The character store's load this session waits for (kLoading), and since when.
   std::uint64_t load_request = 0;
   std::chrono::steady_clock::time_point load_started{};
@@ -189,6 +203,10 @@ class Sessions {
   bool cancel_arrival(world::EntityId id);
   // Room for one more player (joins and arrivals alike), and the zone not closing.
   bool can_take_player() const;
+  // Players whose connection was lost, held in the world for their client to resume.
+  std::size_t held_count() const { return held_.size(); }
+  // Whether the player at `slot` is held so (no client plays it now).
+  bool is_held(std::uint32_t slot) const;
 
   // The game's rules, told of joins and leaves and asked for actions (none: every action
   // is answered NotAllowed). Must outlive the sessions or be reset first.
@@ -200,8 +218,9 @@ class Sessions {
   // GM commands (docs/operations.md). Bans and mutes are asked of `moderation` (none:
   // nobody is banned or muted); it must outlive the sessions or be reset first.
   void set_moderation(const Moderation* moderation) { moderation_ = moderation; }
-  // Ends the connection of the player at `slot` with `reason` (Kicked, Banned); false
-  // when no client plays it here (an NPC, a ghost, a player whose client has not come).
+  // Ends the connection of the player at `slot` with `reason` (Kicked, Banned); a player
+  // held for a reconnect leaves at once. False when no client plays it here and it is not
+  // held (an NPC, a ghost, a player whose client has not come).
   bool kick_player(std::uint32_t slot, protocol::DisconnectReason reason,
                    std::span<net::SendBatch> out);
   // The session playing `slot`, or nullptr (inspect).
@@ -251,6 +270,25 @@ class Sessions {
   void on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
                   std::span<net::SendBatch> out);
   void expire_arrivals(std::chrono::steady_clock::time_point now);
+  // Reconnects (docs/protocol.md, "Reconnecting"). A playing session whose connection was
+  // lost: its player stays in the world, still, for players.resume_grace_ms; true if so
+  // (false: the grace is 0 or the zone is closing, and the caller ends the session).
+  bool hold(Session& s);
+  // A hello with a resume token: s takes that player back, from the hold or from an older
+  // connection of the same client that has not timed out yet.
+  void on_resume(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
+                 std::span<net::SendBatch> out);
+  // Holds past their grace: those players leave the world.
+  void expire_holds(std::chrono::steady_clock::time_point now);
+  // Ends the hold at `slot`: the player leaves the world (saved). False if none.
+  bool release_hold(std::uint32_t slot);
+  // s plays the entity at `slot`, which is in the world already (a take-over or a
+  // resume): a new replication client (full snapshots), the Welcome, its groups' status.
+  void reattach(Session& s, std::uint32_t slot, std::uint32_t tick, std::span<net::SendBatch> out);
+  // The player at `slot` leaves the world, or is handed over (`keep_entity`): the rules
+  // are told, its last state saved, its name and groups updated. `s`, if any, is the
+  // session playing it, detached from it before the entity goes.
+  void leave_world(std::uint32_t slot, const std::string& name, bool keep_entity, Session* s);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
                      std::span<net::SendBatch> out);
@@ -290,7 +328,9 @@ class Sessions {
   void end_session(Session& s, bool keep_entity = false);
   // A playing session lets go of its player: its replication client and its place in the
   // tables; the entity and its groups stay as they are. The session is free afterwards.
-  void detach_player(Session& s);
+  // `keep_character`: the character stays this slot's (held for a reconnect).
+  void detach_player(Session& s, bool keep_character = false);
+  void new_resume_token(Session& s);
 
   const config::ZoneConfig& config_;
   Logger& log_;
@@ -325,6 +365,14 @@ class Sessions {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<Arrival> arrivals_;
+  struct Hold {  // a player whose connection was lost, kept for its client to resume
+    std::array<std::uint8_t, 16> token;
+    std::uint32_t slot;
+    std::string name;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Hold> held_;
+  std::random_device random_;  // resume tokens
   CharacterStore* store_ = nullptr;
   std::unordered_map<std::uint64_t, net::PeerId> loading_;  // load request -> its session
   std::uint64_t next_load_ = 0;

@@ -47,6 +47,8 @@ const char* metric_label(DisconnectReason r) {
       return "banned";
     case DisconnectReason::StoreUnavailable:
       return "store_unavailable";
+    case DisconnectReason::ResumeRefused:
+      return "resume_refused";
   }
   return "unknown";
 }
@@ -349,6 +351,11 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
     m.tickets_refused[i].value = sc.tickets_refused[i];
   m.tickets_accepted = sc.tickets_accepted;
   m.takeovers = sc.takeovers;
+  m.players_held = sc.players_held;
+  m.holds = sc.holds;
+  m.holds_expired = sc.holds_expired;
+  m.resumes = sc.resumes;
+  m.resumes_refused = sc.resumes_refused;
   record_persist(zone, m.persist);
 
   // Once a second: grid statistics (a pass over every cell) and per-client send rates.

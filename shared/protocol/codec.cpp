@@ -48,7 +48,7 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes, Par
 
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
                  std::string_view player_name, std::span<const std::uint8_t> transfer_token,
-                 std::span<const std::uint8_t> ticket) {
+                 std::span<const std::uint8_t> ticket, std::span<const std::uint8_t> resume_token) {
   fbb.Clear();
   const auto bytes = [&fbb](std::span<const std::uint8_t> b) {
     return b.empty() ? flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>>()
@@ -57,7 +57,8 @@ void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_ver
   const auto name = fbb.CreateString(player_name.data(), player_name.size());
   const auto token = bytes(transfer_token);
   const auto ticket_bytes = bytes(ticket);
-  const auto hello = CreateHello(fbb, protocol_version, name, token, ticket_bytes);
+  const auto resume = bytes(resume_token);
+  const auto hello = CreateHello(fbb, protocol_version, name, token, ticket_bytes, resume);
   fbb.Finish(CreateClientPacket(fbb, ClientMessage::Hello, hello.Union()));
 }
 
@@ -281,6 +282,8 @@ const char* to_string(DisconnectReason reason) {
       return "account banned";
     case DisconnectReason::StoreUnavailable:
       return "character store unavailable";
+    case DisconnectReason::ResumeRefused:
+      return "resume token refused";
   }
   return "unknown";
 }

@@ -36,10 +36,12 @@ const ServerPacket* parse_server_packet(std::span<const std::uint8_t> bytes,
 // Builders: each clears `fbb`, writes one packet and finishes it.
 // A transfer token (after a Transfer message) makes it the hello of a player another
 // zone handed over; empty: a new player. A ticket (empty: none) is the login ticket a
-// zone in ticket mode requires.
+// zone in ticket mode requires. A resume token (empty: none) is the last Welcome's, after
+// a lost connection.
 void build_hello(flatbuffers::FlatBufferBuilder& fbb, std::uint16_t protocol_version,
                  std::string_view player_name, std::span<const std::uint8_t> transfer_token = {},
-                 std::span<const std::uint8_t> ticket = {});
+                 std::span<const std::uint8_t> ticket = {},
+                 std::span<const std::uint8_t> resume_token = {});
 
 void build_join_party(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);
 void build_join_guild(flatbuffers::FlatBufferBuilder& fbb, std::uint64_t key);

@@ -262,7 +262,7 @@ test::PartSpec rich_part() {
 // ---- Channel 0: FlatBuffers ---------------------------------------------------------
 
 TEST_CASE("protocol: Hello round-trips through build_hello and parse_client_packet") {
-  CHECK(kProtocolVersion == 8);
+  CHECK(kProtocolVersion == 9);
   const std::string long_name(255, 'n');
   const std::string utf8 = "J\xC3\xBCrgen \xE2\x98\x83";
   for (const std::string& name : {std::string("alice"), std::string(""), long_name, utf8}) {
@@ -538,6 +538,8 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
   CHECK(std::string(to_string(DisconnectReason::StoreUnavailable)) ==
         "character store unavailable");
   CHECK(static_cast<int>(DisconnectReason::StoreUnavailable) == 17);
+  CHECK(std::string(to_string(DisconnectReason::ResumeRefused)) == "resume token refused");
+  CHECK(static_cast<int>(DisconnectReason::ResumeRefused) == 18);
   CHECK(std::string(to_string(static_cast<DisconnectReason>(99))) == "unknown");
 }
 
