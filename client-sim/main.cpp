@@ -229,6 +229,13 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "FAIL: {} of {} transfers arrived under another entity id\n",
                summary.transfer_id_changes, summary.transfers);
   }
+  if (summary.resume_id_changes > 0 || summary.resumes_refused > 0) {
+    failed = true;
+    fmt::print(stderr,
+               "FAIL: of {} dropped connections, {} came back under another entity id and {} "
+               "were refused their resume\n",
+               summary.drops, summary.resume_id_changes, summary.resumes_refused);
+  }
   if (summary.truth_mismatches > 0) {
     failed = true;
     fmt::print(stderr, "FAIL: {} truth mismatches in {} checks, first ones:\n",

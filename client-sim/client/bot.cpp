@@ -24,6 +24,8 @@ void update(GroupInfo& info, std::uint32_t id, protocol::GroupResult result,
 
 void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t port) {
   if (protocol_version_ == 0) protocol_version_ = protocol::kProtocolVersion;
+  server_ = server;
+  port_ = port;
   peer_ = host.connect(server, port);
   phase_ = Phase::kConnecting;
 }
@@ -53,15 +55,17 @@ void Bot::drop(net::EnetHost& host) {
   phase_ = Phase::kIdle;
 }
 
-void Bot::resume(net::EnetHost& host, const std::string& server, std::uint16_t port) {
+void Bot::resume(net::EnetHost& host) {
   reset_session();
-  peer_ = host.connect(server, port);
+  peer_ = host.connect(server_, port_);
   phase_ = Phase::kConnecting;
   resuming_ = true;
 }
 
 void Bot::connect_transfer(net::EnetHost& host) {
   reset_session();
+  server_ = transfer_.host;
+  port_ = transfer_.port;
   peer_ = host.connect(transfer_.host, transfer_.port);
   phase_ = Phase::kConnecting;
   arriving_ = true;

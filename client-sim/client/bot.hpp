@@ -180,7 +180,8 @@ class Bot {
   // resume token. The replica, chunks and static objects start again from nothing (bank
   // their counts first).
   void drop(net::EnetHost& host);
-  void resume(net::EnetHost& host, const std::string& server, std::uint16_t port);
+  // Connects to the zone it last played in (the first one, or the last Transfer's).
+  void resume(net::EnetHost& host);
   const std::vector<std::uint8_t>& resume_token() const { return resume_token_; }
   // Presents `token` as a resume token in the hello (tests give one of another client, or
   // a used one); set before connecting.
@@ -308,7 +309,9 @@ class Bot {
   bool transfer_pending_ = false;           // a Transfer came: the coming goodbye is expected
   bool arriving_ = false;                   // connected with a transfer token, awaiting the Welcome
   std::vector<std::uint8_t> resume_token_;  // the last Welcome's (empty: none)
-  bool resuming_ = false;                   // connected with the resume token
+  std::string server_;                      // the zone it connected to last
+  std::uint16_t port_ = 0;
+  bool resuming_ = false;  // connected with the resume token
   std::uint64_t resumes_ = 0;
   std::uint64_t resume_id_changes_ = 0;
   void reset_session();  // before connecting again: the replica and layers start afresh

@@ -165,11 +165,27 @@ void BotGroup::bank_game(Slot& slot) {
   }
 }
 
+void BotGroup::bank_session(Slot& slot) {
+  const client::Bot& bot = *slot.bot;
+  collect_violations(slot);
+  slot.violations_seen = 0;
+  slot.past_enters += bot.replica().enters();
+  slot.past_leaves += bot.replica().leaves();
+  slot.past_statics.add(bot.statics(), bot.name());
+  slot.past_chunks.add(bot.chunks(), bot.name());
+  slot.past_static_objects += bot.statics().objects_received;
+  slot.past_static_truth_cells += bot.statics().truth_cells;
+  bank_game(slot);
+  slot.events_cursor = 0;
+}
+
 void BotGroup::retire(Slot& slot) {
   if (!slot.bot) return;
   collect_violations(slot);
   slot.past_transfers += slot.bot->transfers();
   slot.past_transfer_id_changes += slot.bot->transfer_id_changes();
+  slot.past_resumes += slot.bot->resumes();
+  slot.past_resume_id_changes += slot.bot->resume_id_changes();
   const client::BotCounters& c = slot.bot->counters();
   slot.past.bytes_in += c.bytes_in;
   slot.past.bytes_out += c.bytes_out;
@@ -203,16 +219,7 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
       if (bot.phase() == client::Bot::Phase::kTransferring) {
         // Another zone took the player over: on to it, with the token. The counters of
         // the old zone's session are banked; the replica starts again there.
-        collect_violations(slot);
-        slot.violations_seen = 0;
-        slot.past_enters += bot.replica().enters();
-        slot.past_leaves += bot.replica().leaves();
-        slot.past_statics.add(bot.statics(), bot.name());
-        slot.past_chunks.add(bot.chunks(), bot.name());
-        slot.past_static_objects += bot.statics().objects_received;
-        slot.past_static_truth_cells += bot.statics().truth_cells;
-        bank_game(slot);
-        slot.events_cursor = 0;
+        bank_session(slot);
         bot_of_peer_[host][ev.peer.index] = -1;
         try {
           bot.connect_transfer(*hosts_[host]);
@@ -227,6 +234,9 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
         bot_of_peer_[host][bot.peer().index] = index;
         slot.counted_join = true;
         break;
+      }
+      if (ev.data == static_cast<std::uint32_t>(protocol::DisconnectReason::ResumeRefused)) {
+        ++counters_.resumes_refused;
       }
       if (!joined) {
         ++counters_.connect_failures;
@@ -279,6 +289,35 @@ void BotGroup::churn(clock::time_point now) {
       slot.rejoin_at = now + span_of(rng_.range(scenario_.offline_s.min, scenario_.offline_s.max));
     } else if (!slot.bot && slot.joined_once && now >= slot.rejoin_at) {
       connect(i, now);
+    }
+  }
+}
+
+void BotGroup::reconnect(clock::time_point now) {
+  if (!scenario_.reconnect) return;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (!slot.bot) continue;
+    client::Bot& bot = *slot.bot;
+    if (bot.phase() == client::Bot::Phase::kPlaying && !bot.resume_token().empty()) {
+      if (slot.drop_at == clock::time_point{}) {
+        slot.drop_at =
+            now + span_of(rng_.range(scenario_.connected_s.min, scenario_.connected_s.max));
+      } else if (now >= slot.drop_at) {
+        // The network goes: not a word to the zone. What this connection counted is
+        // banked; the replica starts again from the resume's Welcome.
+        bank_session(slot);
+        bot_of_peer_[slot.host][bot.peer().index] = -1;
+        bot.drop(*hosts_[slot.host]);
+        ++counters_.drops;
+        slot.drop_at = {};
+        slot.resume_at = now + span_of(rng_.range(scenario_.away_s.min, scenario_.away_s.max));
+      }
+    } else if (bot.phase() == client::Bot::Phase::kIdle && slot.resume_at != clock::time_point{} &&
+               now >= slot.resume_at) {
+      slot.resume_at = {};
+      bot.resume(*hosts_[slot.host]);
+      bot_of_peer_[slot.host][bot.peer().index] = static_cast<std::int32_t>(i);
     }
   }
 }
@@ -482,6 +521,8 @@ void BotGroup::publish() {
     s.static_truth_cells += slot.past_static_truth_cells;
     s.transfers += slot.past_transfers;
     s.transfer_id_changes += slot.past_transfer_id_changes;
+    s.resumes += slot.past_resumes;
+    s.resume_id_changes += slot.past_resume_id_changes;
     s.game.add(slot.past_game);
     for (const auto& [kind, n] : slot.past_events_by_kind) s.events_by_kind[kind] += n;
     if (!slot.bot) continue;
@@ -507,6 +548,8 @@ void BotGroup::publish() {
     s.static_truth_cells += b.statics().truth_cells;
     s.transfers += b.transfers();
     s.transfer_id_changes += b.transfer_id_changes();
+    s.resumes += b.resumes();
+    s.resume_id_changes += b.resume_id_changes();
     if (b.phase() != client::Bot::Phase::kPlaying) continue;
     ++s.playing;
     s.rtt_ms.push_back(hosts_[slot.host]->round_trip_ms(b.peer()));
@@ -536,6 +579,7 @@ void BotGroup::run() {
 
     pump_network();
     churn(now);
+    reconnect(now);
     groups(now);
     if (now - last_play >= kPlayEvery) {
       play(now);

@@ -63,8 +63,14 @@ struct GroupStats {
   std::uint64_t transfers = 0;            // Transfers followed to another zone
   std::uint64_t transfer_id_changes = 0;  // of those, arrivals under another entity id
   std::uint64_t transfer_failures = 0;    // Transfers that could not be followed
-  std::uint32_t in_party = 0;             // playing bots the server has in a party now
-  std::uint32_t in_guild = 0;             // ... in a guild now
+  // Reconnects (scenario reconnect): connections dropped, resumed (Welcomed again),
+  // resumed under another entity id (the id must not change), and resumes refused.
+  std::uint64_t drops = 0;
+  std::uint64_t resumes = 0;
+  std::uint64_t resume_id_changes = 0;
+  std::uint64_t resumes_refused = 0;
+  std::uint32_t in_party = 0;  // playing bots the server has in a party now
+  std::uint32_t in_guild = 0;  // ... in a guild now
   // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions
   // included.
   client::LayerTotals chunks;
@@ -129,6 +135,9 @@ class BotGroup {
     client::LayerTotals past_chunks, past_statics;
     std::uint64_t past_static_objects = 0, past_static_truth_cells = 0;
     std::uint64_t past_transfers = 0, past_transfer_id_changes = 0;
+    // Reconnects: when the connection drops, when the bot comes back.
+    std::chrono::steady_clock::time_point drop_at{}, resume_at{};
+    std::uint64_t past_resumes = 0, past_resume_id_changes = 0;
     std::size_t violations_seen = 0;
     // Gameplay: when the bot next chats and acts, its own chat rate limit, since when it
     // has been dead, and the newest tick its events were compared with the truth at.
@@ -147,6 +156,10 @@ class BotGroup {
   void route(std::uint32_t host, const net::NetEvent& ev);
   void send_inputs(double dt);
   void churn(std::chrono::steady_clock::time_point now);
+  void reconnect(std::chrono::steady_clock::time_point now);
+  // Banks the counts of the bot's session (a Transfer, a dropped connection): its
+  // replica, layers and gameplay start again with the next Welcome.
+  void bank_session(Slot& slot);
   void groups(std::chrono::steady_clock::time_point now);
   void collect_violations(Slot& slot);
   void retire(Slot& slot);

@@ -93,8 +93,8 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
   Reader r(path, out.errors);
   r.known_keys(root,
                {"name", "description", "movement", "speed", "turn_rate", "target", "arrive_radius",
-                "patrol_length", "input_rate_hz", "cross_zones", "route", "churn", "party", "guild",
-                "chat", "combat"},
+                "patrol_length", "input_rate_hz", "cross_zones", "route", "churn", "reconnect",
+                "party", "guild", "chat", "combat"},
                "");
   s.name =
       root["name"] ? root["name"].as<std::string>() : std::filesystem::path(path).stem().string();
@@ -175,6 +175,22 @@ ScenarioLoad load_scenario(const std::string& name, const std::string& scenario_
       }
       r.range(c, "session_s", s.session_s);
       r.range(c, "offline_s", s.offline_s);
+    }
+  }
+  if (const YAML::Node c = root["reconnect"]) {
+    if (!c.IsMap()) {
+      r.error(c, "reconnect", "expected a map with enabled, connected_s, away_s");
+    } else {
+      r.known_keys(c, {"enabled", "connected_s", "away_s"}, "reconnect.");
+      if (c["enabled"]) {
+        try {
+          s.reconnect = c["enabled"].as<bool>();
+        } catch (const YAML::Exception&) {
+          r.error(c["enabled"], "reconnect.enabled", "expected true or false");
+        }
+      }
+      r.range(c, "connected_s", s.connected_s);
+      r.range(c, "away_s", s.away_s);
     }
   }
   if (const YAML::Node p = root["party"]) {

@@ -70,6 +70,11 @@ struct Scenario {
   bool churn = false;         // bots quit and rejoin
   Range session_s{3.0, 8.0};  // churn: connected time before quitting
   Range offline_s{0.5, 2.0};  // churn: time before rejoining
+  // Reconnects (docs/protocol.md, "Reconnecting"): bots lose their connection without a
+  // goodbye and come back with their resume token, to the same entity.
+  bool reconnect = false;
+  Range connected_s{3.0, 8.0};  // reconnect: connected time before the connection drops
+  Range away_s{0.5, 3.0};       // reconnect: time without a connection before resuming
   // Parties: bots form parties of this many (consecutive bot numbers share a key), 0 off.
   std::uint32_t party_size = 0;
   // Each bot leaves its party and joins it again after a time drawn from this range

@@ -36,6 +36,13 @@ struct Summary {
   std::uint64_t transfers = 0;
   std::uint64_t transfer_id_changes = 0;
   std::uint64_t transfer_failures = 0;  // Transfers whose new zone could not be reached
+  // Reconnects (scenario reconnect): connections dropped without a goodbye, resumed with
+  // the resume token, resumed under another entity id (a failure: the id must not
+  // change), and resumes the zone refused (a failure: every bot came back in its grace).
+  std::uint64_t drops = 0;
+  std::uint64_t resumes = 0;
+  std::uint64_t resume_id_changes = 0;
+  std::uint64_t resumes_refused = 0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
   // Ticks a window wanted that the server's history (debug.truth_history_ticks) had let

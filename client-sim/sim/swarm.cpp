@@ -109,6 +109,10 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.transfers += g.transfers;
     t.transfer_id_changes += g.transfer_id_changes;
     t.transfer_failures += g.transfer_failures;
+    t.drops += g.drops;
+    t.resumes += g.resumes;
+    t.resume_id_changes += g.resume_id_changes;
+    t.resumes_refused += g.resumes_refused;
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -416,6 +420,10 @@ Summary Swarm::summary() const {
   s.transfers = final_.transfers;
   s.transfer_id_changes = final_.transfer_id_changes;
   s.transfer_failures = final_.transfer_failures;
+  s.drops = final_.drops;
+  s.resumes = final_.resumes;
+  s.resume_id_changes = final_.resume_id_changes;
+  s.resumes_refused = final_.resumes_refused;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;
   const client::GameCounters& g = final_.game;

@@ -123,6 +123,7 @@ TEST_CASE("sessions: a player whose inputs stop is dropped with reason 'timed ou
   net::EnetLibrary enet;
   config::ZoneConfig cfg = test::tiny_zone();
   cfg.network.timeout_ms = 600;
+  cfg.players.resume_grace_ms = 0;  // it leaves at once (the hold: reconnect_test.cpp)
   test::ServerThread server(cfg);
   test::Clients clients;
   client::Bot& quiet = clients.add("quiet", server.port());

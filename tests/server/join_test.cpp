@@ -84,7 +84,10 @@ TEST_CASE("join: the welcome describes the zone, and two nearby players see each
 
 TEST_CASE("join: a player that leaves is despawned from the views of those who saw it") {
   net::EnetLibrary enet;
-  test::ServerThread server(test::tiny_zone());
+  config::ZoneConfig cfg = test::tiny_zone();
+  // A connection lost without a goodbye leaves at once (the hold: reconnect_test.cpp).
+  cfg.players.resume_grace_ms = 0;
+  test::ServerThread server(cfg);
   test::Clients clients;
   client::Bot& alice = clients.add("alice", server.port());
   client::Bot& bob = clients.add("bob", server.port());

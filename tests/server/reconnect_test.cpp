@@ -76,7 +76,7 @@ TEST_CASE("reconnect: a lost connection resumes the same entity and nobody aroun
   const replica::EntityState held(*seen);
 
   // Back, from a new port, with the token.
-  alice.resume(clients.host_of(alice), "127.0.0.1", server.port());
+  alice.resume(clients.host_of(alice));
   clients.mute(alice, false);
   REQUIRE(clients.pump_until([&] { return playing(alice); }, kPatience));
   CHECK(alice.welcome().entity_id == id);
@@ -134,7 +134,7 @@ TEST_CASE(
   const std::uint32_t id = alice.welcome().entity_id;
   const std::uint64_t bob_leaves = bob.replica().leaves();
   alice.drop(clients.host_of(alice));
-  alice.resume(clients.host_of(alice), "127.0.0.1", server.port());
+  alice.resume(clients.host_of(alice));
   REQUIRE(clients.pump_until([&] { return playing(alice); }, kPatience));
   CHECK(alice.welcome().entity_id == id);
   clients.pump(300ms);

@@ -91,6 +91,7 @@ TEST_CASE("shutdown: a client that stops answering times out and is despawned") 
   net::EnetLibrary enet;
   config::ZoneConfig cfg = test::tiny_zone();
   cfg.network.timeout_ms = 500;
+  cfg.players.resume_grace_ms = 0;  // it leaves at once (the hold: reconnect_test.cpp)
   test::ServerThread server(cfg);
   test::Clients alive;
   test::Clients frozen;
