@@ -65,6 +65,12 @@ class SessionHandoff final : public cluster::HandoffHooks {
   void remote_chat(const cluster::RemoteChat& line) override {
     deliver_remote_chat(world_, sessions_.names(), line);
   }
+  protocol::ActionStatus remote_action(std::uint32_t actor_slot, std::uint16_t action,
+                                       world::EntityId target,
+                                       std::span<const std::int32_t> args) override {
+    if (rules_ == nullptr) return protocol::ActionStatus::NotAllowed;
+    return rules_->act_remote(actor_slot, action, target, args);
+  }
 
  private:
   Sessions& sessions_;
@@ -148,6 +154,11 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     sessions_.set_chat_forward([exchange = cluster_.get()](const cluster::RemoteChat& line) {
       exchange->publish_chat(line);
     });
+    // Actions on a neighbour's entity go to the zone that owns it.
+    if (rules_) {
+      actions_ = std::make_unique<ActionRouter>(*rules_, world_, *cluster_);
+      sessions_.set_game(actions_.get());
+    }
   }
   load_.configure(make_load_params(config));
   apply_game_limits();
