@@ -473,6 +473,7 @@ TEST_CASE("world: bots fight across the border - actions on ghosts resolve in th
   CHECK(s["truth_checks"].get<int>() > 0);
   CHECK(s["actions_ok"].get<std::uint64_t>() > 0);
   CHECK(s["events_by_kind"].value("hit", 0) > 0);
+  CHECK(s["events_by_kind"].value("chat", 0) > 0);  // the bots' say lines, exact too
   CHECK(s["truth_event_checks"].get<std::uint64_t>() > 0);
   CHECK(s["truth_event_missing"].get<std::uint64_t>() == 0);
   CHECK(s["truth_event_extra"].get<std::uint64_t>() == 0);
@@ -490,6 +491,21 @@ TEST_CASE("world: bots fight across the border - actions on ghosts resolve in th
   REQUIRE(east_ok.has_value());
   CHECK(*west_sent > 0);
   CHECK(*east_ok > 0);
+  // A target west's players could strike stands within the ghost distance of west: the
+  // events of those hits came back to west with east's ghost lists.
+  CHECK(metric(west, "zone_border_events_total\\{direction=\"in\"\\}").value_or(0) > 0);
+  // For the record: what became of the rest (refused by the rules: out of range, cooldown,
+  // dead; dropped: a stale or missing ghost of the actor), and the events that crossed.
+  const auto count = [](const Zone& z, const std::string& name) {
+    return metric(z, name).value_or(-1.0);
+  };
+  MESSAGE("forwarded by west: ", *west_sent, "; in east: ok ", *east_ok, ", refused ",
+          count(east, "zone_remote_actions_total\\{result=\"refused\"\\}"), ", dropped ",
+          count(east, "zone_remote_actions_total\\{result=\"dropped\"\\}"),
+          "; forwarded by east: ", count(east, sent), "; border events into west: ",
+          count(west, "zone_border_events_total\\{direction=\"in\"\\}"),
+          "; truth event checks: ", s["truth_event_checks"].get<std::uint64_t>(),
+          ", hits seen: ", s["events_by_kind"].value("hit", 0));
   for (Zone* z : {&west, &east}) {
     z->process->signal(SIGTERM);
     CHECK(z->process->wait(5s) == 0);
