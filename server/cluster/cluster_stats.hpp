@@ -37,6 +37,7 @@ struct ClusterStats {
   std::uint64_t remote_actions_ok = 0;
   std::uint64_t remote_actions_refused = 0;
   std::uint64_t remote_actions_dropped = 0;
+  std::uint64_t remote_actions_rate_limited = 0;  // the actor over its rate here
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone

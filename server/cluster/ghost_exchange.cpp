@@ -111,7 +111,22 @@ void GhostExchange::queue_action(const bus::BusMessage& m, std::uint32_t from) {
   actions_in_.push_back(action_);
 }
 
-void GhostExchange::resolve_actions(double max_step, HandoffHooks& hooks) {
+bool GhostExchange::actor_token(const world::Entity& actor, Clock::time_point now) {
+  const std::uint32_t slot = actor.aoi.index;
+  if (slot >= actor_buckets_.size()) actor_buckets_.resize(world_.slot_count());
+  ActorBucket& b = actor_buckets_[slot];
+  const double rate = params_.actor_actions_per_second;
+  const double burst = 2.0 * rate;
+  if (b.id != actor.id) b = {actor.id, burst, now};
+  const double elapsed = std::chrono::duration<double>(now - b.at).count();
+  b.tokens = std::min(burst, b.tokens + std::max(0.0, elapsed) * rate);
+  b.at = now;
+  if (b.tokens < 1.0) return false;
+  b.tokens -= 1.0;
+  return true;
+}
+
+void GhostExchange::resolve_actions(Clock::time_point now, double max_step, HandoffHooks& hooks) {
   const auto actions = world_.game().schema.actions();
   const double slack = max_step * params_.actor_slack_ticks + 1.0;
   for (const RemoteAction& a : actions_in_) {
@@ -133,6 +148,10 @@ void GhostExchange::resolve_actions(double max_step, HandoffHooks& hooks) {
     const double dx = actor->x - a.x, dy = actor->y - a.y;
     if (dx * dx + dy * dy > slack * slack) {
       ++stats_.remote_actions_dropped;
+      continue;
+    }
+    if (!actor_token(*actor, now)) {
+      ++stats_.remote_actions_rate_limited;
       continue;
     }
     const protocol::ActionStatus status =
@@ -187,7 +206,7 @@ void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hook
   ghosts_.expire(now, params_.ghost_timeout);
   ghosts_.follow(max_step);
   // After the ghosts moved: the actors stand where this tick's lists put them.
-  resolve_actions(max_step, hooks);
+  resolve_actions(now, max_step, hooks);
   offer_crossings(now);
   expire_offers(now);
   publish(tick);

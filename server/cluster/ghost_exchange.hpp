@@ -77,6 +77,10 @@ struct ExchangeParams {
   // the border nor a neighbour gone wrong can flood the bus or the rules.
   std::uint32_t max_forwarded_actions_per_tick = 64;
   std::uint32_t max_remote_actions_per_tick = 64;
+  // Each remote actor is held here to the rate its own zone holds it to
+  // (game.actions_per_second), with twice the burst for the bus's jitter: a neighbour gone
+  // wrong cannot make one player act faster than a client could (beyond: rate_limited).
+  double actor_actions_per_second = 10.0;
   // How far (in ticks of the fastest movement) this zone's ghost of an actor may stand
   // from where the actor says it stood: further, the ghost is too stale for the rules'
   // range and sight checks, and the action is dropped.
@@ -218,7 +222,17 @@ class GhostExchange {
   // Actions from neighbours: queued while the tick's messages are read (so that the
   // actor's ghost is up to date), resolved after; bounded per neighbour and tick.
   void queue_action(const bus::BusMessage& m, std::uint32_t from);
-  void resolve_actions(double max_step, HandoffHooks& hooks);
+  void resolve_actions(Clock::time_point now, double max_step, HandoffHooks& hooks);
+  bool actor_token(const world::Entity& actor, Clock::time_point now);
+  // Per slot of this zone's world: the token bucket of the remote actor in it (the ghost
+  // of another zone's player); a new id in the slot starts a full bucket. Grows with the
+  // world's slots, never per tick.
+  struct ActorBucket {
+    world::EntityId id = world::kNoEntity;
+    double tokens = 0.0;
+    Clock::time_point at;
+  };
+  std::vector<ActorBucket> actor_buckets_;
   std::vector<RemoteAction> actions_in_;  // this tick's, at most the bound per neighbour
   std::vector<std::uint32_t> actions_in_per_source_;  // by neighbour position, this tick
   std::uint32_t actions_out_this_tick_ = 0;

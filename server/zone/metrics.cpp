@@ -161,11 +161,13 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
   w.labelled("zone_remote_actions_total", "counter",
              "Neighbours' players' actions on this zone's entities: carried out by the rules "
              "(ok), refused by them (refused), dropped unresolved (not decodable, not from the "
-             "subject's zone, no such actor or target, a stale actor, over the per-tick bound).",
+             "subject's zone, no such actor or target, a stale actor, over the per-tick bound), "
+             "over the actor's own action rate (rate_limited).",
              "result",
              {{"ok", c.remote_actions_ok},
               {"refused", c.remote_actions_refused},
-              {"dropped", c.remote_actions_dropped}});
+              {"dropped", c.remote_actions_dropped},
+              {"rate_limited", c.remote_actions_rate_limited}});
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
              {{"out", c.messages_out}, {"in", c.messages_in}});
   w.labelled("zone_bus_bytes_total", "counter", "Bus payload bytes.", "direction",

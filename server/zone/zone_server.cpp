@@ -144,11 +144,12 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     log_.info("game rules: {} loaded", config.game.scripts_dir);
   }
   if (world_setup.map) {
-    cluster_ = std::make_unique<cluster::GhostExchange>(
-        make_exchange_params(*world_setup.map, world_setup.zone_index, config.network.history_ticks,
-                             port(), config.tick.rate_hz, world_setup.bus_secrets,
-                             config.players.max_name_length),
-        world_);
+    cluster::ExchangeParams exchange = make_exchange_params(
+        *world_setup.map, world_setup.zone_index, config.network.history_ticks, port(),
+        config.tick.rate_hz, world_setup.bus_secrets, config.players.max_name_length);
+    // A remote actor is held to the rate a client of this zone is.
+    exchange.actor_actions_per_second = config.game.actions_per_second;
+    cluster_ = std::make_unique<cluster::GhostExchange>(exchange, world_);
     arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
     // Whispers to names elsewhere and guild lines go to the other zones of the world.
     sessions_.set_chat_forward([exchange = cluster_.get()](const cluster::RemoteChat& line) {

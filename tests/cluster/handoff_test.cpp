@@ -990,12 +990,18 @@ TEST_CASE("remote actions: an action on a ghost reaches its owner's rules - forg
   CHECK(z.east.sessions.acted.size() == 1);
   CHECK(z.east.exchange.stats().remote_actions_dropped == 5);
 
-  // Bounded: a neighbour's flood is cut at the per-tick bound, the rest dropped.
+  // Bounded: a neighbour's flood is cut at the per-tick bound (the rest dropped), and of
+  // what is left one player acts no faster than its rate allows (10 a second, a burst of
+  // 20 here: it acted once already; the bucket refills by 10 a second of the test's run).
   const std::uint32_t bound = z.east.exchange.params().max_remote_actions_per_tick;
+  REQUIRE(z.east.exchange.params().actor_actions_per_second == 10.0);
   for (std::uint32_t i = 0; i < bound + 5; ++i) send("t.handoff.east.west", honest);
   z.step();
-  CHECK(z.east.sessions.acted.size() == 1 + bound);
   CHECK(z.east.exchange.stats().remote_actions_dropped == 5 + 5);
+  const std::uint64_t limited_in = z.east.exchange.stats().remote_actions_rate_limited;
+  CHECK(z.east.sessions.acted.size() >= 1 + 19);
+  CHECK(limited_in > 0);
+  CHECK(z.east.sessions.acted.size() - 1 + limited_in == bound);
   // And this zone forwards at most its own bound per tick: the rest are answered
   // RateLimited.
   const std::uint32_t out_bound = z.west.exchange.params().max_forwarded_actions_per_tick;

@@ -495,13 +495,15 @@ TEST_CASE("world: bots fight across the border - actions on ghosts resolve in th
   // events of those hits came back to west with east's ghost lists.
   CHECK(metric(west, "zone_border_events_total\\{direction=\"in\"\\}").value_or(0) > 0);
   // For the record: what became of the rest (refused by the rules: out of range, cooldown,
-  // dead; dropped: a stale or missing ghost of the actor), and the events that crossed.
+  // dead; dropped: an actor's ghost still walking to where its player respawned, at the
+  // ghosts' speed bound), and the events that crossed.
   const auto count = [](const Zone& z, const std::string& name) {
     return metric(z, name).value_or(-1.0);
   };
   MESSAGE("forwarded by west: ", *west_sent, "; in east: ok ", *east_ok, ", refused ",
           count(east, "zone_remote_actions_total\\{result=\"refused\"\\}"), ", dropped ",
-          count(east, "zone_remote_actions_total\\{result=\"dropped\"\\}"),
+          count(east, "zone_remote_actions_total\\{result=\"dropped\"\\}"), ", rate limited ",
+          count(east, "zone_remote_actions_total\\{result=\"rate_limited\"\\}"),
           "; forwarded by east: ", count(east, sent), "; border events into west: ",
           count(west, "zone_border_events_total\\{direction=\"in\"\\}"),
           "; truth event checks: ", s["truth_event_checks"].get<std::uint64_t>(),
