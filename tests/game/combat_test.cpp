@@ -115,6 +115,8 @@ TEST_CASE(
   // The wolf does not turn on an attacker in another zone (it could never reach it).
   fx.step(20);
   CHECK(fx.get(wolf, "target") == 0);
+  // Its cooldown over (and forgotten), it strikes again.
+  CHECK(act(g, fx.id(wolf), true) == ActionStatus::Ok);
   CHECK(fx.errors.empty());
 }
 
@@ -273,6 +275,6 @@ TEST_CASE("combat: a typo in a rule is the action's error, with its file and lin
   CHECK(fx.act(healer, "heal", fx.id(healer)) == ActionStatus::RulesFailed);
   REQUIRE(fx.errors.size() == 1);
   CHECK(fx.errors[0] ==
-        "configs/game/combat.lua:132: game.get: argument 2: 'mnaa' is not a property of this "
+        "configs/game/combat.lua:161: game.get: argument 2: 'mnaa' is not a property of this "
         "game (configs/game/*.yaml)");
 }
