@@ -132,13 +132,13 @@ void GhostExchange::resolve_actions(Clock::time_point now, double max_step, Hand
   for (const RemoteAction& a : actions_in_) {
     // The actor is a player its sender owns (a zone acts only for its own players), seen
     // here as a ghost; the target is this zone's own; the action one of the game's that
-    // names a target, with no more arguments than it declares.
+    // acts on a target (rule `entity`), with no more arguments than it declares.
     const world::Entity* actor = world_.find(a.actor);
     const world::Entity* target = world_.find(a.target);
     const bool actor_ok = actor != nullptr && actor->ghost && actor->ghost_owner == a.sender &&
                           actor->kind == world::EntityKind::kPlayer;
     const bool action_ok = a.action < actions.size() && a.arg_count <= actions[a.action].args &&
-                           actions[a.action].target != protocol::ActionTarget::kNone;
+                           actions[a.action].target == protocol::ActionTarget::kEntity;
     if (!actor_ok || target == nullptr || target->ghost || !action_ok) {
       ++stats_.remote_actions_dropped;
       continue;
