@@ -27,6 +27,30 @@ local function player_state(player)
   return p
 end
 
+-- Remote actors (neighbour zones' players acting here, by id): their cooldowns, each kept
+-- only while it runs, since no on_leave tells when one is gone.
+local remote = {}
+
+local function actor_state(player)
+  if game.owned(player) then return player_state(player) end
+  local p = remote[player]
+  if p == nil then
+    p = {ready = {}}
+    remote[player] = p
+  end
+  return p
+end
+
+local function forget_remote(player)
+  local p = remote[player]
+  if p == nil then return end
+  local now = game.now()
+  for _, ready in pairs(p.ready) do
+    if ready > now then return end
+  end
+  remote[player] = nil
+end
+
 function is_alive(e)
   return game.exists(e) and game.get(e, "state") == ALIVE
 end
@@ -50,7 +74,9 @@ function kill(victim, killer)
   game.set(victim, "target", 0)
   game.freeze(victim, true)
   game.emit(victim, "death", killer)
-  if killer ~= 0 and game.exists(killer) and game.kind(killer) == "player" then
+  -- A killer acting from a neighbour zone (a ghost here) gains its experience there, not
+  -- here: this zone cannot change it.
+  if killer ~= 0 and game.exists(killer) and game.kind(killer) == "player" and game.owned(killer) then
     award_xp(killer, 10 * game.get(victim, "level"))
   end
   if game.kind(victim) == "player" then
@@ -92,7 +118,11 @@ function respawn(player)
   game.emit(player, "respawn", 0)
 end
 
--- attack and shoot: the checks in the order a player learns most from.
+-- attack and shoot: the checks in the order a player learns most from. `player` may act
+-- from a neighbour zone (game.owned(player) false: its ghost here, docs/world.md "Actions
+-- across borders"): it is checked and hurts like any player, its cooldown is kept here
+-- (while it runs), and what would change the player itself (its target, experience) is
+-- its own zone's.
 local function strike(player, target, spec)
   if not is_alive(player) then return "dead" end
   if target == 0 or not game.exists(target) then return "no_target" end
@@ -103,16 +133,21 @@ local function strike(player, target, spec)
   if spec.needs_sight and not game.line_of_sight(player, target) then
     return "no_line_of_sight"
   end
-  local p = player_state(player)
+  local p = actor_state(player)
   local now = game.now()
   if now < (p.ready[spec] or 0) then return "cooldown" end
   p.ready[spec] = now + spec.cooldown
-  game.set(player, "target", target)
+  if game.owned(player) then
+    game.set(player, "target", target)
+  else
+    game.after(spec.cooldown, function() forget_remote(player) end)
+  end
   deal_damage(player, target, spec.damage + 2 * (game.get(player, "level") - 1), spec.attack)
 end
 
 -- heal: mana for a living player's health (its own too).
 local function heal(player, target)
+  if not game.owned(player) then return "not_allowed" end  -- its mana is its own zone's
   if not is_alive(player) then return "dead" end
   if target == 0 or not game.exists(target) or game.kind(target) ~= "player" then
     return "no_target"
@@ -146,6 +181,7 @@ local ACTIONS = {
   attack = function(player, target) return strike(player, target, MELEE) end,
   shoot = function(player, target) return strike(player, target, RANGED) end,
   emote = function(player, target, emote)
+    if not game.owned(player) then return "not_allowed" end  -- an event about the player
     if not is_alive(player) then return "dead" end
     if emote == nil or emote < 0 or emote >= EMOTES then return "bad_arguments" end
     if target ~= 0 and not game.exists(target) then return "no_target" end

@@ -53,7 +53,10 @@ end
 -- From deal_damage: an idle NPC that is hit turns on its attacker.
 function npc_attacked(npc, attacker)
   local n = npcs[npc]
-  if n and n.mode == "idle" and game.kind(attacker) == "player" then engage(npc, n, attacker) end
+  -- An attacker acting from a neighbour zone is out of its reach: it stays idle.
+  if n and n.mode == "idle" and game.kind(attacker) == "player" and game.owned(attacker) then
+    engage(npc, n, attacker)
+  end
 end
 
 -- From kill.

@@ -27,6 +27,17 @@ struct ClusterStats {
   std::uint64_t chat_out = 0;
   std::uint64_t chat_in = 0;
   std::uint64_t chat_refused = 0;
+  // Actions on a neighbour's entity: forwarded to its owner, or refused here (this tick's
+  // bound, or the bus); and neighbours' actions on this zone's entities: carried out by
+  // the rules, refused by them, or dropped unresolved (not decodable, not from the
+  // subject's zone, an actor that is not the sender's player here or stands too far from
+  // its ghost, a target that is not this zone's own, over the per-tick bound).
+  std::uint64_t actions_forwarded = 0;
+  std::uint64_t actions_forward_refused = 0;
+  std::uint64_t remote_actions_ok = 0;
+  std::uint64_t remote_actions_refused = 0;
+  std::uint64_t remote_actions_dropped = 0;
+  std::uint64_t remote_actions_rate_limited = 0;  // the actor over its rate here
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;  // ghost messages applied
   // Bus messages dropped, by reason: not decodable (ghost_codec's reasons) or from a zone

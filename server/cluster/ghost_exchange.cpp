@@ -51,6 +51,119 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
     chat_from_.emplace(chat_subject(prefix, z), z);
     link_->subscribe(chat_subject(prefix, z));
   }
+  // Room for a tick's actions from every neighbour up front: none is allocated in play.
+  actions_in_.reserve(params_.neighbours.size() * params_.max_remote_actions_per_tick);
+  actions_in_per_source_.assign(params_.neighbours.size(), 0);
+}
+
+std::size_t GhostExchange::neighbour_position(std::uint32_t index) const {
+  for (std::size_t i = 0; i < params_.neighbours.size(); ++i) {
+    if (params_.neighbours[i].index == index) return i;
+  }
+  return params_.neighbours.size();
+}
+
+ForwardResult GhostExchange::forward_action(const world::Entity& actor, std::uint16_t action,
+                                            const world::Entity& target,
+                                            std::span<const std::int32_t> args) {
+  const std::size_t at =
+      target.ghost ? neighbour_position(target.ghost_owner) : params_.neighbours.size();
+  if (at == params_.neighbours.size() || action > 0xFF || args.size() > kMaxActionArgs) {
+    ++stats_.actions_forward_refused;
+    return ForwardResult::kFailed;
+  }
+  if (actions_out_this_tick_ >= params_.max_forwarded_actions_per_tick) {
+    ++stats_.actions_forward_refused;
+    return ForwardResult::kRateLimited;
+  }
+  ++actions_out_this_tick_;
+  action_.sender = static_cast<std::uint8_t>(params_.self_index);
+  action_.action = static_cast<std::uint8_t>(action);
+  action_.actor = actor.id;
+  action_.target = target.id;
+  action_.x = actor.x;
+  action_.y = actor.y;
+  action_.arg_count = static_cast<std::uint8_t>(args.size());
+  std::copy(args.begin(), args.end(), action_.args.begin());
+  encode(action_, action_bytes_);
+  // The neighbour-to-neighbour subject: only this zone may publish on it.
+  if (!link_->publish(handoff_subjects_[at], action_bytes_)) {
+    ++stats_.actions_forward_refused;
+    return ForwardResult::kFailed;
+  }
+  ++stats_.actions_forwarded;
+  return ForwardResult::kSent;
+}
+
+void GhostExchange::queue_action(const bus::BusMessage& m, std::uint32_t from) {
+  // The sender field must be the zone the subject names (NATS lets only it publish there).
+  if (decode(m.data, action_) != ActionDecodeError::kNone || action_.sender != from) {
+    ++stats_.remote_actions_dropped;
+    return;
+  }
+  const std::size_t at = neighbour_position(from);
+  if (at >= actions_in_per_source_.size() ||
+      actions_in_per_source_[at] >= params_.max_remote_actions_per_tick) {
+    ++stats_.remote_actions_dropped;
+    return;
+  }
+  ++actions_in_per_source_[at];
+  actions_in_.push_back(action_);
+}
+
+bool GhostExchange::actor_token(const world::Entity& actor, Clock::time_point now) {
+  const std::uint32_t slot = actor.aoi.index;
+  if (slot >= actor_buckets_.size()) actor_buckets_.resize(world_.slot_count());
+  ActorBucket& b = actor_buckets_[slot];
+  const double rate = params_.actor_actions_per_second;
+  const double burst = 2.0 * rate;
+  if (b.id != actor.id) b = {actor.id, burst, now};
+  const double elapsed = std::chrono::duration<double>(now - b.at).count();
+  b.tokens = std::min(burst, b.tokens + std::max(0.0, elapsed) * rate);
+  b.at = now;
+  if (b.tokens < 1.0) return false;
+  b.tokens -= 1.0;
+  return true;
+}
+
+void GhostExchange::resolve_actions(Clock::time_point now, double max_step, HandoffHooks& hooks) {
+  const auto actions = world_.game().schema.actions();
+  const double slack = max_step * params_.actor_slack_ticks + 1.0;
+  for (const RemoteAction& a : actions_in_) {
+    // The actor is a player its sender owns (a zone acts only for its own players), seen
+    // here as a ghost; the target is this zone's own; the action one of the game's that
+    // acts on a target (rule `entity`), with no more arguments than it declares.
+    const world::Entity* actor = world_.find(a.actor);
+    const world::Entity* target = world_.find(a.target);
+    const bool actor_ok = actor != nullptr && actor->ghost && actor->ghost_owner == a.sender &&
+                          actor->kind == world::EntityKind::kPlayer;
+    const bool action_ok = a.action < actions.size() && a.arg_count <= actions[a.action].args &&
+                           actions[a.action].target == protocol::ActionTarget::kEntity;
+    if (!actor_ok || target == nullptr || target->ghost || !action_ok) {
+      ++stats_.remote_actions_dropped;
+      continue;
+    }
+    // The rules measure range and sight from the ghost: it must stand about where the
+    // actor stood, not a stale second behind.
+    const double dx = actor->x - a.x, dy = actor->y - a.y;
+    if (dx * dx + dy * dy > slack * slack) {
+      ++stats_.remote_actions_dropped;
+      continue;
+    }
+    if (!actor_token(*actor, now)) {
+      ++stats_.remote_actions_rate_limited;
+      continue;
+    }
+    const protocol::ActionStatus status =
+        hooks.remote_action(actor->aoi.index, a.action, a.target, {a.args.data(), a.arg_count});
+    if (status == protocol::ActionStatus::Ok) {
+      ++stats_.remote_actions_ok;
+    } else {
+      ++stats_.remote_actions_refused;
+    }
+  }
+  actions_in_.clear();
+  std::fill(actions_in_per_source_.begin(), actions_in_per_source_.end(), 0u);
 }
 
 void GhostExchange::publish_chat(const RemoteChat& line) {
@@ -87,10 +200,13 @@ const Neighbour* GhostExchange::neighbour(std::uint32_t index) const {
 
 void GhostExchange::tick(std::uint32_t tick, double max_step, HandoffHooks& hooks) {
   const auto now = Clock::now();
+  actions_out_this_tick_ = 0;
   receive(now, hooks);
   settle_arrivals(now, hooks);
   ghosts_.expire(now, params_.ghost_timeout);
   ghosts_.follow(max_step);
+  // After the ghosts moved: the actors stand where this tick's lists put them.
+  resolve_actions(now, max_step, hooks);
   offer_crossings(now);
   expire_offers(now);
   publish(tick);
@@ -110,6 +226,14 @@ void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
     }
     // The neighbour the subject names as the sender (only it may publish there).
     const auto from = inbound_.find(m.subject);
+    if (!m.data.empty() && m.data[0] == kActionMagic) {
+      if (from == inbound_.end()) {
+        ++stats_.remote_actions_dropped;
+        continue;
+      }
+      queue_action(m, from->second);
+      continue;
+    }
     if (!m.data.empty() && m.data[0] == kTransferMagic) {
       if (decode(m.data, transfer_) != TransferDecodeError::kNone ||
           transfer_.sender == params_.self_index || !is_neighbour(transfer_.sender) ||

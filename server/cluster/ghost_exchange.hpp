@@ -20,15 +20,18 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bus/nats_link.hpp"
+#include "cluster/action_codec.hpp"
 #include "cluster/chat_codec.hpp"
 #include "cluster/cluster_stats.hpp"
 #include "cluster/ghost_codec.hpp"
 #include "cluster/transfer_codec.hpp"
+#include "protocol/zone_generated.h"
 #include "world/ghosts.hpp"
 
 namespace zone::cluster {
@@ -68,6 +71,27 @@ struct ExchangeParams {
   std::uint16_t game_port = 0;
   std::chrono::milliseconds handoff_timeout{2000};
   std::uint16_t cross_cooldown_ticks = 20;
+  // Actions on a neighbour's entity (docs/world.md, "Actions across borders"): at most
+  // this many forwarded per tick, in all (beyond: RateLimited to the player), and at most
+  // this many taken from each neighbour per tick (beyond: dropped), so neither a crowd at
+  // the border nor a neighbour gone wrong can flood the bus or the rules.
+  std::uint32_t max_forwarded_actions_per_tick = 64;
+  std::uint32_t max_remote_actions_per_tick = 64;
+  // Each remote actor is held here to the rate its own zone holds it to
+  // (game.actions_per_second), with twice the burst for the bus's jitter: a neighbour gone
+  // wrong cannot make one player act faster than a client could (beyond: rate_limited).
+  double actor_actions_per_second = 10.0;
+  // How far (in ticks of the fastest movement) this zone's ghost of an actor may stand
+  // from where the actor says it stood: further, the ghost is too stale for the rules'
+  // range and sight checks, and the action is dropped.
+  double actor_slack_ticks = 20.0;
+};
+
+// What became of an action forwarded to the zone that owns its target.
+enum class ForwardResult : std::uint8_t {
+  kSent,         // on the bus to the owner
+  kRateLimited,  // max_forwarded_actions_per_tick reached this tick
+  kFailed,       // the target's owner is not a neighbour, or the bus refused it
 };
 
 // Where a player handed over goes: what its client is told.
@@ -102,6 +126,14 @@ class HandoffHooks {
   // name rule): whispers for this zone's players of that name, guild lines for this zone's
   // guild of that key.
   virtual void remote_chat(const RemoteChat& /*line*/) {}
+  // A neighbour's player (this zone's ghost of it at `actor_slot`) acts on this zone's
+  // entity `target` (checked: the actor is a player the sender owns, the target is this
+  // zone's own): the rules' answer.
+  virtual protocol::ActionStatus remote_action(std::uint32_t /*actor_slot*/,
+                                               std::uint16_t /*action*/, world::EntityId /*target*/,
+                                               std::span<const std::int32_t> /*args*/) {
+    return protocol::ActionStatus::NotAllowed;
+  }
 };
 
 class GhostExchange {
@@ -122,6 +154,11 @@ class GhostExchange {
   // Sends a chat line to every other zone of the world (docs/world.md, "Chat across
   // zones"); it reaches their hooks' remote_chat at their next tick.
   void publish_chat(const RemoteChat& line);
+  // Sends this zone's player `actor`'s action on `target`, a ghost here, to the zone the
+  // ghost follows; that zone's rules resolve it at its next tick (docs/world.md, "Actions
+  // across borders").
+  ForwardResult forward_action(const world::Entity& actor, std::uint16_t action,
+                               const world::Entity& target, std::span<const std::int32_t> args);
 
   ClusterStats stats() const;
   const ExchangeParams& params() const { return params_; }
@@ -129,6 +166,7 @@ class GhostExchange {
  private:
   using Clock = std::chrono::steady_clock;
   void receive(Clock::time_point now, HandoffHooks& hooks);
+  std::size_t neighbour_position(std::uint32_t index) const;
   void receive_ghosts(const bus::BusMessage& m, std::optional<std::uint32_t> from,
                       Clock::time_point now);
   bool name_ok(std::string_view name) const;
@@ -181,6 +219,25 @@ class GhostExchange {
   void relay_events(const GhostMessage& message);
   std::vector<world::EntityId> listed_;  // scratch: a message's ghost ids, sorted
   void receive_chat(const RemoteChat& line, HandoffHooks& hooks);
+  // Actions from neighbours: queued while the tick's messages are read (so that the
+  // actor's ghost is up to date), resolved after; bounded per neighbour and tick.
+  void queue_action(const bus::BusMessage& m, std::uint32_t from);
+  void resolve_actions(Clock::time_point now, double max_step, HandoffHooks& hooks);
+  bool actor_token(const world::Entity& actor, Clock::time_point now);
+  // Per slot of this zone's world: the token bucket of the remote actor in it (the ghost
+  // of another zone's player); a new id in the slot starts a full bucket. Grows with the
+  // world's slots, never per tick.
+  struct ActorBucket {
+    world::EntityId id = world::kNoEntity;
+    double tokens = 0.0;
+    Clock::time_point at;
+  };
+  std::vector<ActorBucket> actor_buckets_;
+  std::vector<RemoteAction> actions_in_;  // this tick's, at most the bound per neighbour
+  std::vector<std::uint32_t> actions_in_per_source_;  // by neighbour position, this tick
+  std::uint32_t actions_out_this_tick_ = 0;
+  RemoteAction action_;  // decoding and encoding scratch
+  std::vector<std::uint8_t> action_bytes_;
   std::map<std::string, std::string> chat_from_;  // chat subject -> its zone
   RemoteChat chat_;                               // decoding scratch
   std::vector<std::uint8_t> chat_bytes_;

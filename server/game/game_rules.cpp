@@ -64,6 +64,11 @@ struct GameRules::Impl {
     const world::Entity& e = world.entity(slot);
     return e.live() && !e.ghost && e.kind == world::EntityKind::kPlayer;
   }
+  bool ghost_player(std::uint32_t slot) const {
+    if (slot >= world.slot_count()) return false;
+    const world::Entity& e = world.entity(slot);
+    return e.live() && e.ghost && e.kind == world::EntityKind::kPlayer;
+  }
   bool owned_npc(std::uint32_t slot) const {
     if (slot >= world.slot_count()) return false;
     const world::Entity& e = world.entity(slot);
@@ -196,7 +201,10 @@ protocol::ActionStatus GameRules::act(const ActionRequest& request) {
   const auto actions = m.world.game().schema.actions();
   if (request.action >= actions.size()) return ActionStatus::UnknownAction;
   if (request.args.size() > protocol::kMaxArgs) return ActionStatus::BadArguments;
-  if (!m.owned_player(request.player_slot)) return ActionStatus::NotAllowed;
+  if (request.remote ? !m.ghost_player(request.player_slot)
+                     : !m.owned_player(request.player_slot)) {
+    return ActionStatus::NotAllowed;
+  }
   // on_action(player, action_name, target, args...): target 0 when the action names none.
   std::array<script::ScriptArg, 3 + protocol::kMaxArgs> args{};
   args[0] = script::make_script_arg(m.world.entity(request.player_slot).id);

@@ -47,6 +47,10 @@ struct ActionRequest {
   std::uint16_t action = 0;       // index into the schema's actions
   world::EntityId target = world::kNoEntity;
   std::span<const std::int32_t> args;
+  // The actor is a neighbour zone's player acting on this zone's entity across a border
+  // (docs/world.md, "Actions across borders"): `player_slot` is this zone's ghost of it,
+  // which the scripts can read but not change (game.owned(player) is false).
+  bool remote = false;
 };
 
 struct RulesStats {

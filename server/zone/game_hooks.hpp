@@ -1,6 +1,7 @@
 // What the sessions ask of the game's rules: a player came or is going, and an action a
 // client asked for (already checked against the schema: a known action, its arguments,
-// its target held by the client). The zone implements it over game::GameRules; a zone
+// its target held by the client). The zone implements it over game::GameRules (in a world
+// of zones through ActionRouter, which forwards an action on a ghost to its owner); a zone
 // without rules answers every action NotAllowed.
 #pragma once
 

@@ -154,6 +154,20 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
              "the world (out), received and delivered here (in), refused (not decodable, or a "
              "name or text the name rule refuses).",
              "direction", {{"out", c.chat_out}, {"in", c.chat_in}, {"refused", c.chat_refused}});
+  w.labelled("zone_actions_forwarded_total", "counter",
+             "Players' actions on a neighbour's entity: sent to the zone that owns it (sent), "
+             "refused here (this tick's forwarding bound, or the bus refused it).",
+             "result", {{"sent", c.actions_forwarded}, {"refused", c.actions_forward_refused}});
+  w.labelled("zone_remote_actions_total", "counter",
+             "Neighbours' players' actions on this zone's entities: carried out by the rules "
+             "(ok), refused by them (refused), dropped unresolved (not decodable, not from the "
+             "subject's zone, no such actor or target, a stale actor, over the per-tick bound), "
+             "over the actor's own action rate (rate_limited).",
+             "result",
+             {{"ok", c.remote_actions_ok},
+              {"refused", c.remote_actions_refused},
+              {"dropped", c.remote_actions_dropped},
+              {"rate_limited", c.remote_actions_rate_limited}});
   w.labelled("zone_bus_messages_total", "counter", "Ghost messages sent and applied.", "direction",
              {{"out", c.messages_out}, {"in", c.messages_in}});
   w.labelled("zone_bus_bytes_total", "counter", "Bus payload bytes.", "direction",

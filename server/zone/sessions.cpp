@@ -739,11 +739,10 @@ protocol::ActionStatus Sessions::check_action(const Session& s, const InboundEve
                                                           : ActionStatus::Ok;
   }
   // The target must be an entity the client holds: nothing outside its view can be
-  // probed (the answer would say whether it exists), and it must be this zone's own (an
-  // entity of a neighbour zone is acted on there).
+  // probed (the answer would say whether it exists). A ghost (a neighbour zone's entity)
+  // counts: the game hooks forward the action to its owner.
   if (!replicator_.holds(s.client, ev.target)) return ActionStatus::NoTarget;
-  const world::Entity* target = world_.find(ev.target);
-  if (target == nullptr || target->ghost) return ActionStatus::NoTarget;
+  if (world_.find(ev.target) == nullptr) return ActionStatus::NoTarget;
   return ActionStatus::Ok;
 }
 

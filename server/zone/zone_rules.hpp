@@ -43,6 +43,13 @@ class ZoneRules final : public GameHooks {
     const Timed timed(time_);
     return rules_.act({slot, action, target, args});
   }
+  // A neighbour's player, this zone's ghost of it at `slot`, acts on this zone's entity
+  // (docs/world.md, "Actions across borders").
+  protocol::ActionStatus act_remote(std::uint32_t slot, std::uint16_t action,
+                                    world::EntityId target, std::span<const std::int32_t> args) {
+    const Timed timed(time_);
+    return rules_.act({slot, action, target, args, true});
+  }
   void npc_arrived(std::uint32_t slot) { rules_.npc_arrived(slot); }
   void tick(std::uint32_t tick, double dt) {
     const Timed timed(time_);

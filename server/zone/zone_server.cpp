@@ -65,6 +65,12 @@ class SessionHandoff final : public cluster::HandoffHooks {
   void remote_chat(const cluster::RemoteChat& line) override {
     deliver_remote_chat(world_, sessions_.names(), line);
   }
+  protocol::ActionStatus remote_action(std::uint32_t actor_slot, std::uint16_t action,
+                                       world::EntityId target,
+                                       std::span<const std::int32_t> args) override {
+    if (rules_ == nullptr) return protocol::ActionStatus::NotAllowed;
+    return rules_->act_remote(actor_slot, action, target, args);
+  }
 
  private:
   Sessions& sessions_;
@@ -138,16 +144,22 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     log_.info("game rules: {} loaded", config.game.scripts_dir);
   }
   if (world_setup.map) {
-    cluster_ = std::make_unique<cluster::GhostExchange>(
-        make_exchange_params(*world_setup.map, world_setup.zone_index, config.network.history_ticks,
-                             port(), config.tick.rate_hz, world_setup.bus_secrets,
-                             config.players.max_name_length),
-        world_);
+    cluster::ExchangeParams exchange = make_exchange_params(
+        *world_setup.map, world_setup.zone_index, config.network.history_ticks, port(),
+        config.tick.rate_hz, world_setup.bus_secrets, config.players.max_name_length);
+    // A remote actor is held to the rate a client of this zone is.
+    exchange.actor_actions_per_second = config.game.actions_per_second;
+    cluster_ = std::make_unique<cluster::GhostExchange>(exchange, world_);
     arrival_timeout_ = std::chrono::milliseconds(world_setup.map->arrival_timeout_ms);
     // Whispers to names elsewhere and guild lines go to the other zones of the world.
     sessions_.set_chat_forward([exchange = cluster_.get()](const cluster::RemoteChat& line) {
       exchange->publish_chat(line);
     });
+    // Actions on a neighbour's entity go to the zone that owns it.
+    if (rules_) {
+      actions_ = std::make_unique<ActionRouter>(*rules_, world_, *cluster_);
+      sessions_.set_game(actions_.get());
+    }
   }
   load_.configure(make_load_params(config));
   apply_game_limits();

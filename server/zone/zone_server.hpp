@@ -42,6 +42,7 @@
 #include "replication/replicator.hpp"
 #include "util/worker_pool.hpp"
 #include "world/world.hpp"
+#include "zone/action_router.hpp"
 #include "zone/gm_commands.hpp"
 #include "zone/ingest.hpp"
 #include "zone/load_governor.hpp"
@@ -206,7 +207,9 @@ class ZoneServer {
   // sessions hold a pointer to it: they never call it after the zone's shutdown().
   std::unique_ptr<ZoneRules> rules_;
   std::unique_ptr<cluster::GhostExchange> cluster_;  // in a world of zones only
-  std::chrono::milliseconds arrival_timeout_{0};     // handoff.arrival_timeout_ms
+  // With rules in a world: the sessions' actions, forwarded when they target a ghost.
+  std::unique_ptr<ActionRouter> actions_;
+  std::chrono::milliseconds arrival_timeout_{0};  // handoff.arrival_timeout_ms
 
   // Reloads: queued from any thread, applied here at the start of a tick.
   ReloadController reloads_;

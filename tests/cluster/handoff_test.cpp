@@ -37,6 +37,12 @@ world::GameTypes health_game() {
     game.schema.add_field(f);
   }
   game.defaults = {{{100, 100}}, {{100, 100}}};
+  // One action that names an entity, for the actions forwarded across a border.
+  protocol::ActionSpec strike;
+  strike.name = "strike";
+  strike.target = protocol::ActionTarget::kEntity;
+  strike.args = 1;
+  game.schema.add_action(strike);
   return game;
 }
 
@@ -423,6 +429,19 @@ struct FakeSessions final : cluster::HandoffHooks {
   std::vector<std::pair<std::uint32_t, cluster::Destination>> left;
   std::vector<cluster::RemoteChat> chats;  // lines from other zones, as delivered
   void remote_chat(const cluster::RemoteChat& line) override { chats.push_back(line); }
+  struct Acted {
+    std::uint32_t actor_slot;
+    std::uint16_t action;
+    world::EntityId target;
+    std::vector<std::int32_t> args;
+  };
+  std::vector<Acted> acted;  // neighbours' actions, as the rules would get them
+  protocol::ActionStatus remote_action(std::uint32_t actor_slot, std::uint16_t action,
+                                       world::EntityId target,
+                                       std::span<const std::int32_t> args) override {
+    acted.push_back({actor_slot, action, target, {args.begin(), args.end()}});
+    return protocol::ActionStatus::Ok;
+  }
   bool can_take_player() const override { return true; }
   void player_left(std::uint32_t slot, const cluster::Destination& to) override {
     left.emplace_back(slot, to);
@@ -847,4 +866,152 @@ TEST_CASE("world chat: a zone's lines reach the others - forged and bad ones are
   east.step();
   CHECK(east.sessions.chats.size() == 2);
   CHECK(east.exchange.stats().chat_refused == 3);
+}
+
+// ---- Actions across borders (docs/world.md, "Actions across borders"). --------------
+
+TEST_CASE("remote actions: an action round-trips through its codec - damaged ones are refused") {
+  const cluster::RemoteAction a{.sender = 1,
+                                .action = 3,
+                                .actor = 77,
+                                .target = 99,
+                                .x = 12.5,
+                                .y = -3.25,
+                                .arg_count = 2,
+                                .args = {-7, 1 << 30, 0, 0}};
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(a, bytes);
+  CHECK(bytes.size() == 29 + 8);
+  cluster::RemoteAction got;
+  REQUIRE(cluster::decode(bytes, got) == cluster::ActionDecodeError::kNone);
+  CHECK(got.sender == 1);
+  CHECK(got.action == 3);
+  CHECK(got.actor == 77);
+  CHECK(got.target == 99);
+  CHECK(got.x == 12.5);
+  CHECK(got.y == -3.25);
+  REQUIRE(got.arg_count == 2);
+  CHECK(got.args[0] == -7);
+  CHECK(got.args[1] == 1 << 30);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CHECK(cluster::decode(std::span(bytes).first(n), got) != cluster::ActionDecodeError::kNone);
+  }
+  auto trailing = bytes;
+  trailing.push_back(0);
+  CHECK(cluster::decode(trailing, got) == cluster::ActionDecodeError::kTrailing);
+  auto future = bytes;
+  future[1] = 2;
+  CHECK(cluster::decode(future, got) == cluster::ActionDecodeError::kVersion);
+  auto many = bytes;
+  many[28] = 5;  // the argument count
+  CHECK(cluster::decode(many, got) == cluster::ActionDecodeError::kBadValue);
+  // No actor, no target, acting on itself, a position that is no position: refused.
+  for (int which = 0; which < 4; ++which) {
+    cluster::RemoteAction bad = a;
+    if (which == 0) {
+      bad.actor = 0;
+    } else if (which == 1) {
+      bad.target = 0;
+    } else if (which == 2) {
+      bad.target = bad.actor;
+    } else {
+      bad.x = std::nan("");
+    }
+    cluster::encode(bad, bytes);
+    CHECK(cluster::decode(bytes, got) == cluster::ActionDecodeError::kBadValue);
+  }
+}
+
+TEST_CASE("remote actions: an action on a ghost reaches its owner's rules - forged ones do not") {
+  ExchangeWorld z;
+  // A player of east's just across the border from bob, and west's ghost of it.
+  const std::uint32_t dave = z.east.world.spawn_player("dave");
+  REQUIRE(z.east.world.teleport(dave, 202.0, 110.0));
+  const world::EntityId dave_id = z.east.world.entity(dave).id;
+  for (int t = 0; t < 10; ++t) z.step();
+  const world::Entity* ghost = z.west.world.find(dave_id);
+  REQUIRE(ghost != nullptr);
+  REQUIRE(ghost->ghost);
+  const world::Entity* bob_there = z.east.world.find(z.bob_id);
+  REQUIRE(bob_there != nullptr);
+  REQUIRE(bob_there->ghost);
+
+  const std::int32_t arg = 7;
+  CHECK(z.west.exchange.forward_action(z.west.world.entity(z.bob), 0, *ghost, std::span(&arg, 1)) ==
+        cluster::ForwardResult::kSent);
+  z.step();
+  REQUIRE(z.east.sessions.acted.size() == 1);
+  const FakeSessions::Acted& acted = z.east.sessions.acted.front();
+  CHECK(acted.actor_slot == bob_there->aoi.index);  // east's ghost of bob acts
+  CHECK(acted.action == 0);
+  CHECK(acted.target == dave_id);
+  CHECK(acted.args == std::vector<std::int32_t>{7});
+  CHECK(z.west.exchange.stats().actions_forwarded == 1);
+  CHECK(z.east.exchange.stats().remote_actions_ok == 1);
+
+  // Only to the owner of a ghost: an entity of west's own is not forwarded.
+  CHECK(z.west.exchange.forward_action(z.west.world.entity(z.bob), 0, z.west.world.entity(z.bob),
+                                       {}) == cluster::ForwardResult::kFailed);
+
+  // Forged or wrong: what a stranger on the bus (or a zone gone wrong) sends is dropped
+  // unresolved, and the rules never see it.
+  std::unique_ptr<bus::Bus> outsider = z.broker.endpoint();
+  const auto send = [&](const std::string& subject, cluster::RemoteAction a) {
+    std::vector<std::uint8_t> bytes;
+    cluster::encode(a, bytes);
+    outsider->publish(subject, bytes);
+  };
+  const cluster::RemoteAction honest{.sender = 0,
+                                     .action = 0,
+                                     .actor = z.bob_id,
+                                     .target = dave_id,
+                                     .x = bob_there->x,
+                                     .y = bob_there->y,
+                                     .arg_count = 1,
+                                     .args = {1, 0, 0, 0}};
+  cluster::RemoteAction a = honest;
+  send("t.handoff.east.north", a);  // a subject east does not listen to: never arrives
+  a.sender = 2;
+  send("t.handoff.east.west", a);  // the sender is not the subject's zone
+  a = honest;
+  a.actor = dave_id;
+  a.target = z.bob_id;  // west acting for east's player, on a ghost
+  send("t.handoff.east.west", a);
+  a = honest;
+  a.action = 1;  // no such action
+  send("t.handoff.east.west", a);
+  a = honest;
+  a.arg_count = 2;  // more arguments than the action declares
+  send("t.handoff.east.west", a);
+  a = honest;
+  a.x += 100.0;  // far from where east's ghost of bob stands
+  send("t.handoff.east.west", a);
+  z.step();
+  CHECK(z.east.sessions.acted.size() == 1);
+  CHECK(z.east.exchange.stats().remote_actions_dropped == 5);
+
+  // Bounded: a neighbour's flood is cut at the per-tick bound (the rest dropped), and of
+  // what is left one player acts no faster than its rate allows (10 a second, a burst of
+  // 20 here: it acted once already; the bucket refills by 10 a second of the test's run).
+  const std::uint32_t bound = z.east.exchange.params().max_remote_actions_per_tick;
+  REQUIRE(z.east.exchange.params().actor_actions_per_second == 10.0);
+  for (std::uint32_t i = 0; i < bound + 5; ++i) send("t.handoff.east.west", honest);
+  z.step();
+  CHECK(z.east.exchange.stats().remote_actions_dropped == 5 + 5);
+  const std::uint64_t limited_in = z.east.exchange.stats().remote_actions_rate_limited;
+  CHECK(z.east.sessions.acted.size() >= 1 + 19);
+  CHECK(limited_in > 0);
+  CHECK(z.east.sessions.acted.size() - 1 + limited_in == bound);
+  // And this zone forwards at most its own bound per tick: the rest are answered
+  // RateLimited.
+  const std::uint32_t out_bound = z.west.exchange.params().max_forwarded_actions_per_tick;
+  std::uint32_t sent = 0, limited = 0;
+  for (std::uint32_t i = 0; i < out_bound + 3; ++i) {
+    const auto r = z.west.exchange.forward_action(z.west.world.entity(z.bob), 0,
+                                                  *z.west.world.find(dave_id), {});
+    sent += r == cluster::ForwardResult::kSent ? 1 : 0;
+    limited += r == cluster::ForwardResult::kRateLimited ? 1 : 0;
+  }
+  CHECK(sent == out_bound);
+  CHECK(limited == 3);
 }

@@ -433,6 +433,87 @@ TEST_CASE("world: NATS restarted mid-run: zones reconnect and ghosts resume") {
   }
 }
 
+// Combat across the border (docs/world.md, "Actions across borders"): both zones run the
+// sample game's rules; west has no NPCs, so its bots' attacks on NPCs are attacks on
+// east's NPCs through their ghosts, forwarded to east and resolved there. Bots that walk
+// into east are handed over and fight on there (and may strike bots still in west).
+// Every event (hits, deaths) reached exactly the bots that held its entity, in whichever
+// zone they were, and attacks across the border did happen and hit.
+TEST_CASE("world: bots fight across the border - actions on ghosts resolve in the owner zone") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world(dir + "/world.yaml", nats_port);
+  const auto start_game_zone = [&](const std::string& name, int npcs) {
+    Zone z = zone::test::start_truth_zone(
+        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", std::to_string(npcs), "--set",
+         "threads.workers=1", "--set", "threads.network=1", "--set", "npcs.behaviour=patrol",
+         "--set", "game.data_file=" ZONE_SOURCE_DIR "/configs/game/game.yaml", "--set",
+         "game.scripts_dir=" ZONE_SOURCE_DIR "/configs/game"},
+        dir + "/" + name + ".log");
+    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
+    return z;
+  };
+  Zone west = start_game_zone("west", 0);
+  Zone east = start_game_zone("east", 150);
+  REQUIRE(wait_metric(
+      west, "zone_ghosts", [](double v) { return v > 10; }, 10s));
+
+  const int seconds = 25;
+  const int bots = 8;
+  auto sim = start_world_sim(dir, west, {&west, &east}, bots, seconds, "combat");
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  INFO("west's log:\n", west.process->log());
+  CHECK(s["bots_connected"].get<int>() == bots);
+  CHECK(s["protocol_violations"].get<int>() == 0);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  CHECK(s["truth_checks"].get<int>() > 0);
+  CHECK(s["actions_ok"].get<std::uint64_t>() > 0);
+  CHECK(s["events_by_kind"].value("hit", 0) > 0);
+  CHECK(s["events_by_kind"].value("chat", 0) > 0);  // the bots' say lines, exact too
+  CHECK(s["truth_event_checks"].get<std::uint64_t>() > 0);
+  CHECK(s["truth_event_missing"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_extra"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_duplicate"].get<std::uint64_t>() == 0);
+  CHECK(s["truth_event_before_spawn"].get<std::uint64_t>() == 0);
+
+  // West forwarded attacks on east's NPCs, and east's rules carried some out (in range,
+  // off cooldown): cross-border hits happened. Nothing was forged, so nothing dropped
+  // but what the race of a ghost list with an action may cost.
+  const std::string sent = "zone_actions_forwarded_total\\{result=\"sent\"\\}";
+  const std::string ok = "zone_remote_actions_total\\{result=\"ok\"\\}";
+  const auto west_sent = metric(west, sent);
+  const auto east_ok = metric(east, ok);
+  REQUIRE(west_sent.has_value());
+  REQUIRE(east_ok.has_value());
+  CHECK(*west_sent > 0);
+  CHECK(*east_ok > 0);
+  // A target west's players could strike stands within the ghost distance of west: the
+  // events of those hits came back to west with east's ghost lists.
+  CHECK(metric(west, "zone_border_events_total\\{direction=\"in\"\\}").value_or(0) > 0);
+  // For the record: what became of the rest (refused by the rules: out of range, cooldown,
+  // dead; dropped: an actor's ghost still walking to where its player respawned, at the
+  // ghosts' speed bound), and the events that crossed.
+  const auto count = [](const Zone& z, const std::string& name) {
+    return metric(z, name).value_or(-1.0);
+  };
+  MESSAGE("forwarded by west: ", *west_sent, "; in east: ok ", *east_ok, ", refused ",
+          count(east, "zone_remote_actions_total\\{result=\"refused\"\\}"), ", dropped ",
+          count(east, "zone_remote_actions_total\\{result=\"dropped\"\\}"), ", rate limited ",
+          count(east, "zone_remote_actions_total\\{result=\"rate_limited\"\\}"),
+          "; forwarded by east: ", count(east, sent), "; border events into west: ",
+          count(west, "zone_border_events_total\\{direction=\"in\"\\}"),
+          "; truth event checks: ", s["truth_event_checks"].get<std::uint64_t>(),
+          ", hits seen: ", s["events_by_kind"].value("hit", 0));
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
 TEST_CASE("world: bots walk back and forth across the border for 60 s, exact in both zones") {
   const std::string nats = nats_server_or_skip();
   const std::string dir = temp_dir();

@@ -65,6 +65,61 @@ TEST_CASE("combat: out of range, no target, self, and the target rule") {
   CHECK(fx.errors.empty());
 }
 
+// A player of a neighbour zone acting on this zone's NPC across the border (docs/world.md,
+// "Actions across borders"): the rules get this zone's ghost of it as the actor. It hits
+// with the same checks and cooldown; nothing of the ghost changes (its zone's), and only a
+// remote request may name a ghost as the actor.
+TEST_CASE(
+    "combat: a remote actor (a neighbour's player, a ghost here) hits - and stays its zone's") {
+  GameFixture fx;
+  const std::uint32_t p = fx.player_at(10.0, 10.0, "p");
+  const world::PropertyValues props = fx.world.property_values(p);
+  const world::EntityId remote = world::first_entity_id(1) + 5;
+  const std::uint32_t g = fx.world.spawn_ghost(remote, world::EntityKind::kPlayer, "remote", props);
+  fx.world.set_ghost_state(g, 60.0, 50.0, 0.0, 0.0, 0.0, props);
+  const std::uint32_t wolf = fx.npc_at(62.0, 50.0);
+  fx.step();
+  const auto attack = fx.world.game().schema.find_action("attack");
+  REQUIRE(attack.has_value());
+  const auto act = [&](std::uint32_t slot, world::EntityId target, bool remote_request) {
+    const protocol::ActionStatus status =
+        fx.rules.act({.player_slot = slot,
+                      .action = static_cast<std::uint16_t>(*attack),
+                      .target = target,
+                      .args = {},
+                      .remote = remote_request});
+    fx.drain();
+    return status;
+  };
+  const std::int64_t health = fx.get(wolf, "health");
+  // A ghost is no local player, and a player of this zone no remote actor.
+  CHECK(act(g, fx.id(wolf), false) == ActionStatus::NotAllowed);
+  CHECK(act(p, fx.id(wolf), true) == ActionStatus::NotAllowed);
+  REQUIRE_MESSAGE(act(g, fx.id(wolf), true) == ActionStatus::Ok, fx.all_errors());
+  const auto hits = fx.of_kind("hit");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].entity == fx.id(wolf));
+  CHECK(hits[0].target == remote);  // names its attacker
+  CHECK(fx.get(wolf, "health") == health - 12);
+  CHECK(act(g, fx.id(wolf), true) == ActionStatus::Cooldown);
+  CHECK(fx.get(g, "target") == 0);  // the attacker's properties are its own zone's
+  // Its emote would be an event about itself: its zone's to emit.
+  const auto emote = fx.world.game().schema.find_action("emote");
+  REQUIRE(emote.has_value());
+  const std::int32_t wave = 1;
+  CHECK(fx.rules.act({.player_slot = g,
+                      .action = static_cast<std::uint16_t>(*emote),
+                      .target = fx.id(wolf),
+                      .args = std::span(&wave, 1),
+                      .remote = true}) == ActionStatus::NotAllowed);
+  // The wolf does not turn on an attacker in another zone (it could never reach it).
+  fx.step(20);
+  CHECK(fx.get(wolf, "target") == 0);
+  // Its cooldown over (and forgotten), it strikes again.
+  CHECK(act(g, fx.id(wolf), true) == ActionStatus::Ok);
+  CHECK(fx.errors.empty());
+}
+
 TEST_CASE("combat: a shot needs line of sight through the static layer") {
   GameFixture fx(game::test::sample_scripts(),
                  game::test::game_world_params({{1, world::StaticKind::kRock, 60.0, 50.0, 2.0}}));
@@ -220,6 +275,6 @@ TEST_CASE("combat: a typo in a rule is the action's error, with its file and lin
   CHECK(fx.act(healer, "heal", fx.id(healer)) == ActionStatus::RulesFailed);
   REQUIRE(fx.errors.size() == 1);
   CHECK(fx.errors[0] ==
-        "configs/game/combat.lua:126: game.get: argument 2: 'mnaa' is not a property of this "
+        "configs/game/combat.lua:161: game.get: argument 2: 'mnaa' is not a property of this "
         "game (configs/game/*.yaml)");
 }
