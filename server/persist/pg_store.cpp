@@ -1,0 +1,322 @@
+#include "persist/pg_store.hpp"
+
+#include <libpq-fe.h>
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+
+namespace zone::persist {
+
+namespace {
+
+// Version 1: the row format of SQLite's version 2 (position, type, properties, groups,
+// when it was saved), in PostgreSQL's types.
+constexpr const char* kVersion1 =
+    "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+    "INSERT INTO schema_version (version) VALUES (1);"
+    "CREATE TABLE characters ("
+    "  key TEXT PRIMARY KEY NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  x DOUBLE PRECISION NOT NULL,"
+    "  y DOUBLE PRECISION NOT NULL,"
+    "  properties TEXT NOT NULL,"
+    "  party_key BIGINT NOT NULL DEFAULT 0,"
+    "  guild_key BIGINT NOT NULL DEFAULT 0,"
+    "  saved_at_ms BIGINT NOT NULL DEFAULT 0"
+    ");";
+
+// Version 2: the zone that owns the row and the generation of its claim. Rows of version
+// 1 belong to no zone ('') at generation 0: the next login claims them.
+constexpr const char* kVersion1To2 =
+    "ALTER TABLE characters ADD COLUMN owner TEXT NOT NULL DEFAULT '',"
+    "  ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;"
+    "UPDATE schema_version SET version = 2;";
+
+// Any constant: the key of the advisory lock that keeps zones starting together from
+// migrating one database twice.
+constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(3117001)";
+
+// A login: the row becomes this zone's, one generation on, and is read in the same
+// statement (one transaction).
+constexpr const char* kLoadClaim =
+    "UPDATE characters SET owner = $2, generation = generation + 1 WHERE key = $1 "
+    "RETURNING type, x, y, properties, party_key, guild_key, generation";
+
+#define ZONE_PG_INSERT                                                                    \
+  "INSERT INTO characters AS c (key, type, x, y, properties, party_key, guild_key, "      \
+  "saved_at_ms, owner, generation) VALUES ($1, $2, $3, $4, $5, $6, $7, "                  \
+  "(extract(epoch from clock_timestamp()) * 1000)::bigint, $8, 1) ON CONFLICT (key) DO "  \
+  "UPDATE SET type = EXCLUDED.type, x = EXCLUDED.x, y = EXCLUDED.y, properties = "        \
+  "EXCLUDED.properties, party_key = EXCLUDED.party_key, guild_key = EXCLUDED.guild_key, " \
+  "saved_at_ms = EXCLUDED.saved_at_ms, owner = EXCLUDED.owner"
+
+// An arrival: the row is this zone's whoever held it, with the state it arrived with.
+constexpr const char* kWriteClaim =
+    ZONE_PG_INSERT ", generation = c.generation + 1 RETURNING generation";
+// A save: only while the row is still this zone's under its claim; no row comes back
+// when it is not (stale).
+constexpr const char* kWrite =
+    ZONE_PG_INSERT " WHERE c.owner = $9 AND c.generation = $10 RETURNING generation";
+#undef ZONE_PG_INSERT
+
+// libpq's messages end with a newline and may run over several lines: the first says it.
+std::string first_line(const char* message) {
+  std::string s = message != nullptr ? message : "";
+  if (const auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s.empty() ? "error" : s;
+}
+
+std::string text(double v) {
+  std::array<char, 32> buf{};
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), end);
+}
+
+template <typename T>
+bool parse(const char* s, T& out) {
+  const std::string_view v(s);
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  return ec == std::errc{} && ptr == v.data() + v.size();
+}
+
+// A result that frees itself.
+struct Result {
+  PGresult* r;
+  explicit Result(PGresult* p) : r(p) {}
+  ~Result() { PQclear(r); }
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  ExecStatusType status() const { return PQresultStatus(r); }
+};
+
+}  // namespace
+
+std::unique_ptr<PgStore> PgStore::open(const std::string& conninfo, std::string owner,
+                                       std::string& error) {
+  // A server that does not answer must not hold the start (or the writer) for ever: a
+  // connect_timeout unless the connection string sets its own (later keys win).
+  const std::string application = "zone-server " + owner;
+  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {"5", application.c_str(), conninfo.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (conn == nullptr) {
+    error = "postgres: out of memory";
+    return nullptr;
+  }
+  if (PQstatus(conn) != CONNECTION_OK) {
+    error = "postgres: cannot connect: " + first_line(PQerrorMessage(conn));
+    PQfinish(conn);
+    return nullptr;
+  }
+  std::unique_ptr<PgStore> store(new PgStore(conn, std::move(owner)));
+  if (StoreStatus s = migrate(*store); !s.ok) {
+    error = s.error;
+    return nullptr;
+  }
+  if (StoreStatus s = store->connected(); !s.ok) {
+    error = s.error;
+    return nullptr;
+  }
+  return store;
+}
+
+PgStore::PgStore(pg_conn* conn, std::string owner) : conn_(conn), owner_(std::move(owner)) {
+  const char* host = PQhost(conn_);
+  where_ = std::string("postgres ") + (host != nullptr ? host : "") + ":" +
+           (PQport(conn_) != nullptr ? PQport(conn_) : "") + "/" +
+           (PQdb(conn_) != nullptr ? PQdb(conn_) : "");
+}
+
+PgStore::~PgStore() {
+  PQfinish(conn_);
+}
+
+StoreStatus PgStore::fail(const char* what) {
+  return StoreStatus::fail(where_ + ": " + what + ": " + first_line(PQerrorMessage(conn_)));
+}
+
+StoreStatus PgStore::exec(const char* sql) {
+  Result r(PQexec(conn_, sql));
+  const ExecStatusType st = r.status();
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return {};
+  return StoreStatus::fail(where_ + ": " + first_line(PQresultErrorMessage(r.r)));
+}
+
+void PgStore::rollback() {
+  if (PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) != PQTRANS_IDLE) {
+    exec("ROLLBACK");
+  }
+}
+
+StoreStatus PgStore::connected() {
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    prepared_ = false;
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) return fail("cannot connect");
+  }
+  if (prepared_) return {};
+  const std::pair<const char*, const char*> statements[] = {
+      {"load_claim", kLoadClaim}, {"write_claim", kWriteClaim}, {"write", kWrite}};
+  for (const auto& [name, sql] : statements) {
+    Result r(PQprepare(conn_, name, sql, 0, nullptr));
+    if (r.status() != PGRES_COMMAND_OK) {
+      return StoreStatus::fail(where_ + ": prepare: " + first_line(PQresultErrorMessage(r.r)));
+    }
+  }
+  prepared_ = true;
+  return {};
+}
+
+int PgStore::schema_version() {
+  Result r(PQexec(conn_,
+                  "SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN 0 ELSE "
+                  "(SELECT version FROM schema_version) END"));
+  int version = 0;
+  if (r.status() == PGRES_TUPLES_OK && PQntuples(r.r) == 1 && !PQgetisnull(r.r, 0, 0)) {
+    parse(PQgetvalue(r.r, 0, 0), version);
+  }
+  return version;
+}
+
+LoadedRow PgStore::load_row(const std::string& key, StoreStatus& status) {
+  status = connected();
+  if (!status.ok) return {};
+  const char* params[] = {key.c_str(), owner_.c_str()};
+  Result r(PQexecPrepared(conn_, "load_claim", 2, params, nullptr, nullptr, 0));
+  if (r.status() != PGRES_TUPLES_OK) {
+    status = StoreStatus::fail(where_ + ": load: " + first_line(PQresultErrorMessage(r.r)));
+    return {};
+  }
+  if (PQntuples(r.r) == 0) return {};  // a new character: claimed by its first write
+  CharacterRecord rec;
+  rec.key = key;
+  rec.type = PQgetvalue(r.r, 0, 0);
+  std::int64_t party = 0;
+  std::int64_t guild = 0;
+  Generation generation = 0;
+  auto properties = decode_properties(PQgetvalue(r.r, 0, 3));
+  if (!parse(PQgetvalue(r.r, 0, 1), rec.x) || !parse(PQgetvalue(r.r, 0, 2), rec.y) || !properties ||
+      !parse(PQgetvalue(r.r, 0, 4), party) || !parse(PQgetvalue(r.r, 0, 5), guild) ||
+      !parse(PQgetvalue(r.r, 0, 6), generation)) {
+    status = StoreStatus::fail(where_ + ": row '" + key + "': unreadable");
+    return {};
+  }
+  rec.properties = std::move(*properties);
+  // Keys are 64-bit values kept as signed integers of the same bits.
+  rec.party_key = static_cast<std::uint64_t>(party);
+  rec.guild_key = static_cast<std::uint64_t>(guild);
+  return {.record = std::move(rec), .generation = generation};
+}
+
+StoreStatus PgStore::write_rows(std::span<const RowWrite> rows, std::vector<RowOutcome>& outcomes) {
+  if (StoreStatus s = connected(); !s.ok) return s;
+  std::vector<RowOutcome> done;
+  done.reserve(rows.size());
+  if (StoreStatus s = exec("BEGIN"); !s.ok) return s;
+  for (const RowWrite& row : rows) {
+    const CharacterRecord& c = *row.record;
+    const std::string x = text(c.x);
+    const std::string y = text(c.y);
+    const std::string properties = encode_properties(c.properties);
+    const std::string party = std::to_string(static_cast<std::int64_t>(c.party_key));
+    const std::string guild = std::to_string(static_cast<std::int64_t>(c.guild_key));
+    const std::string& owner_after =
+        row.hand_to != nullptr && !row.hand_to->empty() ? *row.hand_to : owner_;
+    const std::string generation = std::to_string(row.generation);
+    const char* params[] = {
+        c.key.c_str(), c.type.c_str(), x.c_str(),           y.c_str(),      properties.c_str(),
+        party.c_str(), guild.c_str(),  owner_after.c_str(), owner_.c_str(), generation.c_str()};
+    Result r(row.claim ? PQexecPrepared(conn_, "write_claim", 8, params, nullptr, nullptr, 0)
+                       : PQexecPrepared(conn_, "write", 10, params, nullptr, nullptr, 0));
+    if (r.status() != PGRES_TUPLES_OK) {
+      StoreStatus s =
+          StoreStatus::fail(where_ + ": save: " + first_line(PQresultErrorMessage(r.r)));
+      rollback();
+      return s;
+    }
+    RowOutcome outcome;
+    outcome.stale = PQntuples(r.r) == 0;
+    if (!outcome.stale) parse(PQgetvalue(r.r, 0, 0), outcome.generation);
+    done.push_back(outcome);
+  }
+  Result commit(PQexec(conn_, "COMMIT"));
+  if (commit.status() != PGRES_COMMAND_OK) {
+    StoreStatus s =
+        StoreStatus::fail(where_ + ": commit: " + first_line(PQresultErrorMessage(commit.r)));
+    rollback();
+    return s;
+  }
+  outcomes = std::move(done);
+  return {};
+}
+
+StoreStatus migrate(PgStore& store) {
+  const char* steps[] = {kVersion1, kVersion1To2};  // steps[v] takes version v to v + 1
+  for (;;) {
+    if (StoreStatus s = store.exec("BEGIN"); !s.ok) return s;
+    if (StoreStatus s = store.exec(kMigrationLock); !s.ok) {
+      store.rollback();
+      return s;
+    }
+    // Read under the lock: another zone may have migrated meanwhile.
+    const int version = store.schema_version();
+    if (version > kPostgresSchemaVersion) {
+      store.rollback();
+      return StoreStatus::fail(store.where_ + ": schema version " + std::to_string(version) +
+                               " is newer than this server's (" +
+                               std::to_string(kPostgresSchemaVersion) +
+                               "); run a newer zone-server");
+    }
+    if (version == kPostgresSchemaVersion) return store.exec("COMMIT");
+    if (StoreStatus s = store.exec(steps[version]); !s.ok) {
+      store.rollback();
+      return StoreStatus::fail(s.error + " (migrating from schema version " +
+                               std::to_string(version) + ")");
+    }
+    if (StoreStatus s = store.exec("COMMIT"); !s.ok) return s;
+  }
+}
+
+StoreStatus write_postgres_version_1(const std::string& conninfo,
+                                     std::span<const CharacterRecord> records) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    StoreStatus s = StoreStatus::fail("cannot connect: " + first_line(PQerrorMessage(conn)));
+    PQfinish(conn);
+    return s;
+  }
+  StoreStatus status;
+  const auto run = [&](const char* sql, int n, const char* const* params) {
+    if (!status.ok) return;
+    Result r(PQexecParams(conn, sql, n, nullptr, params, nullptr, nullptr, 0));
+    if (r.status() != PGRES_COMMAND_OK && r.status() != PGRES_TUPLES_OK) {
+      status = StoreStatus::fail(first_line(PQresultErrorMessage(r.r)));
+    }
+  };
+  run("BEGIN", 0, nullptr);
+  if (status.ok) {
+    // The simple protocol: a list of statements in one call.
+    Result r(PQexec(conn, kVersion1));
+    if (r.status() != PGRES_COMMAND_OK)
+      status = StoreStatus::fail(first_line(PQresultErrorMessage(r.r)));
+  }
+  for (const CharacterRecord& r : records) {
+    const std::string x = text(r.x);
+    const std::string y = text(r.y);
+    const std::string properties = encode_properties(r.properties);
+    const char* params[] = {r.key.c_str(), r.type.c_str(), x.c_str(), y.c_str(),
+                            properties.c_str()};
+    run("INSERT INTO characters (key, type, x, y, properties) VALUES ($1, $2, $3, $4, $5)", 5,
+        params);
+  }
+  run("COMMIT", 0, nullptr);
+  PQfinish(conn);
+  return status;
+}
+
+StoreStatus force_schema_version_for_test(PgStore& store, int version) {
+  return store.exec(("UPDATE schema_version SET version = " + std::to_string(version)).c_str());
+}
+
+}  // namespace zone::persist
