@@ -26,6 +26,7 @@ Writer::Writer(const WriterParams& params, std::unique_ptr<Store> store)
     : params_(params),
       store_(std::move(store)),
       shared_(store_->shared()),
+      describe_(store_->describe()),
       thread_([this] { run(); }) {}
 
 Writer::~Writer() {

@@ -41,9 +41,9 @@ enum class Backend : std::uint8_t { kSqlite, kPostgres };
 
 struct WriterParams {
   Backend backend = Backend::kSqlite;
-  std::string path;                      // kSqlite: the file (created with its directory)
-  std::string conninfo;                  // kPostgres: the libpq connection string (a secret)
-  std::string owner;                     // kPostgres: this zone's name, as rows record it
+  std::string path{};                    // kSqlite: the file (created with its directory)
+  std::string conninfo{};                // kPostgres: the libpq connection string (a secret)
+  std::string owner{};                   // kPostgres: this zone's name, as rows record it
   std::size_t max_queue = 4096;          // queued characters beyond which full() says so
   std::chrono::milliseconds retry{250};  // after a failed flush
   int busy_timeout_ms = 1000;            // waiting for another process's lock
@@ -106,6 +106,8 @@ class Writer {
   std::uint64_t committed_through() const { return committed_through_.load(); }
   // True when rows record their owner zone (PostgreSQL).
   bool shared() const { return shared_; }
+  // What the logs call the database (no secret); fixed at start.
+  const std::string& describe() const { return describe_; }
   // Waits until every save queued before the call is committed or `deadline` passes
   // (shutdown; never on the tick thread). True when it was.
   bool flush(std::chrono::steady_clock::time_point deadline);
@@ -131,6 +133,7 @@ class Writer {
   WriterParams params_;
   std::unique_ptr<Store> store_;  // the writer thread's alone once it runs
   const bool shared_;
+  const std::string describe_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;                    // work for the writer

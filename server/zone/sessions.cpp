@@ -398,6 +398,8 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
   world_.attach_player(arrival.slot);
   start_playing(s, tick, out);
   ++counters_.arrivals;
+  // The state it arrived with claims its row here: from now on this zone writes it.
+  if (store_ != nullptr) store_->arrive(world_, s.player_slot);
   rejoin_groups(s, arrival.party_key, arrival.guild_key, out);
   const world::Entity& e = world_.entity(s.player_slot);
   log_session(log_, session_log_,
@@ -481,10 +483,11 @@ void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::stri
   ++counters_.transfers_out;
   log_session(log_, session_log_, "player '{}' (entity {}) went to zone {}", s->name,
               world_.entity(slot).id, zone);
-  // Its state as it left: the zone that took it over owns it from now on (in a world of
-  // zones on separate SQLite files, this zone's row is only its state when it left;
-  // docs/persistence.md).
-  if (store_ != nullptr) store_->save(world_, slot, /*leaving=*/true);
+  // Its state as it left: the zone that took it over owns it from now on. With a shared
+  // store the row is handed to that zone, so nothing this zone writes of it later is
+  // taken; with a file per zone this zone's row keeps its state as it left
+  // (docs/persistence.md).
+  if (store_ != nullptr) store_->hand_over(world_, slot, zone);
   // The entity stays (a ghost of its new zone from now on); it leaves its groups here.
   end_session(*s, /*keep_entity=*/true);
 }
