@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <string_view>
 
 namespace zone::persist {
 
@@ -169,13 +170,18 @@ StoreStatus PgStore::connected() {
 }
 
 int PgStore::schema_version() {
-  Result r(PQexec(conn_,
-                  "SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN 0 ELSE "
-                  "(SELECT version FROM schema_version) END"));
-  int version = 0;
-  if (r.status() == PGRES_TUPLES_OK && PQntuples(r.r) == 1 && !PQgetisnull(r.r, 0, 0)) {
-    parse(PQgetvalue(r.r, 0, 0), version);
+  // Two statements: a query naming a table that does not exist fails (and, inside the
+  // migration's transaction, aborts it) even in a branch never taken.
+  {
+    Result r(PQexec(conn_, "SELECT to_regclass('schema_version') IS NOT NULL"));
+    if (r.status() != PGRES_TUPLES_OK || PQntuples(r.r) != 1 ||
+        std::string_view(PQgetvalue(r.r, 0, 0)) != "t") {
+      return 0;
+    }
   }
+  Result r(PQexec(conn_, "SELECT version FROM schema_version"));
+  int version = 0;
+  if (r.status() == PGRES_TUPLES_OK && PQntuples(r.r) == 1) parse(PQgetvalue(r.r, 0, 0), version);
   return version;
 }
 
