@@ -93,14 +93,18 @@ struct Result {
 
 }  // namespace
 
-std::unique_ptr<PgStore> PgStore::open(const std::string& conninfo, std::string owner,
-                                       std::string& error) {
+PGconn* PgStore::connect(const std::string& conninfo, const std::string& owner) {
   // A server that does not answer must not hold the start (or the writer) for ever: a
   // connect_timeout unless the connection string sets its own (later keys win).
   const std::string application = "zone-server " + owner;
   const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
   const char* values[] = {"5", application.c_str(), conninfo.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  return PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+}
+
+std::unique_ptr<PgStore> PgStore::open(const std::string& conninfo, std::string owner,
+                                       std::string& error) {
+  PGconn* conn = connect(conninfo, owner);
   if (conn == nullptr) {
     error = "postgres: out of memory";
     return nullptr;
@@ -110,7 +114,7 @@ std::unique_ptr<PgStore> PgStore::open(const std::string& conninfo, std::string 
     PQfinish(conn);
     return nullptr;
   }
-  std::unique_ptr<PgStore> store(new PgStore(conn, std::move(owner)));
+  std::unique_ptr<PgStore> store(new PgStore(conn, conninfo, std::move(owner)));
   if (StoreStatus s = migrate(*store); !s.ok) {
     error = s.error;
     return nullptr;
@@ -122,7 +126,8 @@ std::unique_ptr<PgStore> PgStore::open(const std::string& conninfo, std::string 
   return store;
 }
 
-PgStore::PgStore(pg_conn* conn, std::string owner) : conn_(conn), owner_(std::move(owner)) {
+PgStore::PgStore(pg_conn* conn, std::string conninfo, std::string owner)
+    : conn_(conn), conninfo_(std::move(conninfo)), owner_(std::move(owner)) {
   const char* host = PQhost(conn_);
   where_ = std::string("postgres ") + (host != nullptr ? host : "") + ":" +
            (PQport(conn_) != nullptr ? PQport(conn_) : "") + "/" +
@@ -152,8 +157,13 @@ void PgStore::rollback() {
 
 StoreStatus PgStore::connected() {
   if (PQstatus(conn_) != CONNECTION_OK) {
+    // A new connection rather than PQreset: nothing of the lost one (a pipeline cut
+    // short, its prepared statements) carries over.
     prepared_ = false;
-    PQreset(conn_);
+    PGconn* fresh = connect(conninfo_, owner_);
+    if (fresh == nullptr) return StoreStatus::fail(where_ + ": cannot connect: out of memory");
+    PQfinish(conn_);
+    conn_ = fresh;
     if (PQstatus(conn_) != CONNECTION_OK) return fail("cannot connect");
   }
   if (prepared_) return {};
@@ -217,10 +227,18 @@ LoadedRow PgStore::load_row(const std::string& key, StoreStatus& status) {
 
 StoreStatus PgStore::write_rows(std::span<const RowWrite> rows, std::vector<RowOutcome>& outcomes) {
   if (StoreStatus s = connected(); !s.ok) return s;
-  std::vector<RowOutcome> done;
-  done.reserve(rows.size());
-  if (StoreStatus s = exec("BEGIN"); !s.ok) return s;
+  // The whole batch in one round trip (libpq's pipeline mode): BEGIN, one prepared
+  // statement per row, COMMIT, then the answers in order. libpq reads answers while it
+  // waits to send, so a large batch cannot deadlock on full socket buffers.
+  if (PQenterPipelineMode(conn_) != 1) return fail("pipeline");
+  std::string error;
+  const auto send = [&](int ok, const char* what) {
+    if (ok != 1 && error.empty())
+      error = std::string(what) + ": " + first_line(PQerrorMessage(conn_));
+  };
+  send(PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0), "begin");
   for (const RowWrite& row : rows) {
+    if (!error.empty()) break;
     const CharacterRecord& c = *row.record;
     const std::string x = text(c.x);
     const std::string y = text(c.y);
@@ -233,25 +251,68 @@ StoreStatus PgStore::write_rows(std::span<const RowWrite> rows, std::vector<RowO
     const char* params[] = {
         c.key.c_str(), c.type.c_str(), x.c_str(),           y.c_str(),      properties.c_str(),
         party.c_str(), guild.c_str(),  owner_after.c_str(), owner_.c_str(), generation.c_str()};
-    Result r(row.claim ? PQexecPrepared(conn_, "write_claim", 8, params, nullptr, nullptr, 0)
-                       : PQexecPrepared(conn_, "write", 10, params, nullptr, nullptr, 0));
-    if (r.status() != PGRES_TUPLES_OK) {
-      StoreStatus s =
-          StoreStatus::fail(where_ + ": save: " + first_line(PQresultErrorMessage(r.r)));
-      rollback();
-      return s;
-    }
-    RowOutcome outcome;
-    outcome.stale = PQntuples(r.r) == 0;
-    if (!outcome.stale) parse(PQgetvalue(r.r, 0, 0), outcome.generation);
-    done.push_back(outcome);
+    // libpq copies the parameters into its buffer: they need not outlive the call.
+    send(row.claim ? PQsendQueryPrepared(conn_, "write_claim", 8, params, nullptr, nullptr, 0)
+                   : PQsendQueryPrepared(conn_, "write", 10, params, nullptr, nullptr, 0),
+         "save");
   }
-  Result commit(PQexec(conn_, "COMMIT"));
-  if (commit.status() != PGRES_COMMAND_OK) {
-    StoreStatus s =
-        StoreStatus::fail(where_ + ": commit: " + first_line(PQresultErrorMessage(commit.r)));
-    rollback();
+  if (error.empty()) {
+    send(PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0), "commit");
+  }
+  if (PQpipelineSync(conn_) != 1) {
+    // Without the sync there is no end to read up to: this connection is given up and
+    // the next try opens another.
+    if (error.empty()) error = "sync: " + first_line(PQerrorMessage(conn_));
+    StoreStatus s = StoreStatus::fail(where_ + ": " + error);
+    PQfinish(conn_);
+    conn_ = connect(conninfo_, owner_);
+    prepared_ = false;
     return s;
+  }
+  // The answers: BEGIN, each row, COMMIT, each followed by a null, then the sync. After an
+  // error the rest are "aborted" up to the sync. A lost connection ends the reading.
+  std::vector<RowOutcome> done;
+  done.reserve(rows.size());
+  std::size_t answer = 0;  // 0: BEGIN, 1..n: rows, n + 1: COMMIT
+  for (;;) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      if (PQstatus(conn_) != CONNECTION_OK) {
+        if (error.empty()) error = "connection lost: " + first_line(PQerrorMessage(conn_));
+        break;
+      }
+      continue;  // between one statement's answer and the next
+    }
+    const Result result(r);
+    const ExecStatusType st = result.status();
+    if (st == PGRES_PIPELINE_SYNC) break;
+    if (st == PGRES_PIPELINE_ABORTED) {
+      ++answer;
+      continue;
+    }
+    if (st == PGRES_FATAL_ERROR || st == PGRES_NONFATAL_ERROR || st == PGRES_BAD_RESPONSE) {
+      if (error.empty()) {
+        const char* what = answer == 0 ? "begin" : answer <= rows.size() ? "save" : "commit";
+        error = std::string(what) + ": " + first_line(PQresultErrorMessage(r));
+      }
+      ++answer;
+      continue;
+    }
+    if (answer >= 1 && answer <= rows.size()) {
+      RowOutcome outcome;
+      outcome.stale = PQntuples(r) == 0;
+      if (!outcome.stale) parse(PQgetvalue(r, 0, 0), outcome.generation);
+      done.push_back(outcome);
+    }
+    ++answer;
+  }
+  if (PQstatus(conn_) == CONNECTION_OK) PQexitPipelineMode(conn_);
+  if (!error.empty() || done.size() != rows.size()) {
+    if (error.empty())
+      error = "save: " + std::to_string(done.size()) + " answers for " +
+              std::to_string(rows.size()) + " rows";
+    rollback();
+    return StoreStatus::fail(where_ + ": " + error);
   }
   outcomes = std::move(done);
   return {};

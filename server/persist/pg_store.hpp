@@ -41,7 +41,10 @@ class PgStore final : public Store {
   const std::string& owner() const { return owner_; }
 
  private:
-  PgStore(pg_conn* conn, std::string owner);
+  PgStore(pg_conn* conn, std::string conninfo, std::string owner);
+  // A new connection with the settings of the first (a libpq connection string and the
+  // defaults open() adds).
+  static pg_conn* connect(const std::string& conninfo, const std::string& owner);
   // Reconnects when the connection was lost (the server restarted) and prepares the
   // statements again. The writer's retry paces it.
   StoreStatus connected();
@@ -50,6 +53,7 @@ class PgStore final : public Store {
   void rollback();
 
   pg_conn* conn_;
+  std::string conninfo_;  // kept to reconnect; never logged
   std::string owner_;
   std::string where_;  // host:port/database, for messages
   bool prepared_ = false;
