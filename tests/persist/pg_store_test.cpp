@@ -85,6 +85,20 @@ std::pair<std::string, long> owner_of(const PgServer& pg, const std::string& key
   return out;
 }
 
+// The row's x without claiming it (-1: no row).
+double x_of(const PgServer& pg, const std::string& key) {
+  PGconn* c = PQconnectdb(pg.conninfo().c_str());
+  REQUIRE(PQstatus(c) == CONNECTION_OK);
+  const char* params[] = {key.c_str()};
+  PGresult* r = PQexecParams(c, "SELECT x FROM characters WHERE key = $1", 1, nullptr, params,
+                             nullptr, nullptr, 0);
+  double x = -1;
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) x = std::stod(PQgetvalue(r, 0, 0));
+  PQclear(r);
+  PQfinish(c);
+  return x;
+}
+
 }  // namespace
 
 TEST_CASE("postgres: a saved character loads back as it was, claimed by the zone that loads it") {
@@ -302,4 +316,46 @@ TEST_CASE(
   CHECK(reader->load("character:2", status)->x == 22);
   CHECK(reader->load("character:3", status)->x == 33);
   CHECK_FALSE(reader->load("character:4", status));
+}
+
+TEST_CASE(
+    "postgres: a row the database refuses fails its whole batch, which is written once "
+    "it can be") {
+  PgServer pg;
+  auto w = writer(pg, "west");
+  for (int i = 1; i <= 3; ++i) {
+    REQUIRE(load(*w, i, "character:" + std::to_string(i)).status == LoadResult::Status::kNew);
+  }
+  settle(*w, w->save(record("character:1", 1), false));
+  // An operator's constraint the next batch's middle row breaks.
+  const auto sql = [&](const char* statement) {
+    PGconn* c = PQconnectdb(pg.conninfo().c_str());
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+    PGresult* r = PQexec(c, statement);
+    CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+  };
+  sql("ALTER TABLE characters ADD CONSTRAINT small_x CHECK (x < 1000)");
+  w->save(record("character:1", 10), false);
+  w->save(record("character:2", 2000), false);
+  const std::uint64_t last = w->save(record("character:3", 30), false);
+  const auto deadline = Clock::now() + kPatience;
+  while (w->stats().save_failures < 2 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(w->stats().save_failures >= 2);
+  CHECK(w->last_error().find("small_x") != std::string::npos);
+  CHECK(w->stats().saves_committed == 1);  // none of the batch
+  CHECK(x_of(pg, "character:1") == 1);     // the batch rolled back whole
+  CHECK(x_of(pg, "character:2") == -1);
+  sql("ALTER TABLE characters DROP CONSTRAINT small_x");
+  settle(*w, last);
+  CHECK(w->stats().healthy);
+  CHECK(w->stats().saves_stale == 0);
+  CHECK(w->stats().saves_committed == 4);
+  CHECK(owner_of(pg, "character:2") == std::pair<std::string, long>{"west", 1});
+  CHECK(x_of(pg, "character:1") == 10);
+  CHECK(x_of(pg, "character:2") == 2000);
+  CHECK(x_of(pg, "character:3") == 30);
 }
