@@ -170,6 +170,11 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
         stats_.healthy = false;
         last_error_ = status.error;
       } else {
+        // The database answers again: healthy, unless a failed batch still waits.
+        if (in_flight_.empty()) {
+          stats_.healthy = true;
+          last_error_.clear();
+        }
         if (shared_) {
           owned_.insert_or_assign(req.key, row.generation);
           // Looked up again: the lock was let go. The saves waiting here are this zone's
