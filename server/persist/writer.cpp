@@ -100,6 +100,12 @@ void Writer::take_loads(std::vector<LoadResult>& out) {
   answers_.clear();
 }
 
+void Writer::take_lost(std::vector<std::string>& out) {
+  std::lock_guard lock(mutex_);
+  for (std::string& key : lost_) out.push_back(std::move(key));
+  lost_.clear();
+}
+
 bool Writer::flush(Clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   const std::uint64_t target = next_sequence_;
@@ -177,6 +183,7 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
         }
         if (shared_) {
           owned_.insert_or_assign(req.key, row.generation);
+          std::erase(lost_, req.key);  // claimed here again: that player is not the lost one
           // Looked up again: the lock was let go. The saves waiting here are this zone's
           // and newer than the row; the character is back, so they neither end the claim
           // nor give the row away.
@@ -252,6 +259,13 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
   const StoreStatus status = rows.empty() ? StoreStatus{} : store_->write_rows(rows, outcomes);
   std::uint64_t committed = 0;
   std::uint64_t stale = unclaimed.size();
+  // Checkpoints found stale: characters online here that another zone claimed since.
+  std::vector<std::string> lost;
+  const auto stale_checkpoint = [&](const std::string& key) {
+    const Queued& q = in_flight_.at(key);
+    if (!q.release && q.hand_to.empty()) lost.push_back(key);
+  };
+  for (const std::string* key : unclaimed) stale_checkpoint(*key);
   if (status.ok) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::string& key = *keys[i];
@@ -259,6 +273,7 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
       if (outcomes[i].stale) {
         ++stale;
         owned_.erase(key);  // another zone holds the row now: every later save is stale too
+        stale_checkpoint(key);
         continue;
       }
       ++committed;
@@ -279,6 +294,7 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
     return;
   }
   in_flight_count_ = 0;
+  for (std::string& key : lost) lost_.push_back(std::move(key));
   stats_.saves_committed += committed;
   stats_.saves_stale += stale;
   if (!rows.empty()) ++stats_.flushes;

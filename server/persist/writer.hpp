@@ -101,6 +101,11 @@ class Writer {
   void load(std::uint64_t request, std::string key);
   // Appends the loads answered since the last call.
   void take_loads(std::vector<LoadResult>& out);
+  // Appends the characters whose claim this zone lost since the last call (shared store):
+  // a checkpoint of theirs was stale, so another zone claimed them since (a login there),
+  // and nothing this zone saves of them is taken any more. Not reported when a newer
+  // claim here came after, nor for a leave's or a handoff's save.
+  void take_lost(std::vector<std::string>& out);
   // Every save with a sequence number up to this one is committed (or, with a shared
   // store, was refused as stale: it will never be).
   std::uint64_t committed_through() const { return committed_through_.load(); }
@@ -155,6 +160,7 @@ class Writer {
   };
   std::deque<LoadRequest> loads_;
   std::vector<LoadResult> answers_;
+  std::vector<std::string> lost_;  // take_lost's
   bool stopping_ = false;
   WriterStats stats_;  // queue_depth is queued_.size() when read
   std::string last_error_;

@@ -34,6 +34,9 @@ class CharacterStore {
   // Asks for the row of the character a login names; the answer comes through take_loads.
   void request_load(std::uint64_t request, std::uint64_t character_id, std::string_view name);
   void take_loads(std::vector<persist::LoadResult>& out) { writer_->take_loads(out); }
+  // The row keys of characters another zone claimed since (shared store): their players
+  // here are stale copies, whose saves are refused (persist::Writer::take_lost).
+  void take_lost(std::vector<std::string>& out) { writer_->take_lost(out); }
   // Puts a loaded row onto the player just spawned at `slot`, before its Welcome: its
   // type, its position (when still inside the zone and outside every object) and its
   // persistent properties. The party and guild keys are the caller's to rejoin.

@@ -204,7 +204,9 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
     // Its last state, after the rules' leave (which may change it). A player handed over
     // was saved by transfer_out.
-    if (store_ != nullptr && !keep_entity) store_->save(world_, slot, /*leaving=*/true);
+    if (store_ != nullptr && !keep_entity && !s.character_lost) {
+      store_->save(world_, slot, /*leaving=*/true);
+    }
     names_.remove(s.name, slot);
     detach_player(s);
     if (!keep_entity) {

@@ -102,6 +102,8 @@ struct Session {
   std::uint32_t last_sequence = 0;
   // The character store's load this session waits for (kLoading), and since when.
   std::uint64_t load_request = 0;
+  // Another zone claimed this character (shared store): its leave is not saved here.
+  bool character_lost = false;
   std::chrono::steady_clock::time_point load_started{};
   float intent_x = 0.0f;  // latest accepted movement intent
   float intent_y = 0.0f;
@@ -281,6 +283,8 @@ class Sessions {
   void join_new(Session& s, std::string_view name, std::uint32_t tick,
                 std::span<net::SendBatch> out, const persist::CharacterRecord* saved);
   void expire_loads(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
+  // Disconnects (LoggedInElsewhere) the players whose character another zone claimed.
+  void drop_lost_characters(std::span<net::SendBatch> out);
   // Back in the party and guild of these invitation keys (0: none), each answered.
   void rejoin_groups(Session& s, std::uint64_t party_key, std::uint64_t guild_key,
                      std::span<net::SendBatch> out);
@@ -329,6 +333,7 @@ class Sessions {
   std::unordered_map<std::uint64_t, net::PeerId> loading_;  // load request -> its session
   std::uint64_t next_load_ = 0;
   std::vector<persist::LoadResult> load_answers_;
+  std::vector<std::string> lost_characters_;
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
   void send_statics(Session& s, std::uint32_t tick, const aoi::StaticGrid& grid,

@@ -199,9 +199,19 @@ TEST_CASE(
   CHECK(s.save_failures == 0);
   CHECK(s.healthy);
   CHECK(s.queue_depth == 0);
-  // Its later saves too (the claim is gone), while east's go through.
+  // The zone hears of it once, to disconnect its copy of the player.
+  std::vector<std::string> lost;
+  west->take_lost(lost);
+  CHECK(lost == std::vector<std::string>{"character:9"});
+  // Its later saves are stale too (the claim is gone), a leave's not reported, while
+  // east's go through.
   settle(*west, west->save(record("character:9", 3), true));
   CHECK(west->stats().saves_stale == 2);
+  lost.clear();
+  west->take_lost(lost);
+  CHECK(lost.empty());
+  east->take_lost(lost);
+  CHECK(lost.empty());
   settle(*east, east->save(record("character:9", 4), false));
   CHECK(east->stats().saves_committed == 1);
   CHECK(east->stats().saves_stale == 0);

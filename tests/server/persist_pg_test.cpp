@@ -1,9 +1,9 @@
 // The shared character store in a real zone (docs/persistence.md, "One owner per row"):
 // zones on a throwaway PostgreSQL (tests/persist/pg_server.hpp; label postgres). A player
 // who leaves and comes back is where it left; two zones holding one character: the one
-// that claimed it last writes it and the other's saves are stale; the database stopped
-// under a running zone refuses logins with StoreUnavailable and /readyz says degraded,
-// then everything queued is written once it is back. Deadlines are generous: each wait is
+// that claimed it last writes it, the other's save is stale and it disconnects its copy; the
+// database stopped under a running zone refuses logins with StoreUnavailable and /readyz says
+// degraded, then everything queued is written once it is back. Deadlines are generous: each wait is
 // for progress, never a measure of speed.
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
@@ -134,7 +134,9 @@ TEST_CASE(
   CHECK(zone.store()->stats().saves_stale == 0);
 }
 
-TEST_CASE("postgres zone: a character claimed by another zone is written by that zone only") {
+TEST_CASE(
+    "postgres zone: a character claimed by another zone is written by that zone only, "
+    "and leaves the first") {
   PgServer pg;
   ConninfoFile file(pg.conninfo());
   net::EnetLibrary enet;
@@ -151,9 +153,14 @@ TEST_CASE("postgres zone: a character claimed by another zone is written by that
   REQUIRE(clients.pump_until([&] { return playing(ann_east); }, kPatience));
   CHECK(row_of(pg, "name:ann").owner == "east");
   const long generation = row_of(pg, "name:ann").generation;
-  // West's next checkpoints are refused, counted, and change nothing.
+  // West's next checkpoint is refused, counted, and changes nothing; west disconnects its
+  // copy of the player, as a newer login of the same character (and does not save it).
   const CharacterStore& store = *west.zone().store();
-  REQUIRE(clients.pump_until([&] { return store.stats().saves_stale >= 2; }, kPatience));
+  REQUIRE(clients.pump_until([&] { return store.stats().saves_stale >= 1; }, kPatience));
+  REQUIRE(
+      clients.pump_until([&] { return ann.phase() == client::Bot::Phase::kClosed; }, kPatience));
+  CHECK(test::reason_of(ann) == test::reason_of(DisconnectReason::LoggedInElsewhere));
+  CHECK(playing(ann_east));
   CHECK(store.stats().healthy);
   CHECK(row_of(pg, "name:ann").owner == "east");
   CHECK(row_of(pg, "name:ann").generation == generation);
