@@ -95,10 +95,15 @@ struct Result {
 
 PGconn* PgStore::connect(const std::string& conninfo, const std::string& owner) {
   // A server that does not answer must not hold the start (or the writer) for ever: a
-  // connect_timeout unless the connection string sets its own (later keys win).
+  // connect_timeout, and TCP keepalives and a user timeout so that a connection cut
+  // mid-statement fails within about 30 s, each unless the connection string sets its own
+  // (later keys win; TCP settings are ignored on a unix socket).
   const std::string application = "zone-server " + owner;
-  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"5", application.c_str(), conninfo.c_str(), nullptr};
+  const char* keys[] = {"connect_timeout",     "keepalives",       "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                        "application_name",    "dbname",           nullptr};
+  const char* values[] = {
+      "5", "1", "10", "5", "3", "30000", application.c_str(), conninfo.c_str(), nullptr};
   return PQconnectdbParams(keys, values, /*expand_dbname=*/1);
 }
 
