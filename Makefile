@@ -23,8 +23,9 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
-# What the tests need beyond the build: Chromium (the live-map browser test) and
-# promtool (Prometheus' metrics check). Without them those tests would be skipped.
+# What the tests need beyond the build: Chromium (the live-map browser test), promtool
+# (Prometheus' metrics check), nats-server (a world of zones) and PostgreSQL (the shared
+# character store's tests start a throwaway server). Without them those tests are skipped.
 test-deps:
 	@bash scripts/install-deps.sh --tests
 
@@ -47,9 +48,9 @@ test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)
 
 # The unit tier, for the edit-compile-test loop: every test that starts no server process
-# and needs no network, browser or NATS (about a minute of tests on two cores, after the
-# build). `make test` stays the full run.
-CHECK_EXCLUDE ?= server|integration|nats|browser|soak|fuzz
+# and needs no network, browser, NATS or PostgreSQL (about a minute of tests on two cores,
+# after the build). `make test` stays the full run.
+CHECK_EXCLUDE ?= server|integration|nats|browser|soak|fuzz|postgres
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CHECK_EXCLUDE)' $(CTEST_ARGS)
 

@@ -3,7 +3,9 @@
 //
 // 1. Saves per second: `--players` characters saved `--rounds` times over, each round
 //    queued at once and flushed: the writer thread's rate into SQLite (WAL, synchronous
-//    FULL), one transaction per batch.
+//    FULL), one transaction per batch. With `--postgres CONNINFO` the same rounds into
+//    PostgreSQL too, in the same run (every row claimed first, each save conditional on
+//    the claim), and the ratio of the two rates.
 // 2. The tick's cost: a real World of `--players` players, CharacterStore::checkpoint at
 //    `--rate` Hz with a checkpoint every `--checkpoint` seconds (the zone's own call),
 //    timed per tick: (a) with the writer committing, (b) with the writer stuck on a lock
@@ -39,6 +41,8 @@ struct Options {
   std::uint32_t checkpoint = 1;
   double seconds = 5.0;
   std::string dir;
+  std::string postgres;  // a libpq connection string; empty: SQLite only
+  bool saves_only = false;
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -58,23 +62,46 @@ persist::CharacterRecord record(std::uint32_t i, std::uint32_t round) {
   return r;
 }
 
-void saves_per_second(const Options& o) {
+// Saves per second into the store `params` opens: every character written once first
+// (untimed: with PostgreSQL that claims the rows), then `rounds` timed rounds of updates.
+double saves_per_second(const Options& o, const persist::WriterParams& params, const char* name) {
   std::string error;
-  auto w = persist::Writer::start(
-      {.path = o.dir + "/throughput.sqlite3", .max_queue = o.players * 2}, error);
+  auto w = persist::Writer::start(params, error);
   if (!w) throw std::runtime_error(error);
+  for (std::uint32_t i = 0; i < o.players; ++i) w->arrive(record(i, 0));
+  w->flush(Clock::now() + std::chrono::minutes(5));
+  const persist::WriterStats before = w->stats();
   const auto start = Clock::now();
-  for (std::uint32_t round = 0; round < o.rounds; ++round) {
+  for (std::uint32_t round = 1; round <= o.rounds; ++round) {
     for (std::uint32_t i = 0; i < o.players; ++i) w->save(record(i, round), false);
     w->flush(Clock::now() + std::chrono::minutes(5));
   }
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   const persist::WriterStats s = w->stats();
+  const std::uint64_t saves = s.saves_committed - before.saves_committed;
+  const std::uint64_t flushes = s.flushes - before.flushes;
+  if (s.saves_stale != 0 || s.save_failures != 0) {
+    throw std::runtime_error(fmt::format("{}: {} stale saves, {} failed transactions", name,
+                                         s.saves_stale, s.save_failures));
+  }
   fmt::print(
-      "saves: {} committed in {} transactions, {:.2f} s: {:.0f} saves/s ({:.1f} per "
+      "saves ({}): {} committed in {} transactions, {:.2f} s: {:.0f} saves/s ({:.1f} per "
       "transaction)\n",
-      s.saves_committed, s.flushes, took, s.saves_committed / took,
-      static_cast<double>(s.saves_committed) / std::max<std::uint64_t>(1, s.flushes));
+      name, saves, flushes, took, saves / took,
+      static_cast<double>(saves) / std::max<std::uint64_t>(1, flushes));
+  return saves / took;
+}
+
+void saves_per_second(const Options& o) {
+  persist::WriterParams sqlite{.path = o.dir + "/throughput.sqlite3", .max_queue = o.players * 2};
+  const double lite = saves_per_second(o, sqlite, "SQLite");
+  if (o.postgres.empty()) return;
+  persist::WriterParams pg{.backend = persist::Backend::kPostgres,
+                           .conninfo = o.postgres,
+                           .owner = "persist-bench",
+                           .max_queue = o.players * 2};
+  const double post = saves_per_second(o, pg, "PostgreSQL");
+  fmt::print("saves: PostgreSQL / SQLite = {:.2f}\n", post / lite);
 }
 
 double thread_cpu_us() {
@@ -163,6 +190,9 @@ int main(int argc, char** argv) {
   app.add_option("--rate", o.rate, "tick rate (Hz)");
   app.add_option("--checkpoint", o.checkpoint, "checkpoint interval (seconds)");
   app.add_option("--seconds", o.seconds, "seconds of ticks per tick-cost run");
+  app.add_option("--postgres", o.postgres,
+                 "a libpq connection string: measure saves per second into PostgreSQL too");
+  app.add_flag("--saves-only", o.saves_only, "only the saves per second, not the tick's cost");
   CLI11_PARSE(app, argc, argv);
   std::random_device rd;
   o.dir =
@@ -170,7 +200,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(o.dir);
   try {
     saves_per_second(o);
-    tick_cost(o);
+    if (!o.saves_only) tick_cost(o);
   } catch (const std::exception& e) {
     fmt::print(stderr, "persist-bench: {}\n", e.what());
     std::filesystem::remove_all(o.dir);

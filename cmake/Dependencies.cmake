@@ -55,6 +55,11 @@ zone_require(SODIUM_FOUND libsodium-dev)
 pkg_check_modules(SQLITE3 QUIET IMPORTED_TARGET sqlite3)
 zone_require(SQLITE3_FOUND libsqlite3-dev)
 
+# libpq: the PostgreSQL client library, for a character store the zones of a world share
+# (persist.backend: postgres). Only the client is linked; the server is the operator's.
+pkg_check_modules(LIBPQ QUIET IMPORTED_TARGET libpq)
+zone_require(LIBPQ_FOUND libpq-dev)
+
 find_package(Threads REQUIRED)
 
 if(ZONE_BUILD_TESTS)

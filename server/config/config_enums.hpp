@@ -38,8 +38,9 @@ inline constexpr std::array<EnumName<AuthMode>, 2> kAuthModeNames{{
     {"ticket", AuthMode::kTicket},
 }};
 
-inline constexpr std::array<EnumName<PersistBackend>, 1> kPersistBackendNames{{
+inline constexpr std::array<EnumName<PersistBackend>, 2> kPersistBackendNames{{
     {"sqlite", PersistBackend::kSqlite},
+    {"postgres", PersistBackend::kPostgres},
 }};
 
 // Generic look-ups over a name table.

@@ -511,6 +511,7 @@ const std::vector<KeySpec>& schema() {
     boolean<&ZoneConfig::persist, &PersistConfig::enabled>("persist.enabled"),
     choice<&ZoneConfig::persist, &PersistConfig::backend>("persist.backend", kPersistBackendNames),
     text<&ZoneConfig::persist, &PersistConfig::path>("persist.path", "a path to the SQLite file (created with its directory), not empty", valid_path),
+    text<&ZoneConfig::persist, &PersistConfig::conninfo_file>("persist.conninfo_file", "a file path, or \"\" for none", valid_path_or_empty),
     integer<&ZoneConfig::persist, &PersistConfig::checkpoint_seconds>("persist.checkpoint_seconds", 1, 86400),
     integer<&ZoneConfig::persist, &PersistConfig::max_queue>("persist.max_queue", 1, 10000000),
     integer<&ZoneConfig::persist, &PersistConfig::load_timeout_ms>("persist.load_timeout_ms", 100, 600000),
@@ -613,6 +614,13 @@ const std::vector<CrossCheck>& cross_checks() {
       if (c.auth.mode != AuthMode::kTicket || !c.auth.public_key.empty()) return std::nullopt;
       return std::string("auth.mode is ticket: expected the login service's public key (zone-ticket keygen "
                          "writes it to ticket.pub), got \"\"");
+    }},
+    {{"persist.conninfo_file", "persist.backend"}, [](const ZoneConfig& c) -> std::optional<std::string> {
+      if (!c.persist.enabled || c.persist.backend != PersistBackend::kPostgres || !c.persist.conninfo_file.empty()) {
+        return std::nullopt;
+      }
+      return std::string("persist.backend is postgres: expected the file holding the libpq connection string "
+                         "(e.g. host=db.internal dbname=world user=zone password=...), got \"\"");
     }},
     {{"admin.token_env", "admin.token_file"}, [](const ZoneConfig& c) -> std::optional<std::string> {
       if (c.admin.token_file.empty() || c.admin.token_env.empty()) return std::nullopt;

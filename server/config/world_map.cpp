@@ -21,6 +21,7 @@
 #include "config/config_schema.hpp"
 #include "config/config_text.hpp"
 #include "config/key_suggest.hpp"
+#include "config/secret_file.hpp"
 
 namespace zone::config {
 namespace {
@@ -471,43 +472,6 @@ std::string zone_path(std::string_view pattern, std::string_view zone) {
 namespace {
 
 constexpr std::size_t kMaxPasswordBytes = 1024;
-
-// Reads a file that must be a regular file; `secret`: also not readable or writable by
-// others (mode o-rw). At most `limit` bytes. Returns the problem, or nullopt.
-std::optional<std::string> read_secret_file(const std::string& path, bool secret, std::size_t limit,
-                                            std::string& text) {
-  // O_NONBLOCK: a FIFO must not block start-up; it is refused below anyway.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fmt::format("cannot read {}: {}", path, std::strerror(errno));
-  std::optional<std::string> problem;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    problem = fmt::format("{} is not a regular file", path);
-  } else if (secret && (st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
-    problem = fmt::format(
-        "{} is readable or writable by other users (mode {:04o}); expected "
-        "it readable by the server's user only (chmod 600, or 400)",
-        path, st.st_mode & 07777);
-  } else {
-    std::array<char, 4096> buf{};
-    for (;;) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        problem = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-        break;
-      }
-      if (n == 0) break;
-      text.append(buf.data(), static_cast<std::size_t>(n));
-      if (text.size() > limit) {
-        problem = fmt::format("{} is larger than {} bytes", path, limit);
-        break;
-      }
-    }
-  }
-  ::close(fd);
-  return problem;
-}
 
 }  // namespace
 

@@ -13,7 +13,7 @@ namespace zone::config {
 enum class NpcBehaviour : std::uint8_t { kIdle, kWander, kPatrol };
 enum class LogLevel : std::uint8_t { kTrace, kDebug, kInfo, kWarn, kError };
 enum class AuthMode : std::uint8_t { kOpen, kTicket };
-enum class PersistBackend : std::uint8_t { kSqlite };
+enum class PersistBackend : std::uint8_t { kSqlite, kPostgres };
 
 struct WorldConfig {
   double min_x = 0.0;  // metres
@@ -184,6 +184,9 @@ struct PersistConfig {
   PersistBackend backend = PersistBackend::kSqlite;
   // The SQLite file, relative to the working directory; created with its directory.
   std::string path = "data/zone.sqlite3";
+  // backend postgres: the file holding the libpq connection string (a secret: read once
+  // at start-up, never logged; config::read_conninfo_file).
+  std::string conninfo_file;
   std::uint32_t checkpoint_seconds = 30;  // every online character saved this often
   // Characters waiting to be written beyond which new logins are refused (StoreUnavailable)
   // and /readyz says degraded.

@@ -109,16 +109,16 @@ int SqliteStore::schema_version() {
   return version;
 }
 
-std::optional<CharacterRecord> SqliteStore::load(const std::string& key, StoreStatus& status) {
+LoadedRow SqliteStore::load_row(const std::string& key, StoreStatus& status) {
   status = {};
   sqlite3_reset(select_);
   sqlite3_bind_text(select_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
   const int rc = sqlite3_step(select_);
-  if (rc == SQLITE_DONE) return std::nullopt;
+  if (rc == SQLITE_DONE) return {};
   if (rc != SQLITE_ROW) {
     status = StoreStatus::fail(why("load"));
     sqlite3_reset(select_);
-    return std::nullopt;
+    return {};
   }
   CharacterRecord r;
   r.key = key;
@@ -132,15 +132,17 @@ std::optional<CharacterRecord> SqliteStore::load(const std::string& key, StoreSt
   sqlite3_reset(select_);
   if (!properties) {
     status = StoreStatus::fail(path_ + ": row '" + key + "': unreadable properties");
-    return std::nullopt;
+    return {};
   }
   r.properties = std::move(*properties);
-  return r;
+  return {.record = std::move(r)};
 }
 
-StoreStatus SqliteStore::save(std::span<const CharacterRecord> records) {
+StoreStatus SqliteStore::write_rows(std::span<const RowWrite> rows,
+                                    std::vector<RowOutcome>& outcomes) {
   if (StoreStatus s = exec("BEGIN IMMEDIATE"); !s.ok) return s;
-  for (const CharacterRecord& r : records) {
+  for (const RowWrite& row : rows) {
+    const CharacterRecord& r = *row.record;
     const std::string properties = encode_properties(r.properties);
     sqlite3_reset(upsert_);
     sqlite3_bind_text(upsert_, 1, r.key.data(), static_cast<int>(r.key.size()), SQLITE_TRANSIENT);
@@ -163,6 +165,7 @@ StoreStatus SqliteStore::save(std::span<const CharacterRecord> records) {
     exec("ROLLBACK");
     return s;
   }
+  outcomes.assign(rows.size(), RowOutcome{});
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "persist/record.hpp"
+#include "persist/store.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -18,14 +19,8 @@ namespace zone::persist {
 // The row format this build writes (schema.cpp migrates older files forward to it).
 inline constexpr int kSchemaVersion = 2;
 
-// What a call made of the database: ok, or a one-line reason naming the file.
-struct StoreStatus {
-  bool ok = true;
-  std::string error;
-  static StoreStatus fail(std::string why) { return {false, std::move(why)}; }
-};
-
-class SqliteStore {
+// A zone's own file: not shared, so rows record no owner and every write is taken.
+class SqliteStore final : public Store {
  public:
   // Opens (creating it and its directory when missing) the file at `path`, switches it
   // to WAL and migrates its rows to kSchemaVersion. `busy_timeout_ms`: how long a
@@ -34,17 +29,20 @@ class SqliteStore {
   // cannot be created.
   static std::unique_ptr<SqliteStore> open(const std::string& path, int busy_timeout_ms,
                                            std::string& error);
-  ~SqliteStore();
+  ~SqliteStore() override;
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
+  bool shared() const override { return false; }
   // The character's row, nullopt when there is none (a new character); `status` says
   // whether the read worked.
-  std::optional<CharacterRecord> load(const std::string& key, StoreStatus& status);
-  // Writes every record in one transaction: all of them are committed, or none.
-  StoreStatus save(std::span<const CharacterRecord> records);
+  LoadedRow load_row(const std::string& key, StoreStatus& status) override;
+  // Writes every row in one transaction: all of them are committed, or none.
+  StoreStatus write_rows(std::span<const RowWrite> rows,
+                         std::vector<RowOutcome>& outcomes) override;
   // The schema version the file holds.
-  int schema_version();
+  int schema_version() override;
+  std::string describe() const override { return path_; }
   const std::string& path() const { return path_; }
 
  private:

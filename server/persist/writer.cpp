@@ -1,5 +1,6 @@
 #include "persist/writer.hpp"
 
+#include "persist/pg_store.hpp"
 #include "persist/sqlite_store.hpp"
 
 namespace zone::persist {
@@ -7,14 +8,26 @@ namespace zone::persist {
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<Writer> Writer::start(const WriterParams& params, std::string& error) {
-  std::unique_ptr<SqliteStore> store =
-      SqliteStore::open(params.path, params.busy_timeout_ms, error);
+  std::unique_ptr<Store> store;
+  if (params.backend == Backend::kPostgres) {
+    store = PgStore::open(params.conninfo, params.owner, error);
+  } else {
+    store = SqliteStore::open(params.path, params.busy_timeout_ms, error);
+  }
   if (!store) return nullptr;
+  return start(params, std::move(store));
+}
+
+std::unique_ptr<Writer> Writer::start(const WriterParams& params, std::unique_ptr<Store> store) {
   return std::unique_ptr<Writer>(new Writer(params, std::move(store)));
 }
 
-Writer::Writer(const WriterParams& params, std::unique_ptr<SqliteStore> store)
-    : params_(params), store_(std::move(store)), thread_([this] { run(); }) {}
+Writer::Writer(const WriterParams& params, std::unique_ptr<Store> store)
+    : params_(params),
+      store_(std::move(store)),
+      shared_(store_->shared()),
+      describe_(store_->describe()),
+      thread_([this] { run(); }) {}
 
 Writer::~Writer() {
   {
@@ -26,18 +39,42 @@ Writer::~Writer() {
 }
 
 std::uint64_t Writer::save(CharacterRecord record, bool force) {
+  // A forced save is a leave: this zone's claim on the row ends once it is written.
+  Queued q;
+  q.record = std::move(record);
+  q.release = force;
+  return enqueue(std::move(q), force);
+}
+
+std::uint64_t Writer::arrive(CharacterRecord record) {
+  Queued q;
+  q.record = std::move(record);
+  q.claim = true;
+  return enqueue(std::move(q), true);
+}
+
+std::uint64_t Writer::hand_over(CharacterRecord record, std::string to) {
+  Queued q;
+  q.record = std::move(record);
+  q.hand_to = std::move(to);
+  return enqueue(std::move(q), true);
+}
+
+std::uint64_t Writer::enqueue(Queued q, bool force) {
   std::uint64_t sequence = 0;
   {
     std::lock_guard lock(mutex_);
-    auto it = queued_.find(record.key);
+    auto it = queued_.find(q.record.key);
     if (it == queued_.end()) {
       if (!force && queued_.size() + in_flight_count_ >= params_.max_queue) return 0;
-      sequence = ++next_sequence_;
-      std::string key = record.key;
-      queued_.emplace(std::move(key), Queued{std::move(record), sequence});
+      sequence = q.sequence = ++next_sequence_;
+      std::string key = q.record.key;
+      queued_.emplace(std::move(key), std::move(q));
     } else {
-      sequence = ++next_sequence_;
-      it->second = Queued{std::move(record), sequence};
+      sequence = q.sequence = ++next_sequence_;
+      // An arrival not written yet still claims the row when a newer save replaces it.
+      q.claim = q.claim || it->second.claim;
+      it->second = std::move(q);
     }
   }
   wake_.notify_one();
@@ -61,6 +98,12 @@ void Writer::take_loads(std::vector<LoadResult>& out) {
   std::lock_guard lock(mutex_);
   for (LoadResult& r : answers_) out.push_back(std::move(r));
   answers_.clear();
+}
+
+void Writer::take_lost(std::vector<std::string>& out) {
+  std::lock_guard lock(mutex_);
+  for (std::string& key : lost_) out.push_back(std::move(key));
+  lost_.clear();
 }
 
 bool Writer::flush(Clock::time_point deadline) {
@@ -111,18 +154,20 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
     result.request = req.request;
     // Not committed yet, but newer than the row: the player left and came back quickly.
     // queued_ holds the newest; in_flight_ (this thread's) what a failed write left.
-    const auto queued = queued_.find(req.key);
-    const auto failed = in_flight_.find(req.key);
-    if (queued != queued_.end()) {
+    auto queued = queued_.find(req.key);
+    auto failed = in_flight_.find(req.key);
+    Queued* waiting = queued != queued_.end()      ? &queued->second
+                      : failed != in_flight_.end() ? &failed->second
+                                                   : nullptr;
+    if (waiting != nullptr && !shared_) {
       result.status = LoadResult::Status::kFound;
-      result.record = queued->second.record;
-    } else if (failed != in_flight_.end()) {
-      result.status = LoadResult::Status::kFound;
-      result.record = failed->second.record;
+      result.record = waiting->record;
     } else {
+      // A shared store claims the row even when its data comes from the queue: the
+      // character may have been claimed by another zone since.
       lock.unlock();
       StoreStatus status;
-      std::optional<CharacterRecord> row = store_->load(req.key, status);
+      LoadedRow row = store_->load_row(req.key, status);
       lock.lock();
       if (!status.ok) {
         result.status = LoadResult::Status::kFailed;
@@ -130,11 +175,38 @@ void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
         ++stats_.load_failures;
         stats_.healthy = false;
         last_error_ = status.error;
-      } else if (row) {
-        result.status = LoadResult::Status::kFound;
-        result.record = std::move(*row);
       } else {
-        result.status = LoadResult::Status::kNew;
+        // The database answers again: healthy, unless a failed batch still waits.
+        if (in_flight_.empty()) {
+          stats_.healthy = true;
+          last_error_.clear();
+        }
+        if (shared_) {
+          owned_.insert_or_assign(req.key, row.generation);
+          std::erase(lost_, req.key);  // claimed here again: that player is not the lost one
+          // Looked up again: the lock was let go. The saves waiting here are this zone's
+          // and newer than the row; the character is back, so they neither end the claim
+          // nor give the row away.
+          queued = queued_.find(req.key);
+          waiting = queued != queued_.end()      ? &queued->second
+                    : failed != in_flight_.end() ? &failed->second
+                                                 : nullptr;
+          for (Queued* q : {queued != queued_.end() ? &queued->second : nullptr,
+                            failed != in_flight_.end() ? &failed->second : nullptr}) {
+            if (q == nullptr) continue;
+            q->release = false;
+            q->hand_to.clear();
+          }
+        }
+        if (waiting != nullptr) {
+          result.status = LoadResult::Status::kFound;
+          result.record = waiting->record;
+        } else if (row.record) {
+          result.status = LoadResult::Status::kFound;
+          result.record = std::move(*row.record);
+        } else {
+          result.status = LoadResult::Status::kNew;
+        }
       }
     }
     result.latency = Clock::now() - req.asked;
@@ -153,12 +225,66 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
   in_flight_count_ += fresh.size();  // may count a character twice until merged: a bound
   const std::uint64_t through = next_sequence_;
   lock.unlock();
-  for (auto& [key, q] : fresh) in_flight_.insert_or_assign(key, std::move(q));  // newer wins
+  for (auto& [key, q] : fresh) {
+    // Newer wins; an arrival still waiting for its retry keeps its claim.
+    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+      q.claim = q.claim || it->second.claim;
+      it->second = std::move(q);
+    } else {
+      in_flight_.emplace(key, std::move(q));
+    }
+  }
   fresh = {};  // freed here, not under the lock below
-  std::vector<CharacterRecord> batch;
-  batch.reserve(in_flight_.size());
-  for (const auto& [key, q] : in_flight_) batch.push_back(q.record);  // kept for a retry
-  const StoreStatus status = store_->save(batch);
+  // The rows point into in_flight_, which only this thread touches: nothing is copied, and
+  // a failed batch stays there for the retry.
+  std::vector<RowWrite> rows;
+  std::vector<const std::string*> keys;
+  std::vector<const std::string*> unclaimed;  // shared store: no claim here, stale as it is
+  rows.reserve(in_flight_.size());
+  keys.reserve(in_flight_.size());
+  for (const auto& [key, q] : in_flight_) {
+    RowWrite row{.record = &q.record, .claim = q.claim, .hand_to = &q.hand_to};
+    if (shared_ && !q.claim) {
+      const auto owned = owned_.find(key);
+      if (owned == owned_.end()) {
+        unclaimed.push_back(&key);
+        continue;
+      }
+      row.generation = owned->second;
+    }
+    rows.push_back(row);
+    keys.push_back(&key);
+  }
+  std::vector<RowOutcome> outcomes;
+  const StoreStatus status = rows.empty() ? StoreStatus{} : store_->write_rows(rows, outcomes);
+  std::uint64_t committed = 0;
+  std::uint64_t stale = unclaimed.size();
+  // Checkpoints found stale: characters online here that another zone claimed since.
+  std::vector<std::string> lost;
+  const auto stale_checkpoint = [&](const std::string& key) {
+    const Queued& q = in_flight_.at(key);
+    if (!q.release && q.hand_to.empty()) lost.push_back(key);
+  };
+  for (const std::string* key : unclaimed) stale_checkpoint(*key);
+  if (status.ok) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::string& key = *keys[i];
+      const Queued& q = in_flight_.at(key);
+      if (outcomes[i].stale) {
+        ++stale;
+        owned_.erase(key);  // another zone holds the row now: every later save is stale too
+        stale_checkpoint(key);
+        continue;
+      }
+      ++committed;
+      if (!shared_) continue;
+      if (!q.hand_to.empty() || q.release) {
+        owned_.erase(key);
+      } else {
+        owned_.insert_or_assign(key, outcomes[i].generation);
+      }
+    }
+  }
   lock.lock();
   if (!status.ok) {
     in_flight_count_ = in_flight_.size();  // tried again at the next wake, newer ones merged
@@ -168,12 +294,14 @@ void Writer::write_queued(std::unique_lock<std::mutex>& lock) {
     return;
   }
   in_flight_count_ = 0;
-  stats_.saves_committed += batch.size();
-  ++stats_.flushes;
+  for (std::string& key : lost) lost_.push_back(std::move(key));
+  stats_.saves_committed += committed;
+  stats_.saves_stale += stale;
+  if (!rows.empty()) ++stats_.flushes;
   stats_.healthy = true;
   last_error_.clear();
   // Sequence numbers only grow, and every save up to `through` was in the batch or was
-  // replaced by a newer one in it.
+  // replaced by a newer one in it; a stale one never will be written.
   committed_through_ = through;
   committed_.notify_all();
   lock.unlock();

@@ -2,32 +2,50 @@
 
 #include <stdexcept>
 
+#include "config/secret_file.hpp"
 #include "persist/record.hpp"
 
 namespace zone {
 
 std::unique_ptr<CharacterStore> CharacterStore::open(const config::ZoneConfig& config,
-                                                     const world::World& world, Logger& log) {
+                                                     const world::World& world, Logger& log,
+                                                     std::string conninfo) {
   if (!config.persist.enabled) return nullptr;
   persist::WriterParams params;
   params.path = config.persist.path;
   params.max_queue = config.persist.max_queue;
+  const bool postgres = config.persist.backend == config::PersistBackend::kPostgres;
+  std::string where = params.path;
+  if (postgres) {
+    params.backend = persist::Backend::kPostgres;
+    params.owner = config.name;  // unique in a world (the world map refuses duplicates)
+    if (conninfo.empty()) {
+      if (auto errors = config::read_conninfo_file(config, conninfo); !errors.empty()) {
+        throw std::runtime_error("character store: persist.conninfo_file: " +
+                                 errors.front().message);
+      }
+    }
+    params.conninfo = std::move(conninfo);
+  }
   std::string error;
   std::unique_ptr<persist::Writer> writer = persist::Writer::start(params, error);
   if (!writer) throw std::runtime_error("character store: " + error);
-  log.info("character store: {} (SQLite, checkpoint every {} s, {} persistent properties)",
-           params.path, config.persist.checkpoint_seconds, [&] {
+  if (postgres) where = writer->describe();
+  log.info("character store: {} ({}, checkpoint every {} s, {} persistent properties)", where,
+           postgres ? "PostgreSQL, rows owned by zone '" + config.name + "'" : "SQLite",
+           config.persist.checkpoint_seconds, [&] {
              std::size_t n = 0;
              for (const auto& f : world.game().schema.fields()) n += f.persistent ? 1 : 0;
              return n;
            }());
-  return std::unique_ptr<CharacterStore>(new CharacterStore(std::move(writer), config));
+  return std::unique_ptr<CharacterStore>(
+      new CharacterStore(std::move(writer), config, std::move(where)));
 }
 
 CharacterStore::CharacterStore(std::unique_ptr<persist::Writer> writer,
-                               const config::ZoneConfig& config)
+                               const config::ZoneConfig& config, std::string where)
     : writer_(std::move(writer)),
-      path_(config.persist.path),
+      path_(std::move(where)),
       checkpoint_ticks_(
           std::max<std::uint32_t>(1, config.persist.checkpoint_seconds * config.tick.rate_hz)),
       load_timeout_(config.persist.load_timeout_ms) {}
@@ -76,6 +94,14 @@ void CharacterStore::restore(world::World& world, std::uint32_t slot,
 
 void CharacterStore::save(const world::World& world, std::uint32_t slot, bool leaving) {
   if (writer_->save(record_of(world, slot), leaving) == 0) ++put_off_;
+}
+
+void CharacterStore::arrive(const world::World& world, std::uint32_t slot) {
+  writer_->arrive(record_of(world, slot));
+}
+
+void CharacterStore::hand_over(const world::World& world, std::uint32_t slot, std::string_view to) {
+  writer_->hand_over(record_of(world, slot), std::string(to));
 }
 
 void CharacterStore::checkpoint(const world::World& world, std::uint32_t tick) {

@@ -19,11 +19,14 @@ namespace zone {
 
 class CharacterStore {
  public:
-  // Null when persist.enabled is false. Opens the file at start-up (not on the tick);
-  // throws std::runtime_error naming the file when it cannot be used (not a database, a
-  // newer schema, no room for its directory).
+  // Null when persist.enabled is false. Opens the file or connects to the database at
+  // start-up (not on the tick); throws std::runtime_error naming it when it cannot be used
+  // (not a database, a newer schema, no room for its directory, a server that refuses).
+  // `conninfo`: backend postgres, the connection string main read from
+  // persist.conninfo_file; empty, the file is read here.
   static std::unique_ptr<CharacterStore> open(const config::ZoneConfig& config,
-                                              const world::World& world, Logger& log);
+                                              const world::World& world, Logger& log,
+                                              std::string conninfo = {});
 
   // New logins are refused (StoreUnavailable) while this is true: the write queue holds
   // persist.max_queue characters. /readyz says degraded.
@@ -31,6 +34,9 @@ class CharacterStore {
   // Asks for the row of the character a login names; the answer comes through take_loads.
   void request_load(std::uint64_t request, std::uint64_t character_id, std::string_view name);
   void take_loads(std::vector<persist::LoadResult>& out) { writer_->take_loads(out); }
+  // The row keys of characters another zone claimed since (shared store): their players
+  // here are stale copies, whose saves are refused (persist::Writer::take_lost).
+  void take_lost(std::vector<std::string>& out) { writer_->take_lost(out); }
   // Puts a loaded row onto the player just spawned at `slot`, before its Welcome: its
   // type, its position (when still inside the zone and outside every object) and its
   // persistent properties. The party and guild keys are the caller's to rejoin.
@@ -38,6 +44,12 @@ class CharacterStore {
   // Queues the state of the player at `slot`. `leaving`: its last (taken even when the
   // queue is full); otherwise a checkpoint, put off while the queue is full.
   void save(const world::World& world, std::uint32_t slot, bool leaving);
+  // A player that arrived from another zone: its state, which claims its row for this zone
+  // (with a shared store, from whichever zone held it).
+  void arrive(const world::World& world, std::uint32_t slot);
+  // A player handed to zone `to`: its last state here, and (with a shared store) its row
+  // becomes `to`'s, so that nothing this zone writes of it later is taken.
+  void hand_over(const world::World& world, std::uint32_t slot, std::string_view to);
   // The checkpoint's share of this tick: every persist.checkpoint_seconds each player is
   // saved once, a 1/(checkpoint ticks) slice of the slots each tick.
   void checkpoint(const world::World& world, std::uint32_t tick);
@@ -48,10 +60,12 @@ class CharacterStore {
   std::string last_error() const { return writer_->last_error(); }
   std::uint64_t checkpoints_put_off() const { return put_off_; }
   std::chrono::milliseconds load_timeout() const { return load_timeout_; }
+  // What the logs call the store: the SQLite file, or the PostgreSQL server and database.
   const std::string& path() const { return path_; }
 
  private:
-  CharacterStore(std::unique_ptr<persist::Writer> writer, const config::ZoneConfig& config);
+  CharacterStore(std::unique_ptr<persist::Writer> writer, const config::ZoneConfig& config,
+                 std::string where);
   persist::CharacterRecord record_of(const world::World& world, std::uint32_t slot) const;
 
   std::unique_ptr<persist::Writer> writer_;

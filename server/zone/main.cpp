@@ -21,6 +21,7 @@
 #include "admin/admin_access.hpp"
 #include "config/config_loader.hpp"
 #include "config/game_data.hpp"
+#include "config/secret_file.hpp"
 #include "config/static_map.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
@@ -189,6 +190,14 @@ int main(int argc, char** argv) {
     }
     game_data = game.data;
   }
+  // The character store's connection string (persist.backend postgres), read once like
+  // the bus's secrets: --check-config checks the file (not the server, which it does not
+  // contact).
+  std::string conninfo;
+  if (const auto errors = zone::config::read_conninfo_file(cfg, conninfo); !errors.empty()) {
+    std::fputs(zone::config::format_errors(errors, config_path).c_str(), stderr);
+    return 2;
+  }
   if (check_only) {
     if (auto error = zone::check_rules(cfg, zone::make_game_types(game_data))) {
       std::fprintf(stderr, "%s\n", error->c_str());
@@ -217,7 +226,8 @@ int main(int argc, char** argv) {
     zone::net::EnetLibrary enet;
     zone::ZoneServer server(
         cfg, log, {.token = *token, .config_source = load},
-        {.map = world, .zone_index = zone_index, .bus_secrets = bus_secrets, .statics = statics});
+        {.map = world, .zone_index = zone_index, .bus_secrets = bus_secrets, .statics = statics},
+        {.postgres_conninfo = std::move(conninfo)});
     log.info(
         "zone '{}' listening on udp {}:{} | {} Hz | world {}x{} m | aoi {} cell {} m radius {} m "
         "hysteresis {} m | {} npcs | max {} players",

@@ -77,6 +77,10 @@ void render_persist(Writer& w, const PersistMetrics& p) {
   w.gauge("zone_persist_queue_depth", "Characters with a save not yet committed.",
           static_cast<double>(p.queue_depth));
   w.counter("zone_persist_saves_total", "Character saves committed to the store.", p.saves);
+  w.counter("zone_persist_saves_stale_total",
+            "Character saves refused because another zone holds the row now (shared "
+            "PostgreSQL store): dropped, never retried, not counted as committed.",
+            p.saves_stale);
   w.counter("zone_persist_save_failures_total",
             "Write transactions that failed (their saves stay queued and are retried).",
             p.save_failures);

@@ -54,6 +54,7 @@ struct PersistMetrics {
   bool full = false;
   std::uint64_t queue_depth = 0;
   std::uint64_t saves = 0;
+  std::uint64_t saves_stale = 0;
   std::uint64_t save_failures = 0;
   std::uint64_t flushes = 0;
   std::uint64_t loads = 0;

@@ -216,14 +216,16 @@ void Sessions::end_session(Session& s, bool keep_entity) {
     --awaiting_hello_;
   }
   if (s.phase == Session::Phase::kPlaying) {
+    // Another zone claimed the character (a shared store): its leave is not saved here.
+    const bool save = !s.character_lost;
     const std::string name = std::move(s.name);
-    leave_world(s.player_slot, name, keep_entity, &s);
+    leave_world(s.player_slot, name, keep_entity, &s, save);
   }
   s = Session{};
 }
 
 void Sessions::leave_world(std::uint32_t slot, const std::string& name, bool keep_entity,
-                           Session* s) {
+                           Session* s, bool save) {
   // Despawning makes the AOI emit leave events to everyone who saw this player, and
   // takes it out of its party and guild, whose other members are told. A player handed
   // over stays (its new zone's ghost) and leaves its groups here when it turns into one.
@@ -232,7 +234,7 @@ void Sessions::leave_world(std::uint32_t slot, const std::string& name, bool kee
   if (game_ != nullptr) game_->player_leaving(slot, keep_entity);
   // Its last state, after the rules' leave (which may change it). A player handed over
   // was saved by transfer_out.
-  if (store_ != nullptr && !keep_entity) store_->save(world_, slot, /*leaving=*/true);
+  if (store_ != nullptr && !keep_entity && save) store_->save(world_, slot, /*leaving=*/true);
   names_.remove(name, slot);
   if (s != nullptr) {
     detach_player(*s);
@@ -504,14 +506,14 @@ void Sessions::expire_holds(Clock::time_point now) {
   }
 }
 
-bool Sessions::release_hold(std::uint32_t slot) {
+bool Sessions::release_hold(std::uint32_t slot, bool save) {
   const auto it =
       std::find_if(held_.begin(), held_.end(), [slot](const Hold& h) { return h.slot == slot; });
   if (it == held_.end()) return false;
   const Hold h = std::move(*it);
   held_.erase(it);
   counters_.players_held = held_.size();
-  leave_world(h.slot, h.name, /*keep_entity=*/false, nullptr);
+  leave_world(h.slot, h.name, /*keep_entity=*/false, nullptr, save);
   return true;
 }
 
@@ -547,6 +549,8 @@ void Sessions::on_arrival(Session& s, std::span<const std::uint8_t> token, std::
   world_.attach_player(arrival.slot);
   start_playing(s, tick, out);
   ++counters_.arrivals;
+  // The state it arrived with claims its row here: from now on this zone writes it.
+  if (store_ != nullptr) store_->arrive(world_, s.player_slot);
   rejoin_groups(s, arrival.party_key, arrival.guild_key, out);
   const world::Entity& e = world_.entity(s.player_slot);
   log_session(log_, session_log_,
@@ -646,10 +650,11 @@ void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::stri
   ++counters_.transfers_out;
   log_session(log_, session_log_, "player '{}' (entity {}) went to zone {}", s->name,
               world_.entity(slot).id, zone);
-  // Its state as it left: the zone that took it over owns it from now on (in a world of
-  // zones on separate SQLite files, this zone's row is only its state when it left;
-  // docs/persistence.md).
-  if (store_ != nullptr) store_->save(world_, slot, /*leaving=*/true);
+  // Its state as it left: the zone that took it over owns it from now on. With a shared
+  // store the row is handed to that zone, so nothing this zone writes of it later is
+  // taken; with a file per zone this zone's row keeps its state as it left
+  // (docs/persistence.md).
+  if (store_ != nullptr) store_->hand_over(world_, slot, zone);
   // The entity stays (a ghost of its new zone from now on); it leaves its groups here.
   end_session(*s, /*keep_entity=*/true);
 }

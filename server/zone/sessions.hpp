@@ -116,6 +116,8 @@ struct Session {
   bool has_resume_token = false;
   // The character store's load this session waits for (kLoading), and since when.
   std::uint64_t load_request = 0;
+  // Another zone claimed this character (shared store): its leave is not saved here.
+  bool character_lost = false;
   std::chrono::steady_clock::time_point load_started{};
   float intent_x = 0.0f;  // latest accepted movement intent
   float intent_y = 0.0f;
@@ -280,15 +282,17 @@ class Sessions {
                  std::span<net::SendBatch> out);
   // Holds past their grace: those players leave the world.
   void expire_holds(std::chrono::steady_clock::time_point now);
-  // Ends the hold at `slot`: the player leaves the world (saved). False if none.
-  bool release_hold(std::uint32_t slot);
+  // Ends the hold at `slot`: the player leaves the world (saved unless `save` is false:
+  // another zone claimed the character). False if none.
+  bool release_hold(std::uint32_t slot, bool save = true);
   // s plays the entity at `slot`, which is in the world already (a take-over or a
   // resume): a new replication client (full snapshots), the Welcome, its groups' status.
   void reattach(Session& s, std::uint32_t slot, std::uint32_t tick, std::span<net::SendBatch> out);
   // The player at `slot` leaves the world, or is handed over (`keep_entity`): the rules
-  // are told, its last state saved, its name and groups updated. `s`, if any, is the
-  // session playing it, detached from it before the entity goes.
-  void leave_world(std::uint32_t slot, const std::string& name, bool keep_entity, Session* s);
+  // are told, its last state saved (unless `save` is false), its name and groups updated.
+  // `s`, if any, is the session playing it, detached from it before the entity goes.
+  void leave_world(std::uint32_t slot, const std::string& name, bool keep_entity, Session* s,
+                   bool save = true);
   void on_input(Session& s, const InboundEvent& ev, std::span<net::SendBatch> out);
   void on_join_group(Session& s, world::GroupKind kind, const InboundEvent& ev,
                      std::span<net::SendBatch> out);
@@ -319,6 +323,8 @@ class Sessions {
   void join_new(Session& s, std::string_view name, std::uint32_t tick,
                 std::span<net::SendBatch> out, const persist::CharacterRecord* saved);
   void expire_loads(std::chrono::steady_clock::time_point now, std::span<net::SendBatch> out);
+  // Disconnects (LoggedInElsewhere) the players whose character another zone claimed.
+  void drop_lost_characters(std::span<net::SendBatch> out);
   // Back in the party and guild of these invitation keys (0: none), each answered.
   void rejoin_groups(Session& s, std::uint64_t party_key, std::uint64_t guild_key,
                      std::span<net::SendBatch> out);
@@ -377,6 +383,7 @@ class Sessions {
   std::unordered_map<std::uint64_t, net::PeerId> loading_;  // load request -> its session
   std::uint64_t next_load_ = 0;
   std::vector<persist::LoadResult> load_answers_;
+  std::vector<std::string> lost_characters_;
   std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
   std::vector<protocol::Chunk> wire_chunks_;
   void send_statics(Session& s, std::uint32_t tick, const aoi::StaticGrid& grid,

@@ -1,6 +1,8 @@
 // Sessions and the character store (docs/persistence.md): a login waits off the tick for
 // its character's row, then plays on with the saved state; a store that cannot keep up
 // refuses logins (StoreUnavailable) instead of stalling the zone.
+#include <algorithm>
+
 #include "zone/sessions.hpp"
 
 namespace zone {
@@ -26,6 +28,9 @@ void Sessions::begin_load(Session& s, std::string_view name, std::span<net::Send
 
 void Sessions::finish_loads(std::uint32_t tick, std::span<net::SendBatch> out) {
   if (store_ == nullptr) return;
+  // Before the loads: a login answered in this batch claimed its row after any loss the
+  // writer reported, and the writer drops such a report.
+  drop_lost_characters(out);
   load_answers_.clear();
   store_->take_loads(load_answers_);
   for (const persist::LoadResult& r : load_answers_) {
@@ -48,6 +53,40 @@ void Sessions::finish_loads(std::uint32_t tick, std::span<net::SendBatch> out) {
     if (found) ++counters_.logins_loaded;
     const std::string name = s->name;
     join_new(*s, name, tick, out, found ? &r.record : nullptr);
+  }
+}
+
+void Sessions::drop_lost_characters(std::span<net::SendBatch> out) {
+  lost_characters_.clear();
+  store_->take_lost(lost_characters_);
+  if (lost_characters_.empty()) return;  // the usual case: no scan
+  for (auto& host : table_) {
+    for (Session& s : host) {
+      if (s.phase != Session::Phase::kPlaying) continue;
+      const std::string key = persist::character_key(s.character_id, s.name);
+      if (std::find(lost_characters_.begin(), lost_characters_.end(), key) ==
+          lost_characters_.end()) {
+        continue;
+      }
+      // The character logged in to another zone since (its claim there made this zone's
+      // checkpoint stale): this copy's play would never be saved. The newest login wins,
+      // as within one zone.
+      log_.warn("player '{}' disconnected: its character was claimed by another zone", s.name);
+      s.character_lost = true;
+      kick(s, DisconnectReason::LoggedInElsewhere, out);
+    }
+  }
+  // A held player's client would come back to a copy whose play is never saved.
+  for (std::size_t i = 0; i < held_.size();) {
+    const Hold& h = held_[i];
+    const std::string key = persist::character_key(world_.entity(h.slot).character, h.name);
+    if (std::find(lost_characters_.begin(), lost_characters_.end(), key) ==
+        lost_characters_.end()) {
+      ++i;
+      continue;
+    }
+    log_.warn("held player '{}' left: its character was claimed by another zone", h.name);
+    release_hold(h.slot, /*save=*/false);
   }
 }
 

@@ -107,6 +107,7 @@ void record_persist(const ZoneView& zone, PersistMetrics& p) {
   p.full = zone.store->full();
   p.queue_depth = s.queue_depth;
   p.saves = s.saves_committed;
+  p.saves_stale = s.saves_stale;
   p.save_failures = s.save_failures;
   p.flushes = s.flushes;
   p.loads = s.loads;

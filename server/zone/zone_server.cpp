@@ -99,7 +99,7 @@ world::WorldParams world_params(const config::ZoneConfig& config, const WorldSet
 }  // namespace
 
 ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin,
-                       WorldSetup world_setup)
+                       WorldSetup world_setup, StoreSetup store_setup)
     : config_(config),
       log_(log),
       period_(std::chrono::nanoseconds(1'000'000'000LL / config.tick.rate_hz)),
@@ -135,7 +135,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       pool_.size());
   sessions_.size_hosts(peers_of(hosts_));
   world_.spawn_npcs();
-  store_ = CharacterStore::open(config_, world_, log_);
+  store_ = CharacterStore::open(config_, world_, log_, std::move(store_setup.postgres_conninfo));
   sessions_.set_store(store_.get());
   if (!config.game.scripts_dir.empty()) {
     rules_ = std::make_unique<ZoneRules>(world_, config_, read_script_dir(config.game.scripts_dir),

@@ -82,12 +82,19 @@ struct WorldSetup {
   world::StaticParams statics;
 };
 
+// The character store's secret (main reads it at start-up, so that --check-config checks
+// it): backend postgres, the connection string of persist.conninfo_file. Empty: the zone
+// reads the file itself.
+struct StoreSetup {
+  std::string postgres_conninfo;
+};
+
 class ZoneServer {
  public:
   // Binds the port (every host), places the NPCs and starts the threads. Throws
   // net::NetError if the port is unusable.
   ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup admin = {},
-             WorldSetup world_setup = {});
+             WorldSetup world_setup = {}, StoreSetup store_setup = {});
   ~ZoneServer();
 
   std::uint16_t port() const { return hosts_.front()->port(); }

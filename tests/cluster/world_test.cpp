@@ -35,8 +35,11 @@
 #include <map>
 #include <random>
 
+#include <libpq-fe.h>
+
 #include "bus/nats_link.hpp"
 #include "cluster/subjects.hpp"
+#include "pg_server.hpp"
 #include "process.hpp"
 #include "truth_zone.hpp"
 
@@ -580,6 +583,74 @@ TEST_CASE("world: bots walk back and forth across the border for 60 s, exact in 
       west, "zone_players", [](double v) { return v == 0; }, 5s));
   CHECK(wait_metric(
       east, "zone_players", [](double v) { return v == 0; }, 5s));
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
+TEST_CASE(
+    "world: with a shared PostgreSQL store, players walking across are written by the "
+    "zone that holds them") {
+  const std::string nats = nats_server_or_skip();
+  zone::persist::test::PgServer pg;  // exits 77 (skipped) without PostgreSQL
+  const std::string dir = temp_dir();
+  const std::string conninfo_file = dir + "/pg.conninfo";
+  std::ofstream(conninfo_file) << pg.conninfo() << "\n";
+  std::filesystem::permissions(
+      conninfo_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  const auto start = [&](const std::string& name) {
+    Zone z = zone::test::start_truth_zone(
+        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", "0", "--set",
+         "threads.workers=1", "--set", "threads.network=1", "--set", "persist.backend=postgres",
+         "--set", "persist.conninfo_file=" + conninfo_file, "--set",
+         "persist.checkpoint_seconds=1"},
+        dir + "/" + name + ".log");
+    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
+    return z;
+  };
+  Zone west = start("west");
+  Zone east = start("east");
+
+  const int seconds = 20;
+  const int bots = 4;
+  auto sim = start_world_sim(dir, west, {&west, &east}, bots, seconds, "border");
+  const nlohmann::json s = finish_sim(dir, *sim, seconds);
+  INFO("summary: ", s.dump(2));
+  CHECK(s["bots_connected"].get<int>() == bots);
+  // Nobody was disconnected: in particular no zone found a checkpoint of a player it held
+  // stale (that would disconnect it as logged in elsewhere).
+  CHECK(s["disconnects"].get<int>() == 0);
+  CHECK(s["transfers"].get<int>() > bots);
+  CHECK(s["truth_mismatches"].get<int>() == 0);
+  for (const Zone* z : {&west, &east}) {
+    CHECK(metric(*z, "zone_persist_saves_total").value_or(0) > 0);
+    CHECK(metric(*z, "zone_persist_healthy") == 1.0);
+    CHECK(metric(*z, "zone_arrivals_total\\{result=\"arrived\"\\}").value_or(0) > 0);
+  }
+  // The bots quit: each one's last save was taken by the zone it was in, so every
+  // character has one row, owned by a zone of the world, none waiting.
+  CHECK(wait_metric(
+      west, "zone_persist_queue_depth", [](double v) { return v == 0; }, 10s));
+  CHECK(wait_metric(
+      east, "zone_persist_queue_depth", [](double v) { return v == 0; }, 10s));
+  PGconn* c = PQconnectdb(pg.conninfo().c_str());
+  REQUIRE(PQstatus(c) == CONNECTION_OK);
+  PGresult* r = PQexec(c, "SELECT key, owner, generation FROM characters ORDER BY key");
+  REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK);
+  CHECK(PQntuples(r) == bots);
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const std::string owner = PQgetvalue(r, i, 1);
+    INFO(PQgetvalue(r, i, 0), " owned by '", owner, "' at generation ", PQgetvalue(r, i, 2));
+    CHECK((owner == "west" || owner == "east"));
+    CHECK(std::stol(PQgetvalue(r, i, 2)) >= 1);
+  }
+  PQclear(r);
+  PQfinish(c);
   for (Zone* z : {&west, &east}) {
     z->process->signal(SIGTERM);
     CHECK(z->process->wait(5s) == 0);
