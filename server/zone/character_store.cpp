@@ -93,7 +93,22 @@ void CharacterStore::restore(world::World& world, std::uint32_t slot,
 }
 
 void CharacterStore::save(const world::World& world, std::uint32_t slot, bool leaving) {
-  if (writer_->save(record_of(world, slot), leaving) == 0) ++put_off_;
+  persist::CharacterRecord r = record_of(world, slot);
+  if (leaving) {
+    last_saves_.erase(r.key);
+    writer_->save(std::move(r), /*force=*/true);
+    return;
+  }
+  persist::CharacterRecord copy = r;
+  const std::uint64_t sequence = writer_->save(std::move(r), /*force=*/false);
+  if (sequence == 0) {
+    ++put_off_;
+    return;
+  }
+  LastSave& last = last_saves_[copy.key];
+  last.record = std::move(copy);
+  last.sequence = sequence;
+  last.at = std::chrono::system_clock::now();
 }
 
 void CharacterStore::arrive(const world::World& world, std::uint32_t slot) {

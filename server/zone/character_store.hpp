@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "config/zone_config.hpp"
@@ -56,6 +58,20 @@ class CharacterStore {
   // Shutdown: waits until every queued save is committed or `deadline` passes.
   bool flush(std::chrono::steady_clock::time_point deadline) { return writer_->flush(deadline); }
 
+  // The newest state of a character this zone queued (by its row key) and when: what a
+  // GM's inspect shows as saved. Null: none queued here since it came (a leave forgets it).
+  struct LastSave {
+    persist::CharacterRecord record;
+    std::uint64_t sequence = 0;  // the writer's (see committed)
+    std::chrono::system_clock::time_point at{};
+  };
+  const LastSave* last_save(const std::string& key) const {
+    const auto it = last_saves_.find(key);
+    return it == last_saves_.end() ? nullptr : &it->second;
+  }
+  // Whether the store has committed the save of this sequence number.
+  bool committed(std::uint64_t sequence) const { return writer_->committed_through() >= sequence; }
+
   persist::WriterStats stats() const { return writer_->stats(); }
   std::string last_error() const { return writer_->last_error(); }
   std::uint64_t checkpoints_put_off() const { return put_off_; }
@@ -72,7 +88,8 @@ class CharacterStore {
   std::string path_;
   std::uint32_t checkpoint_ticks_;
   std::chrono::milliseconds load_timeout_;
-  std::uint64_t put_off_ = 0;  // checkpoints refused by a full queue
+  std::uint64_t put_off_ = 0;                             // checkpoints refused by a full queue
+  std::unordered_map<std::string, LastSave> last_saves_;  // by row key, online characters
 };
 
 }  // namespace zone

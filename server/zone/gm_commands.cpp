@@ -361,9 +361,27 @@ GmAnswer GmDesk::inspect(const GmRequest& r, GmContext& zone) {
   } else {
     d["connection"] = nullptr;
   }
-  // The character's saved state: filled in by the persistence layer (issue 31, section 4)
-  // once there is one; null means "not known here", not "nothing saved".
+  d["held"] = e.kind == world::EntityKind::kPlayer && zone.sessions.is_held(*slot);
+  // The newest state this zone queued for the character (persist.enabled): null means
+  // "not known here" (no store, an NPC, nothing queued since it came), not "nothing saved".
   d["saved"] = nullptr;
+  if (zone.store != nullptr && e.kind == world::EntityKind::kPlayer) {
+    if (const CharacterStore::LastSave* last =
+            zone.store->last_save(persist::character_key(e.character, e.name))) {
+      nlohmann::json saved_props = nlohmann::json::object();
+      for (const persist::Property& p : last->record.properties) saved_props[p.name] = p.value;
+      d["saved"] = {
+          {"type", last->record.type},
+          {"x", last->record.x},
+          {"y", last->record.y},
+          {"properties", std::move(saved_props)},
+          {"party_key", last->record.party_key},
+          {"guild_key", last->record.guild_key},
+          {"committed", zone.store->committed(last->sequence)},
+          {"seconds_ago",
+           std::chrono::duration<double>(std::chrono::system_clock::now() - last->at).count()}};
+    }
+  }
   a.detail = std::move(d);
   a.message = fmt::format("'{}' (entity {})", e.name, e.id);
   return a;

@@ -128,6 +128,7 @@ struct GmContext {
   Sessions& sessions;
   std::span<net::SendBatch> out;
   const config::ZoneConfig& config;
+  const CharacterStore* store;  // persist.enabled, else null
 };
 
 // The tick thread's side: the mutes, and every command applied. Sessions ask it who is

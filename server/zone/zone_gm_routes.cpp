@@ -93,7 +93,7 @@ std::string describe(const GmTarget& t) {
 }  // namespace
 
 void ZoneServer::apply_gm_commands() {
-  GmContext context{world_, sessions_, batches_, config_};
+  GmContext context{world_, sessions_, batches_, config_, store_.get()};
   for (PendingGm& p : gm_queue_.take()) {
     GmAnswer answer;
     try {

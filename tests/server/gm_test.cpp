@@ -562,7 +562,8 @@ TEST_CASE("gm: inspect shows a character's live state as JSON") {
   CHECK(j.at("x").is_number());
   CHECK(j.at("party") == 0);
   CHECK(j.at("connection").at("connected_seconds").is_number());
-  CHECK(j.contains("saved"));  // the persistence layer fills it in
+  CHECK(j.at("saved").is_null());  // no character store here
+  CHECK(j.at("held") == false);
   CHECK(j.at("muted") == false);
   // An NPC has no connection; a name two players share names nobody.
   const nlohmann::json npc = json_of(request(admin, "GET", "/admin/gm/inspect?id=1"));
@@ -574,6 +575,34 @@ TEST_CASE("gm: inspect shows a character's live state as JSON") {
   CHECK(metric(admin, "inspect", "ok") == "2");
   CHECK(metric(admin, "inspect", "refused") == "1");
   CHECK(zone.audit_lines().size() == 3);
+}
+
+TEST_CASE("gm: inspect shows the state last saved of a character, and whether it is committed") {
+  net::EnetLibrary enet;
+  const TempDir dir{temp_dir("inspect-saved")};
+  config::ZoneConfig cfg = open_zone(dir.path);
+  cfg.persist.enabled = true;
+  cfg.persist.path = (dir.path / "characters.db").string();
+  cfg.persist.checkpoint_seconds = 1;
+  LoggedZone zone(cfg);
+  test::Clients clients;
+  client::Bot& a = clients.add("alice", zone.port());
+  REQUIRE(clients.pump_until([&] { return playing(a); }, 5s));
+  const std::uint16_t admin = zone.admin_port();
+  nlohmann::json j;
+  // A checkpoint within a second, committed soon after.
+  REQUIRE(clients.pump_until(
+      [&] {
+        j = json_of(request(admin, "GET", "/admin/gm/inspect?name=alice"));
+        return j.at("saved").is_object() && j.at("saved").at("committed") == true;
+      },
+      20s));
+  const nlohmann::json& saved = j.at("saved");
+  CHECK(saved.at("type") == "player");
+  CHECK(saved.at("x").is_number());
+  CHECK(saved.at("properties").at("health").is_number());
+  CHECK(saved.at("seconds_ago").get<double>() >= 0.0);
+  CHECK(j.at("held") == false);
 }
 
 TEST_CASE(
