@@ -1,0 +1,30 @@
+// The C ABI against a real zone-server: two clients written in C (c_abi_play.c, through
+// zoneclient.h alone) join, see each other, walk, chat, form a party and ask for an action.
+#include <doctest/doctest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "c_abi_play.h"
+#include "truth_zone.hpp"
+
+TEST_CASE("client kit: two C clients join a real zone, see each other, walk, chat and group") {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "zone-client-kit-XXXXXX").string();
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  const std::string dir = pattern;
+  // The whole world in view and no NPCs: the two players see each other wherever they spawn.
+  zone::test::TruthZone zone = zone::test::start_truth_zone(
+      ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+      {"--set", "aoi.enabled=false", "--set", "npcs.count=0"}, dir + "/server.log");
+  REQUIRE_MESSAGE(zone.port != 0, zone.process->log());
+  char why[256] = "";
+  char report[512] = "";
+  const int failed = zc_test_play("127.0.0.1", zone.port, why, sizeof why, report, sizeof report);
+  MESSAGE(report);
+  CHECK_MESSAGE(failed == 0, why);
+  zone.process.reset();  // stops the zone before its folder goes
+  std::filesystem::remove_all(dir);
+}
