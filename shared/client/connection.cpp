@@ -205,7 +205,7 @@ void Connection::on_frame(std::span<const std::uint8_t> completing_part) {
     pc.max_x = welcome_.world_max_x;
     pc.max_y = welcome_.world_max_y;
     pc.correction_seconds = options_.correction_time;
-    predictor_.reset(pc, x, y, sequence_ + 1);
+    predictor_.reset(pc, f.tick, x, y, sequence_ + 1);
     next_input_at_ = now_;
   }
   const double unit = protocol::position_unit_cm(self) * protocol::kPositionStep;

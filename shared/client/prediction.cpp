@@ -5,21 +5,24 @@
 
 namespace zone::client {
 
-void Predictor::reset(const PredictorConfig& config, double x, double y,
+void Predictor::reset(const PredictorConfig& config, std::uint32_t tick, double x, double y,
                       std::uint32_t first_sequence) {
   config_ = config;
   first_seq_ = std::max<std::uint32_t>(first_sequence, 1);
   last_seq_ = first_seq_ - 1;
+  base_ = horizon_ = newest_frame_ = tick;
+  newest_frame_seq_ = 0;
+  slot(tick) = {tick, true, {}, x, y};
   px_ = x;
   py_ = y;
-  step(last_seq_) = {last_seq_, {}, x, y};
   ox_ = oy_ = 0.0;
   since_correction_ = 0.0;
-  lead_ = 0;
-  lead_known_ = false;
-  prev_tick_ = 0;
+  lead_count_ = lead_next_ = 0;
+  // A first guess until frames tell: the first input arrives a tick or two after the
+  // frame that started the prediction. (Ticks and sequences count from unrelated starts.)
+  lead_ = tick + 2 - first_seq_;
   teleports_ = 0;
-  have_frame_ = false;
+  err_x_ = err_y_ = {};
 }
 
 void Predictor::move(double& x, double& y, motion::Velocity v) const {
@@ -30,111 +33,151 @@ void Predictor::move(double& x, double& y, motion::Velocity v) const {
   motion::clamp_axis(y, config_.min_y, config_.max_y);
 }
 
+bool Predictor::holds(std::uint32_t tick) const {
+  return tick >= base_ && tick <= horizon_ && horizon_ - tick < kHistory &&
+         ticks_[tick % kHistory].tick == tick;
+}
+
+motion::Velocity Predictor::velocity_of(std::uint32_t sequence) const {
+  // Before the first input the player stands (a new session, or one just handed over).
+  if (sequence < first_seq_ || sequence > last_seq_ || last_seq_ - sequence >= kHistory) return {};
+  return inputs_[sequence % kHistory];
+}
+
+motion::Velocity Predictor::expected(std::uint32_t tick) const {
+  std::int64_t n = static_cast<std::int64_t>(tick) - lead_;
+  // Never an input older than one the server already used, nor one not sent yet.
+  n = std::max<std::int64_t>(n, newest_frame_seq_);
+  n = std::min<std::int64_t>(n, last_seq_);
+  return velocity_of(static_cast<std::uint32_t>(std::max<std::int64_t>(n, 0)));
+}
+
+void Predictor::replay(std::uint32_t from) {
+  double x = slot(from).x, y = slot(from).y;
+  for (std::uint32_t t = from + 1; t <= horizon_ && t > from; ++t) {
+    Tick& k = slot(t);
+    if (k.tick != t || !k.known) k = {t, false, expected(t), 0.0, 0.0};
+    move(x, y, k.v);
+    k.x = x;
+    k.y = y;
+  }
+  px_ = x;
+  py_ = y;
+}
+
 void Predictor::apply_input(std::uint32_t sequence, float move_x, float move_y) {
   if (sequence <= last_seq_) return;
+  const motion::Velocity previous = velocity_of(last_seq_);
   // Sequences never sent (a caller that skipped some) hold the previous intent, as the
   // server does for an input it never got.
-  const motion::Velocity previous = step(last_seq_).v;
-  while (last_seq_ + 1 < sequence) {
-    ++last_seq_;
-    move(px_, py_, previous);
-    step(last_seq_) = {last_seq_, previous, px_, py_};
-  }
-  const motion::Velocity v = motion::player_velocity(move_x, move_y, config_.max_speed);
-  move(px_, py_, v);
+  while (last_seq_ + 1 < sequence) inputs_[++last_seq_ % kHistory] = previous;
+  inputs_[sequence % kHistory] = motion::player_velocity(move_x, move_y, config_.max_speed);
   last_seq_ = sequence;
-  step(sequence) = {sequence, v, px_, py_};
+  // The prediction reaches the tick this input will be used at.
+  const std::uint32_t to = std::max(horizon_, sequence + lead_);
+  const std::uint32_t from = horizon_;
+  horizon_ = to;
+  if (horizon_ - base_ >= kHistory) base_ = horizon_ - kHistory + 1;
+  replay(std::max(from, base_));
 }
 
-bool Predictor::holds(std::uint32_t seq) const {
-  if (seq + 1 < first_seq_ || seq > last_seq_ || last_seq_ - seq >= kHistory) return false;
-  return history_[seq % kHistory].sequence == seq;
+void Predictor::learn_lead(std::uint32_t tick, std::uint32_t seq) {
+  // The frame right after another shows an input the previous one did not: that input
+  // was first used at this tick.
+  if (tick != newest_frame_ + 1 || seq <= newest_frame_seq_ || seq < first_seq_ || tick < seq)
+    return;
+  lead_samples_[lead_next_] = tick - seq;
+  lead_next_ = (lead_next_ + 1) % kLeadSamples;
+  lead_count_ = std::min(lead_count_ + 1, kLeadSamples);
+  std::array<std::uint32_t, kLeadSamples> sorted = lead_samples_;
+  const auto n = static_cast<std::ptrdiff_t>(lead_count_);
+  std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
+  lead_ = sorted[static_cast<std::size_t>(n / 2)];
 }
 
-bool Predictor::agrees(std::uint32_t seq, double x, double y, double half) const {
-  const Step& s = history_[seq % kHistory];
-  return std::abs(s.x - x) <= half && std::abs(s.y - y) <= half;
+Predictor::Range Predictor::narrow(Range known, double lo, double hi) {
+  const Range both{std::max(known.lo, lo), std::min(known.hi, hi)};
+  // Nothing fits both: something the prediction cannot know (the intent of a tick whose
+  // frame was lost, a collision) moved the server; from here only this frame counts.
+  if (both.lo > both.hi) return {lo, hi};
+  return both;
+}
+
+double Predictor::nearest_to_zero(Range r) {
+  return std::clamp(0.0, r.lo, r.hi);
 }
 
 Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_sequence, double x,
                                 double y, double unit_metres, std::uint8_t teleports) {
   Correction c;
-  if (have_frame_ && tick <= prev_tick_) return c;  // the replica only moves forward
-  const bool teleported = have_frame_ && teleports != teleports_;
+  if (tick <= newest_frame_) return c;  // the replica only moves forward
+  learn_lead(tick, last_input_sequence);
+  const bool teleported = teleports != teleports_;
   teleports_ = teleports;
-  prev_tick_ = tick;
-  have_frame_ = true;
+  newest_frame_ = tick;
+  newest_frame_seq_ = std::max(newest_frame_seq_, last_input_sequence);
+
+  const std::uint32_t old_horizon = horizon_;
+  const double was_x = px_, was_y = py_;
   // The frame holds the position to half a unit: the server's own lies in that cell.
   const double half = unit_metres * 0.5 + 1e-6;
-
-  std::uint32_t at = first_seq_ - 1;  // before the first input: where the player started
-  if (!lead_known_ && last_input_sequence >= first_seq_ && tick >= last_input_sequence) {
-    lead_ = tick - last_input_sequence;
-    lead_known_ = true;
-  }
-  if (lead_known_) {
-    if (tick < lead_ + first_seq_ - 1) return c;  // before the first input counted
-    at = std::min(tick - lead_, last_seq_);
-    if (!holds(at)) return c;  // older than the inputs remembered
-    // The pacing slipped by a tick: the frame is the prediction one input off.
-    if (!teleported && !agrees(at, x, y, half)) {
-      if (lead_ > 0 && at < last_seq_ && holds(at + 1) && agrees(at + 1, x, y, half)) {
-        --lead_;
-        return c;
-      }
-      if (at >= first_seq_ && holds(at - 1) && agrees(at - 1, x, y, half)) {
-        ++lead_;
-        return c;
-      }
+  if (tick > horizon_ || tick - base_ >= kHistory || !holds(tick - 1)) {
+    // Beyond what was predicted, or older than what is kept: start from the frame.
+    horizon_ = std::max(tick, last_seq_ + lead_);
+    base_ = tick;
+    slot(tick) = {tick, true, velocity_of(last_input_sequence), x, y};
+    err_x_ = err_y_ = {-half, half};
+    replay(tick);
+  } else {
+    // This tick again, with the intent the server used.
+    Tick& k = slot(tick);
+    const Tick& before = slot(tick - 1);
+    k.known = true;
+    k.v = velocity_of(last_input_sequence);
+    k.x = before.x;
+    k.y = before.y;
+    move(k.x, k.y, k.v);
+    // What the frames have said so far about the server's exact position, relative to
+    // the prediction, narrowed by this frame's cell. The prediction moves only when it
+    // falls outside that, and then the least distance back inside: frame after frame the
+    // range shrinks well below a unit, and the rounding of one frame shows as nothing.
+    Range nx = narrow(err_x_, x - half - k.x, x + half - k.x);
+    Range ny = narrow(err_y_, y - half - k.y, y + half - k.y);
+    double dx = nearest_to_zero(nx), dy = nearest_to_zero(ny);
+    if (teleported) {
+      dx = x - k.x;
+      dy = y - k.y;
+      nx = {dx - half, dx + half};  // only this frame counts
+      ny = {dy - half, dy + half};
     }
+    err_x_ = {nx.lo - dx, nx.hi - dx};
+    err_y_ = {ny.lo - dy, ny.hi - dy};
+    k.x += dx;
+    k.y += dy;
+    horizon_ = std::max(horizon_, last_seq_ + lead_);
+    replay(tick);
   }
-
-  // The frame names the input whose intent the server used at this tick: when it is not
-  // the one the prediction assumed (a late, lost or early input), the tick is replayed
-  // with it, so that only what the frame cannot explain is left to correct.
-  bool rescheduled = false;
-  if (lead_known_ && at >= first_seq_ && last_input_sequence >= first_seq_ &&
-      last_input_sequence != at && holds(last_input_sequence) && holds(at - 1)) {
-    rescheduled = true;
-    Step& used = step(at);
-    used.v = step(last_input_sequence).v;
-    double rx = step(at - 1).x, ry = step(at - 1).y;
-    move(rx, ry, used.v);
-    used.x = rx;
-    used.y = ry;
+  if (horizon_ - base_ >= kHistory) base_ = horizon_ - kHistory + 1;
+  // The correction: how far the prediction for the same tick moved. A change of the lead
+  // only changes how far ahead the player is drawn, which the display offset hides too.
+  double same_x = px_, same_y = py_;
+  if (holds(old_horizon)) {
+    same_x = slot(old_horizon).x;
+    same_y = slot(old_horizon).y;
   }
-
-  Step& s = step(at);
-  double cx = std::clamp(s.x, x - half, x + half);
-  double cy = std::clamp(s.y, y - half, y + half);
-  if (teleported) {
-    cx = x;
-    cy = y;
-  }
-  if (cx == s.x && cy == s.y && !rescheduled) return c;
-
-  const double was_x = px_, was_y = py_;
-  s.x = px_ = cx;
-  s.y = py_ = cy;
-  for (std::uint32_t m = at + 1; m <= last_seq_ && m > at; ++m) {
-    Step& later = step(m);
-    move(px_, py_, later.v);
-    later.x = px_;
-    later.y = py_;
-  }
-  c.dx = px_ - was_x;
-  c.dy = py_ - was_y;
+  c.dx = same_x - was_x;
+  c.dy = same_y - was_y;
   c.corrected = c.dx != 0.0 || c.dy != 0.0;
-  if (!c.corrected) return c;
   c.snapped = teleported || std::hypot(c.dx, c.dy) > config_.snap_metres;
   if (c.snapped) {
     ox_ = oy_ = 0.0;
-  } else {
-    // Drawn where it was: the offset takes the correction and shrinks from there.
-    ox_ = offset_x() - c.dx;
-    oy_ = offset_y() - c.dy;
+    since_correction_ = 0.0;
+  } else if (px_ != was_x || py_ != was_y) {
+    // Drawn where it was: the offset takes the change and shrinks from there.
+    ox_ = offset_x() - (px_ - was_x);
+    oy_ = offset_y() - (py_ - was_y);
+    since_correction_ = 0.0;
   }
-  since_correction_ = 0.0;
   return c;
 }
 

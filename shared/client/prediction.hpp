@@ -4,19 +4,18 @@
 // movement rule (shared/motion), instead of waiting a round trip to see it move. Each
 // input's predicted position is kept. When a frame arrives, its own position is compared
 // with the prediction for that frame's tick: if the prediction rounds to the frame's
-// value (the frame holds the position to half its unit), nothing changes; otherwise the
-// prediction is moved the least distance that makes it agree (into the frame's
-// quantisation cell) and the inputs after it are replayed from there.
+// value (the frame holds the position to half its unit) and to what earlier frames said,
+// nothing changes; otherwise the prediction is moved the least distance that makes it
+// agree and the inputs after it are replayed from there.
 //
-// Which tick each input counts for: the server moves the player every tick, with the
-// newest input that has arrived (a lost or late one leaves the previous intent for that
-// tick, an early one is used a tick sooner). So with one input sent per tick, the
-// position at tick T is the prediction after input T - offset, whichever inputs the
-// server happened to use, and a late, lost or early input only swaps one tick's intent
-// for its neighbour's (nothing at all while the intent holds). The offset is first taken
-// from the frame that shows the first input applied, and then kept, unless a frame agrees
-// with the prediction one input earlier or later instead (the client's pacing slipped a
-// tick against the server's: a stall, a clock drift), when it moves by one.
+// The prediction is kept per server tick: the server moves the player every tick with
+// the newest input that has arrived (a lost or late input leaves the previous intent for
+// that tick, an early one is used a tick sooner), and each frame names that input
+// (last_input_sequence). So every tick a frame arrived for is replayed with the intent
+// the server really used, and only the ticks whose frames were lost are guesses. Ticks
+// not seen yet use the input sent `lead` ticks before (the median delay from sending an
+// input to the tick that first uses it, learnt from the frames); the prediction reaches
+// the tick the newest input will be used at.
 //
 // The displayed position is the prediction plus an offset that hides each correction and
 // shrinks to nothing within `correction_seconds`; a correction longer than `snap_metres`,
@@ -48,13 +47,16 @@ struct Correction {
 
 class Predictor {
  public:
-  // Inputs remembered: 12.8 s at 20 Hz; a frame older than that is not compared.
+  // Ticks (and inputs) remembered: 12.8 s at 20 Hz; a frame older than that rebases.
   static constexpr std::uint32_t kHistory = 256;
+  static constexpr std::size_t kLeadSamples = 15;
 
-  // Starts again (a Welcome, a transfer) from the player's position, with no input sent.
-  void reset(const PredictorConfig& config, double x, double y, std::uint32_t first_sequence = 1);
-  // The input of `sequence` (one per tick, consecutive) was sent: the player moves one tick
-  // with it.
+  // Starts again (a Welcome, a transfer) from the player's position in the frame of
+  // `tick`, with `first_sequence` the next input to be sent.
+  void reset(const PredictorConfig& config, std::uint32_t tick, double x, double y,
+             std::uint32_t first_sequence = 1);
+  // The input of `sequence` (one per tick, consecutive) was sent: the prediction reaches
+  // one tick further.
   void apply_input(std::uint32_t sequence, float move_x, float move_y);
   // The own state of the frame of `tick`: the server had applied inputs up to
   // `last_input_sequence`, the player stood at (x, y) metres, read from a position of
@@ -72,37 +74,53 @@ class Predictor {
   double predicted_y() const { return py_; }
   double offset_x() const { return ox_ * blend(); }
   double offset_y() const { return oy_ * blend(); }
-  // Ticks from sending an input to the tick whose position it decides (the offset above,
-  // less the sequence numbers' own start); 0 until known.
+  // Ticks from an input's sequence number to the tick the server first uses it at.
   std::uint32_t lead() const { return lead_; }
+  // The tick whose position predicted_x/y() is.
+  std::uint32_t horizon() const { return horizon_; }
   std::uint32_t last_sequence() const { return last_seq_; }
 
  private:
-  struct Step {
-    std::uint32_t sequence = 0;
+  struct Tick {
+    std::uint32_t tick = 0;
+    bool known = false;  // a frame of this tick named the input the server used
     motion::Velocity v;
-    double x = 0.0, y = 0.0;  // after this input's tick
+    double x = 0.0, y = 0.0;  // after this tick
   };
-  Step& step(std::uint32_t seq) { return history_[seq % kHistory]; }
-  bool holds(std::uint32_t seq) const;
-  // Whether the prediction after input `seq` lies in the frame's cell around (x, y).
-  bool agrees(std::uint32_t seq, double x, double y, double half) const;
+  // An interval of the server's exact position less the prediction, on one axis.
+  struct Range {
+    double lo = -1e300, hi = 1e300;
+  };
+  static Range narrow(Range known, double lo, double hi);
+  static double nearest_to_zero(Range r);
+  Tick& slot(std::uint32_t tick) { return ticks_[tick % kHistory]; }
+  bool holds(std::uint32_t tick) const;
+  motion::Velocity velocity_of(std::uint32_t sequence) const;
+  // The intent the server will most likely use at `tick` (no frame of it yet).
+  motion::Velocity expected(std::uint32_t tick) const;
   void move(double& x, double& y, motion::Velocity v) const;
+  // Recomputes the ticks after `from` up to the horizon.
+  void replay(std::uint32_t from);
+  void learn_lead(std::uint32_t tick, std::uint32_t seq);
   double blend() const;
 
   PredictorConfig config_;
-  std::array<Step, kHistory> history_{};
-  std::uint32_t first_seq_ = 1;  // history_ holds first_seq_ - 1 (the start) onwards
-  std::uint32_t last_seq_ = 0;   // newest input applied; first_seq_ - 1: none
+  std::array<Tick, kHistory> ticks_{};
+  std::array<motion::Velocity, kHistory> inputs_{};  // by sequence
+  std::uint32_t first_seq_ = 1;
+  std::uint32_t last_seq_ = 0;  // newest input sent; first_seq_ - 1: none
+  std::uint32_t base_ = 0;      // the oldest tick held
+  std::uint32_t horizon_ = 0;   // the newest tick predicted
+  std::uint32_t newest_frame_ = 0;
+  std::uint32_t newest_frame_seq_ = 0;  // what it said the server had applied
   double px_ = 0.0, py_ = 0.0;
   double ox_ = 0.0, oy_ = 0.0;  // display offset when the last correction was made
   double since_correction_ = 0.0;
-  // Tick T's position is the prediction after input T - lead_.
-  std::uint32_t lead_ = 0;
-  bool lead_known_ = false;
-  std::uint32_t prev_tick_ = 0;
+  std::array<std::uint32_t, kLeadSamples> lead_samples_{};
+  std::size_t lead_count_ = 0, lead_next_ = 0;
+  std::uint32_t lead_ = 1;
   std::uint8_t teleports_ = 0;
-  bool have_frame_ = false;
+  Range err_x_, err_y_;  // what the frames said, relative to the prediction
 };
 
 }  // namespace zone::client
