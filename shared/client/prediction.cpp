@@ -12,7 +12,7 @@ void Predictor::reset(const PredictorConfig& config, std::uint32_t tick, double 
   last_seq_ = first_seq_ - 1;
   base_ = horizon_ = newest_frame_ = tick;
   newest_frame_seq_ = 0;
-  slot(tick) = {tick, true, {}, x, y};
+  slot(tick) = {tick, true, 0, {}, x, y};
   px_ = x;
   py_ = y;
   ox_ = oy_ = 0.0;
@@ -44,19 +44,25 @@ motion::Velocity Predictor::velocity_of(std::uint32_t sequence) const {
   return inputs_[sequence % kHistory];
 }
 
-motion::Velocity Predictor::expected(std::uint32_t tick) const {
+std::uint32_t Predictor::expected(std::uint32_t tick) const {
   std::int64_t n = static_cast<std::int64_t>(tick) - lead_;
   // Never an input older than one the server already used, nor one not sent yet.
   n = std::max<std::int64_t>(n, newest_frame_seq_);
   n = std::min<std::int64_t>(n, last_seq_);
-  return velocity_of(static_cast<std::uint32_t>(std::max<std::int64_t>(n, 0)));
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(n, 0));
 }
 
 void Predictor::replay(std::uint32_t from) {
   double x = slot(from).x, y = slot(from).y;
   for (std::uint32_t t = from + 1; t <= horizon_ && t > from; ++t) {
     Tick& k = slot(t);
-    if (k.tick != t || !k.known) k = {t, false, expected(t), 0.0, 0.0};
+    // A guess stays as it was made: a change of the lead estimate then shows tick by tick
+    // as frames arrive, not as a jump of every tick ahead. Only a guess the server has
+    // since passed (an input older than one a frame showed used) is made again.
+    if (k.tick != t || (!k.known && k.input < newest_frame_seq_)) {
+      const std::uint32_t n = expected(t);
+      k = {t, false, n, velocity_of(n), 0.0, 0.0};
+    }
     move(x, y, k.v);
     k.x = x;
     k.y = y;
@@ -95,6 +101,29 @@ void Predictor::learn_lead(std::uint32_t tick, std::uint32_t seq) {
   lead_ = sorted[static_cast<std::size_t>(n / 2)];
 }
 
+void Predictor::widen_for_unseen(std::uint32_t from_tick, std::uint32_t from_seq,
+                                 std::uint32_t to_tick, std::uint32_t to_seq) {
+  // Between two frames the server used inputs from the first's to the second's, in order;
+  // for each tick without a frame, the prediction guessed one of them. What the server's
+  // position may differ by is the sum, over those ticks, of the other choices.
+  if (to_seq < from_seq || to_seq - from_seq > kMaxUnseenInputs) return;
+  const double dt = 1.0 / config_.tick_rate;
+  for (std::uint32_t t = from_tick + 1; t < to_tick && t > from_tick; ++t) {
+    if (!holds(t) || slot(t).known) continue;
+    const motion::Velocity guess = slot(t).v;
+    double lo_x = 0.0, hi_x = 0.0, lo_y = 0.0, hi_y = 0.0;
+    for (std::uint32_t n = from_seq; n <= to_seq; ++n) {
+      const motion::Velocity v = velocity_of(n);
+      lo_x = std::min(lo_x, (v.vx - guess.vx) * dt);
+      hi_x = std::max(hi_x, (v.vx - guess.vx) * dt);
+      lo_y = std::min(lo_y, (v.vy - guess.vy) * dt);
+      hi_y = std::max(hi_y, (v.vy - guess.vy) * dt);
+    }
+    err_x_ = {err_x_.lo + lo_x, err_x_.hi + hi_x};
+    err_y_ = {err_y_.lo + lo_y, err_y_.hi + hi_y};
+  }
+}
+
 Predictor::Range Predictor::narrow(Range known, double lo, double hi) {
   const Range both{std::max(known.lo, lo), std::min(known.hi, hi)};
   // Nothing fits both: something the prediction cannot know (the intent of a tick whose
@@ -114,6 +143,7 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
   learn_lead(tick, last_input_sequence);
   const bool teleported = teleports != teleports_;
   teleports_ = teleports;
+  const std::uint32_t previous_frame = newest_frame_, previous_seq = newest_frame_seq_;
   newest_frame_ = tick;
   newest_frame_seq_ = std::max(newest_frame_seq_, last_input_sequence);
 
@@ -125,7 +155,7 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
     // Beyond what was predicted, or older than what is kept: start from the frame.
     horizon_ = std::max(tick, last_seq_ + lead_);
     base_ = tick;
-    slot(tick) = {tick, true, velocity_of(last_input_sequence), x, y};
+    slot(tick) = {tick, true, last_input_sequence, velocity_of(last_input_sequence), x, y};
     err_x_ = err_y_ = {-half, half};
     replay(tick);
   } else {
@@ -133,6 +163,7 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
     Tick& k = slot(tick);
     const Tick& before = slot(tick - 1);
     k.known = true;
+    k.input = last_input_sequence;
     k.v = velocity_of(last_input_sequence);
     k.x = before.x;
     k.y = before.y;
@@ -141,6 +172,7 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
     // the prediction, narrowed by this frame's cell. The prediction moves only when it
     // falls outside that, and then the least distance back inside: frame after frame the
     // range shrinks well below a unit, and the rounding of one frame shows as nothing.
+    widen_for_unseen(previous_frame, previous_seq, tick, last_input_sequence);
     Range nx = narrow(err_x_, x - half - k.x, x + half - k.x);
     Range ny = narrow(err_y_, y - half - k.y, y + half - k.y);
     double dx = nearest_to_zero(nx), dy = nearest_to_zero(ny);

@@ -83,7 +83,8 @@ class Predictor {
  private:
   struct Tick {
     std::uint32_t tick = 0;
-    bool known = false;  // a frame of this tick named the input the server used
+    bool known = false;       // a frame of this tick named the input the server used
+    std::uint32_t input = 0;  // the input whose intent it uses (known, or guessed)
     motion::Velocity v;
     double x = 0.0, y = 0.0;  // after this tick
   };
@@ -92,12 +93,18 @@ class Predictor {
     double lo = -1e300, hi = 1e300;
   };
   static Range narrow(Range known, double lo, double hi);
+  // Widens what is known by what the ticks between two frames, whose own frames were
+  // lost, may have done differently from the guess.
+  void widen_for_unseen(std::uint32_t from_tick, std::uint32_t from_seq, std::uint32_t to_tick,
+                        std::uint32_t to_seq);
+  // More inputs than this between two frames: the known range starts again.
+  static constexpr std::uint32_t kMaxUnseenInputs = 64;
   static double nearest_to_zero(Range r);
   Tick& slot(std::uint32_t tick) { return ticks_[tick % kHistory]; }
   bool holds(std::uint32_t tick) const;
   motion::Velocity velocity_of(std::uint32_t sequence) const;
-  // The intent the server will most likely use at `tick` (no frame of it yet).
-  motion::Velocity expected(std::uint32_t tick) const;
+  // The input the server will most likely use at `tick` (no frame of it yet).
+  std::uint32_t expected(std::uint32_t tick) const;
   void move(double& x, double& y, motion::Velocity v) const;
   // Recomputes the ticks after `from` up to the horizon.
   void replay(std::uint32_t from);
