@@ -151,7 +151,14 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
   const double was_x = px_, was_y = py_;
   // The frame holds the position to half a unit: the server's own lies in that cell.
   const double half = unit_metres * 0.5 + 1e-6;
-  if (tick > horizon_ || tick - base_ >= kHistory || !holds(tick - 1)) {
+  // Until the server has used the first input, when it will is a guess; the first frame
+  // that shows it used sets the timing, and the prediction starts again from that frame
+  // (not a correction: nothing the server said was contradicted).
+  const bool first_used = previous_seq < first_seq_ && last_input_sequence >= first_seq_;
+  if (first_used && lead_count_ == 0 && tick >= last_input_sequence) {
+    lead_ = tick - last_input_sequence;  // the best there is until a sample
+  }
+  if (first_used || tick > horizon_ || tick - base_ >= kHistory || !holds(tick - 1)) {
     // Beyond what was predicted, or older than what is kept: start from the frame.
     horizon_ = std::max(tick, last_seq_ + lead_);
     base_ = tick;
@@ -199,6 +206,7 @@ Correction Predictor::reconcile(std::uint32_t tick, std::uint32_t last_input_seq
   }
   c.dx = same_x - was_x;
   c.dy = same_y - was_y;
+  if (first_used) c.dx = c.dy = 0.0;
   c.corrected = c.dx != 0.0 || c.dy != 0.0;
   c.snapped = teleported || std::hypot(c.dx, c.dy) > config_.snap_metres;
   if (c.snapped) {

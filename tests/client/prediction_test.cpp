@@ -118,7 +118,7 @@ RunResult run(std::int64_t ms, const std::function<std::pair<float, float>(std::
       last = &c;
       if (c.snapped) {
         ++r.snaps;
-      } else if (t >= 1'000) {  // after the first input's timing is known
+      } else {
         r.largest_correction_axis =
             std::max({r.largest_correction_axis, std::abs(c.dx), std::abs(c.dy)});
       }
