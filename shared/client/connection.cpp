@@ -1,5 +1,7 @@
 #include "client/connection.hpp"
 
+#include "client/chunk_set.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -134,7 +136,7 @@ void Connection::send_input() {
 void Connection::on_disconnect(std::uint32_t reason) {
   disconnect_reason_ = reason;
   peer_ = {};
-  if (transfer_.pending) {
+  if (transfer_pending_) {
     // However the old connection ended (a lost goodbye times out as 7): go on.
     start_transfer();
     return;
@@ -146,7 +148,7 @@ void Connection::on_disconnect(std::uint32_t reason) {
 }
 
 void Connection::start_transfer() {
-  transfer_.pending = false;
+  transfer_pending_ = false;
   clear_session();
   arriving_ = true;
   state_ = State::kTransferring;
@@ -257,21 +259,16 @@ void Connection::on_reliable(std::span<const std::uint8_t> bytes) {
   if (const protocol::Welcome* w = packet->message_as_Welcome()) {
     on_welcome(*w);
   } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
-    transfer_.pending = true;
-    transfer_.host = t->host() != nullptr ? t->host()->str() : std::string();
-    transfer_.port = t->port();
-    transfer_.token.clear();
-    if (t->token() != nullptr) transfer_.token.assign(t->token()->begin(), t->token()->end());
-    transfer_.entity_id = t->entity_id();
+    transfer_ = read_transfer(*t);
+    transfer_pending_ = true;
     ClientEvent& e = events_.push();
     e.type = EventType::kTransfer;
-    e.entity = t->entity_id();
-    if (t->zone() != nullptr) e.text = t->zone()->string_view();
+    e.entity = transfer_.entity_id;
+    e.text = transfer_.zone;
     // Nothing the old zone sends after this counts; the goodbye (reason 9) follows.
     state_ = State::kTransferring;
   } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
-    welcome_.view_radius = p->view_radius();
-    welcome_.hysteresis = p->hysteresis();
+    apply_zone_params(welcome_, *p);
     ClientEvent& e = events_.push();
     e.type = EventType::kZoneParams;
     e.tick = p->server_tick();
@@ -320,11 +317,7 @@ void Connection::on_welcome(const protocol::Welcome& w) {
     e.reason = disconnect_reason_;
     return;
   }
-  welcome_ = {
-      w.entity_id(),   w.server_tick(), w.tick_rate(),
-      w.view_radius(), w.hysteresis(),  w.world_min_x(),
-      w.world_min_y(), w.world_max_x(), w.world_max_y(),
-      w.max_speed(),   w.entity_type(), w.zone() != nullptr ? w.zone()->str() : std::string()};
+  welcome_ = read_welcome(w);
   replica_.reset({w.max_speed(), w.tick_rate(), w.entity_id()}, *schema);
   clock_.reset(w.tick_rate());
   clear_session();
@@ -339,28 +332,14 @@ void Connection::on_welcome(const protocol::Welcome& w) {
 }
 
 void Connection::on_chunks(const protocol::ChunkUpdate& u) {
-  std::uint32_t loads = 0, unloads = 0;
-  if (u.unload() != nullptr) {
-    for (const protocol::Chunk* c : *u.unload()) {
-      const std::pair<std::int32_t, std::int32_t> cc{c->col(), c->row()};
-      const auto at = std::lower_bound(chunks_.begin(), chunks_.end(), cc);
-      if (at != chunks_.end() && *at == cc) chunks_.erase(at);
-      ++unloads;
-    }
-  }
-  if (u.load() != nullptr) {
-    for (const protocol::Chunk* c : *u.load()) {
-      const std::pair<std::int32_t, std::int32_t> cc{c->col(), c->row()};
-      const auto at = std::lower_bound(chunks_.begin(), chunks_.end(), cc);
-      if (at == chunks_.end() || *at != cc) chunks_.insert(at, cc);
-      ++loads;
-    }
-  }
+  // A load of a chunk held or an unload of one not held cannot happen on the reliable
+  // channel; the set stays right either way.
+  const ChunkChange change = apply_chunk_update(chunks_, u, [](bool, util::ChunkCoord) {});
   ClientEvent& e = events_.push();
   e.type = EventType::kChunks;
   e.tick = u.server_tick();
-  e.count = loads;
-  e.arg_count = unloads;
+  e.count = change.loads;
+  e.arg_count = change.unloads;
 }
 
 void Connection::on_statics(const protocol::StaticObjects& o) {

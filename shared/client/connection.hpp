@@ -24,9 +24,11 @@
 #include "client/event_queue.hpp"
 #include "client/interpolation.hpp"
 #include "client/prediction.hpp"
+#include "client/session_info.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
 #include "replica/frame_replica.hpp"
+#include "util/chunk_grid.hpp"
 
 namespace zone::client {
 
@@ -36,17 +38,6 @@ struct ConnectionOptions {
   double interpolation_delay = 0.1;  // seconds
   double correction_time = 0.25;     // seconds
   double player_speed = 0.0;         // m/s; 0: the Welcome's max_speed
-};
-
-struct Welcome {
-  std::uint32_t entity_id = 0;
-  std::uint32_t server_tick = 0;
-  std::uint32_t tick_rate = 20;
-  float view_radius = 0, hysteresis = 0;
-  float world_min_x = 0, world_min_y = 0, world_max_x = 0, world_max_y = 0;
-  float max_speed = 0;
-  std::uint16_t entity_type = 0;
-  std::string zone;
 };
 
 struct StaticObject {
@@ -92,7 +83,7 @@ class Connection {
   State state() const { return state_; }
   std::uint32_t disconnect_reason() const { return disconnect_reason_; }
   bool welcomed() const { return welcomed_; }
-  const Welcome& welcome() const { return welcome_; }
+  const WelcomeInfo& welcome() const { return welcome_; }
   const protocol::Schema& schema() const { return replica_.schema(); }
   const replica::FrameReplica& replica() const { return replica_; }
   bool has_frame() const { return replica_.ack_tick() != 0; }
@@ -105,7 +96,7 @@ class Connection {
   // An entity's interpolated state at render_tick(); false when none is buffered.
   bool interpolated(std::uint32_t id, EntitySample& out) const;
   const std::vector<StaticObject>& statics() const { return statics_; }
-  const std::vector<std::pair<std::int32_t, std::int32_t>>& chunks() const { return chunks_; }
+  const std::vector<util::ChunkCoord>& chunks() const { return chunks_; }
   const ConnectionStats& stats() const { return stats_; }
   std::uint32_t round_trip_ms() const;
 
@@ -134,14 +125,14 @@ class Connection {
   bool welcomed_ = false;
   bool frame_seen_ = false;  // the session's first frame arrived (inputs start then)
   std::uint32_t disconnect_reason_ = 0;
-  Welcome welcome_;
+  WelcomeInfo welcome_;
   replica::FrameReplica replica_;
   Predictor predictor_;
   ClockSync clock_;
   std::unordered_map<std::uint32_t, InterpolationBuffer> others_;
   std::vector<std::uint32_t> gone_;  // scratch
   std::vector<StaticObject> statics_;
-  std::vector<std::pair<std::int32_t, std::int32_t>> chunks_;  // ascending
+  std::vector<util::ChunkCoord> chunks_;  // ascending
   EventQueue events_;
   ConnectionStats stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};
@@ -153,13 +144,8 @@ class Connection {
   std::uint32_t frame_input_sequence_ = 0;
   std::uint32_t action_sequence_ = 0;
   // Transfer: where the player goes next, with what.
-  struct Transfer {
-    bool pending = false;
-    std::string host;
-    std::uint16_t port = 0;
-    std::vector<std::uint8_t> token;
-    std::uint32_t entity_id = 0;
-  } transfer_;
+  TransferInfo transfer_;
+  bool transfer_pending_ = false;
   bool arriving_ = false;  // the Hello carries the transfer token
 };
 

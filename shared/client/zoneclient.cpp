@@ -140,7 +140,7 @@ uint32_t zc_disconnect_reason(const zc_client* client) {
 
 int zc_get_welcome(const zc_client* client, zc_welcome* out) {
   if (client == nullptr || out == nullptr || !client->connection.welcomed()) return 0;
-  const zone::client::Welcome& w = client->connection.welcome();
+  const zone::client::WelcomeInfo& w = client->connection.welcome();
   out->entity_id = w.entity_id;
   out->server_tick = w.server_tick;
   out->tick_rate = w.tick_rate;
@@ -297,7 +297,7 @@ uint32_t zc_chunk_count(const zc_client* client) {
 int zc_chunk_at(const zc_client* client, uint32_t index, zc_chunk* out) {
   if (client == nullptr || out == nullptr || index >= zc_chunk_count(client)) return 0;
   const auto& c = client->connection.chunks()[index];
-  *out = {c.first, c.second};
+  *out = {c.col, c.row};
   return 1;
 }
 
