@@ -118,7 +118,9 @@ class Connection {
   void clear_session();
 
   ConnectionOptions options_;
-  net::EnetLibrary enet_;  // ENet's setup; on POSIX it holds no state of its own
+  // ENet's setup: its allocator (per-thread free lists). Setting it up again for each
+  // connection is harmless, and no connection depends on another's lifetime.
+  net::EnetLibrary enet_;
   std::unique_ptr<net::EnetHost> host_;
   net::PeerId peer_;
   State state_ = State::kIdle;
