@@ -90,16 +90,23 @@ void Connection::update(double now) {
         break;
     }
   }
-  if (state_ == State::kPlaying && frame_seen_ && now >= next_input_at_) {
-    send_input();
-    const double period = 1.0 / std::max<std::uint32_t>(welcome_.tick_rate, 1);
-    next_input_at_ += period;
-    // After a stall, start the beat again rather than send a burst the server's input
-    // rate limit would count as a flood.
-    if (next_input_at_ < now) next_input_at_ = now + period;
+  clock_.update(now);
+  if (state_ == State::kPlaying && frame_seen_ && clock_.synced()) {
+    // One input per server tick, on the server's clock rather than the local one (no
+    // drift between the two), sent so that it arrives half-way between two of the
+    // server's ticks: the clock's tick is the server's less the one-way delay, so an input
+    // sent now arrives at that tick plus the round trip. Half a tick of margin either way
+    // keeps jitter from moving an input to a neighbouring tick, which the prediction
+    // would have to correct. After a stall one input goes, not a burst the server's rate
+    // limit would count as a flood.
+    const double rtt_ticks = round_trip_ms() / 1000.0 * welcome_.tick_rate;
+    const double slot = std::floor(clock_.server_tick(now) + rtt_ticks - 0.5);
+    if (slot > input_slot_) {
+      input_slot_ = slot;
+      send_input();
+    }
   }
   predictor_.advance_display(dt);
-  clock_.update(now);
   if (clock_.synced()) {
     render_tick_ = clock_.server_tick(now) - options_.interpolation_delay * welcome_.tick_rate;
   }
@@ -208,7 +215,7 @@ void Connection::on_frame(std::span<const std::uint8_t> completing_part) {
     pc.max_y = welcome_.world_max_y;
     pc.correction_seconds = options_.correction_time;
     predictor_.reset(pc, f.tick, x, y, sequence_ + 1);
-    next_input_at_ = now_;
+    input_slot_ = -1.0;  // the next slot takes the first input
   }
   const double unit = protocol::position_unit_cm(self) * protocol::kPositionStep;
   const Correction c = predictor_.reconcile(f.tick, frame_input_sequence_, x, y, unit, teleports);

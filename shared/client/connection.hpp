@@ -139,7 +139,7 @@ class Connection {
   ConnectionStats stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};
   double now_ = 0.0;
-  double next_input_at_ = 0.0;
+  double input_slot_ = -1.0;  // the server tick slot of the last input sent
   double render_tick_ = 0.0;
   float move_x_ = 0.0f, move_y_ = 0.0f;
   std::uint32_t sequence_ = 0;

@@ -178,11 +178,11 @@ int zc_test_play(const char* host, uint16_t port, char* why, size_t why_size, ch
     result = fail(why, why_size, "the players do not see each other");
     goto done;
   }
-  /* Alice walks two metres east-north-east; her prediction leads the server. */
+  /* Alice walks six metres east-north-east (or west); her prediction leads the server. */
   {
     zc_player start;
     zc_get_player(a, &start);
-    walk_goal g = {start.server_x, start.server_y, 2.0};
+    walk_goal g = {start.server_x, start.server_y, 6.0};
     const float mx = (start.server_x < 1000.0) ? 0.9f : -0.9f;
     zc_set_move(a, mx, 0.3f);
     if (!run_until(a, b, &sa, &sb, walked, &g, 20.0)) {
@@ -205,7 +205,7 @@ int zc_test_play(const char* host, uint16_t port, char* why, size_t why_size, ch
              st.largest_correction, st.round_trip_ms, st.input_lead);
     if (fabs(seen_by_bob.x - start.server_x) < 1e-9 &&
         fabs(seen_by_bob.y - start.server_y) < 1e-9) {
-      /* Bob draws her in the past, but not still at the start after two metres. */
+      /* Bob draws her in the past, but not still at the start after six metres. */
       result = fail(why, why_size, "bob never saw alice move");
       goto done;
     }

@@ -9,6 +9,47 @@
 
 #include "c_abi_play.h"
 #include "truth_zone.hpp"
+#include "udp_relay.hpp"
+
+namespace {
+
+// A fresh folder for the zone's log.
+std::string temp_dir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "zone-client-kit-XXXXXX").string();
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  return pattern;
+}
+
+// The whole world in view and no NPCs: the two players see each other wherever they spawn.
+zone::test::TruthZone start_zone(const std::string& dir) {
+  return zone::test::start_truth_zone(ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+                                      {"--set", "aoi.enabled=false", "--set", "npcs.count=0"},
+                                      dir + "/server.log");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "client kit: two C clients join a real zone through 5% loss both ways and still walk, chat and "
+    "group") {
+  const std::string dir = temp_dir();
+  zone::test::TruthZone zone = start_zone(dir);
+  REQUIRE_MESSAGE(zone.port != 0, zone.process->log());
+  {
+    zone::test::UdpRelay relay(zone.port, 0.05, 7);
+    char why[256] = "";
+    char report[512] = "";
+    const int failed =
+        zc_test_play("127.0.0.1", relay.port(), why, sizeof why, report, sizeof report);
+    MESSAGE(report, "; the relay dropped ", relay.dropped(), " of ",
+            relay.dropped() + relay.forwarded(), " datagrams");
+    CHECK_MESSAGE(failed == 0, why);
+    CHECK(relay.dropped() > 0);
+  }
+  zone.process.reset();
+  std::filesystem::remove_all(dir);
+}
 
 TEST_CASE("client kit: two C clients join a real zone, see each other, walk, chat and group") {
   std::string pattern =
