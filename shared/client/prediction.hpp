@@ -1,12 +1,12 @@
 // Prediction of the client's own player, and its reconciliation with the server.
 //
 // The client moves its player at once by the inputs it sends, with the server's own
-// movement rule (shared/motion), instead of waiting a round trip to see it move. Each
-// input's predicted position is kept. When a frame arrives, its own position is compared
-// with the prediction for that frame's tick: if the prediction rounds to the frame's
-// value (the frame holds the position to half its unit) and to what earlier frames said,
-// nothing changes; otherwise the prediction is moved the least distance that makes it
-// agree and the inputs after it are replayed from there.
+// movement rule (shared/motion), instead of waiting a round trip to see it move. The
+// predicted position of each tick is kept. When a frame arrives, its own position is
+// compared with the prediction for that frame's tick: if the prediction rounds to the
+// frame's value (the frame holds the position to half its unit) and agrees with what
+// earlier frames said, nothing changes; otherwise the prediction is moved the least
+// distance that makes it agree and the ticks after it are replayed from there.
 //
 // The prediction is kept per server tick: the server moves the player every tick with
 // the newest input that has arrived (a lost or late input leaves the previous intent for
@@ -14,8 +14,9 @@
 // (last_input_sequence). So every tick a frame arrived for is replayed with the intent
 // the server really used, and only the ticks whose frames were lost are guesses. Ticks
 // not seen yet use the input sent `lead` ticks before (the median delay from sending an
-// input to the tick that first uses it, learnt from the frames); the prediction reaches
-// the tick the newest input will be used at.
+// input to the tick that first uses it, learnt from the frames), and keep that guess
+// until a frame names the input really used; the prediction reaches the tick the newest
+// input will be used at.
 //
 // The displayed position is the prediction plus an offset that hides each correction and
 // shrinks to nothing within `correction_seconds`; a correction longer than `snap_metres`,
