@@ -104,6 +104,10 @@ void Connection::update(double now) {
     if (slot > input_slot_) {
       input_slot_ = slot;
       send_input();
+    } else if (slot < input_slot_ - 1.0) {
+      // The round trip estimate fell (ENet starts it at 500 ms and lowers it as
+      // acknowledgements come): go on from the new slot rather than wait for the old one.
+      input_slot_ = slot;
     }
   }
   predictor_.advance_display(dt);

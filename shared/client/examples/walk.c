@@ -84,8 +84,11 @@ int main(int argc, char** argv) {
   }
   zc_player me;
   if (zc_get_player(client, &me)) {
-    printf("at (%.2f, %.2f) m, server tick %u, %u others in view\n", me.x, me.y, me.server_tick,
-           zc_entity_count(client));
+    printf(
+        "at (%.2f, %.2f) m, server tick %u, %u inputs sent (the server applied %u), %u others "
+        "in view\n",
+        me.x, me.y, me.server_tick, me.last_input_sent, me.last_input_applied,
+        zc_entity_count(client));
   }
   zc_stats stats;
   zc_get_stats(client, &stats);
