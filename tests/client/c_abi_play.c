@@ -253,3 +253,39 @@ done:
   zc_destroy(b);
   return result;
 }
+
+static int has_frame(zc_client* a, zc_client* b, seen* sa, seen* sb, void* arg) {
+  zc_player p;
+  (void)b;
+  (void)sb;
+  (void)arg;
+  return sa->welcomed && zc_get_player(a, &p);
+}
+
+int zc_test_join(const char* host, uint16_t port, const char* name, const uint8_t* ticket,
+                 size_t ticket_size, uint32_t* reason) {
+  zc_options o;
+  zc_options_init(&o);
+  o.player_name = name;
+  o.ticket = ticket;
+  o.ticket_size = ticket_size;
+  zc_client* c = zc_create(&o);
+  /* A second client that never connects: run_until drives two. */
+  zc_options idle;
+  zc_options_init(&idle);
+  idle.player_name = "idle";
+  zc_client* other = zc_create(&idle);
+  seen s, so;
+  memset(&s, 0, sizeof s);
+  memset(&so, 0, sizeof so);
+  int played = 0;
+  *reason = 0;
+  if (c != NULL && other != NULL && zc_connect(c, host, port) == 0) {
+    played = run_until(c, other, &s, &so, has_frame, NULL, 20.0);
+    if (!played) *reason = s.disconnected ? s.reason : zc_disconnect_reason(c);
+  }
+  if (c != NULL) zc_disconnect(c);
+  zc_destroy(c);
+  zc_destroy(other);
+  return played;
+}

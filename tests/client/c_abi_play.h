@@ -16,6 +16,11 @@ extern "C" {
 int zc_test_play(const char* host, uint16_t port, char* why, size_t why_size, char* report,
                  size_t report_size);
 
+/* One client joins with `ticket` (NULL: none) and waits for its first frame. Returns 1
+ * when it played, 0 when the zone refused it (the reason in *reason). */
+int zc_test_join(const char* host, uint16_t port, const char* name, const uint8_t* ticket,
+                 size_t ticket_size, uint32_t* reason);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,10 @@
 #include <filesystem>
 #include <string>
 
+#include <ctime>
+
+#include "auth/issue.hpp"
+#include "auth/keys.hpp"
 #include "c_abi_play.h"
 #include "truth_zone.hpp"
 #include "udp_relay.hpp"
@@ -67,5 +71,37 @@ TEST_CASE("client kit: two C clients join a real zone, see each other, walk, cha
   MESSAGE(report);
   CHECK_MESSAGE(failed == 0, why);
   zone.process.reset();  // stops the zone before its folder goes
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "client kit: a C client joins a zone in ticket mode with its login ticket - without one it is "
+    "refused") {
+  const std::string dir = temp_dir();
+  zone::auth::ensure_sodium();
+  const zone::auth::KeyPair keys = zone::auth::generate_key_pair();
+  zone::test::TruthZone zone = zone::test::start_truth_zone(
+      ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+      {"--set", "npcs.count=0", "--set", "auth.mode=ticket", "--set",
+       "auth.public_key=" + zone::auth::to_hex(keys.public_key), "--set", "auth.world=emerald"},
+      dir + "/server.log");
+  REQUIRE_MESSAGE(zone.port != 0, zone.process->log());
+
+  zone::auth::TicketClaims claims;
+  claims.account_id = 7;
+  claims.character_id = 8;
+  claims.issued_at = static_cast<std::uint64_t>(std::time(nullptr));
+  claims.expires_at = claims.issued_at + 600;
+  claims.name = "c-ticket";
+  claims.world = "emerald";
+  std::vector<std::uint8_t> ticket;
+  REQUIRE(zone::auth::issue_ticket(claims, keys.secret, ticket) == zone::auth::LayoutError::kNone);
+
+  std::uint32_t reason = 0;
+  CHECK(zc_test_join("127.0.0.1", zone.port, "c-ticket", ticket.data(), ticket.size(), &reason) ==
+        1);
+  CHECK(zc_test_join("127.0.0.1", zone.port, "c-ticket", nullptr, 0, &reason) == 0);
+  CHECK(reason == 10);  // ticket required
+  zone.process.reset();
   std::filesystem::remove_all(dir);
 }
