@@ -178,7 +178,8 @@ typedef enum zc_event_type {
   ZC_EVENT_CHUNKS = 9,        /* the loaded chunks changed: count (loads), arg_count (unloads) */
   ZC_EVENT_STATICS = 10,      /* count: new static objects (zc_static_at) */
   ZC_EVENT_ZONE_PARAMS = 11,  /* the view radius changed (zc_get_welcome) */
-  ZC_EVENT_CORRECTION = 12    /* the server corrected the prediction: dx, dy metres */
+  ZC_EVENT_CORRECTION =
+      12 /* the prediction was corrected: dx, dy metres; status 1: shown at once */
 } zc_event_type;
 
 typedef struct zc_event {
