@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "client/chunk_set.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/quantize.hpp"
 
@@ -115,12 +116,7 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
   }
   if (const protocol::Welcome* w = packet->message_as_Welcome()) {
     const std::uint32_t previous_id = welcome_.entity_id;
-    welcome_ = {w->entity_id(),   w->server_tick(),
-                w->tick_rate(),   w->view_radius(),
-                w->hysteresis(),  w->world_min_x(),
-                w->world_min_y(), w->world_max_x(),
-                w->world_max_y(), w->aoi_enabled(),
-                w->max_speed(),   w->zone() != nullptr ? w->zone()->str() : std::string()};
+    welcome_ = read_welcome(*w);
     if (arriving_) {
       if (w->entity_id() != transfer_.entity_id) ++transfer_id_changes_;
       // What the old zone said is void here (docs/protocol.md, "Transfer"): its groups'
@@ -157,17 +153,10 @@ void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
                    statics_for(welcome_.zone));
     phase_ = Phase::kPlaying;
   } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
-    transfer_.zone = t->zone() != nullptr ? t->zone()->str() : std::string();
-    transfer_.host = t->host() != nullptr ? t->host()->str() : std::string();
-    transfer_.port = t->port();
-    transfer_.token.clear();
-    if (t->token() != nullptr) transfer_.token.assign(t->token()->begin(), t->token()->end());
-    transfer_.entity_id = t->entity_id();
+    transfer_ = read_transfer(*t);
     transfer_pending_ = true;
   } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
-    welcome_.view_radius = p->view_radius();
-    welcome_.hysteresis = p->hysteresis();
-    welcome_.aoi_enabled = p->aoi_enabled();
+    apply_zone_params(welcome_, *p);
   } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
     update(party_, s->party(), s->result(), s->members());
   } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
@@ -314,31 +303,12 @@ void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
   ++ci.updates;
   auto mismatch = [&](std::string what) { ci.fail(std::move(what)); };
   if (chunk_check_.tick != 0) ++ci.skipped;  // the previous one was never checked
-  std::vector<util::ChunkCoord>& loaded = ci.loaded;
-  if (u.unload() != nullptr) {
-    for (const protocol::Chunk* c : *u.unload()) {
-      const util::ChunkCoord cc{c->col(), c->row()};
-      const auto at = std::lower_bound(loaded.begin(), loaded.end(), cc);
-      if (at == loaded.end() || *at != cc) {
-        mismatch(fmt::format("tick {}: unload of chunk ({}, {}), which is not loaded",
-                             u.server_tick(), cc.col, cc.row));
-      } else {
-        loaded.erase(at);
-      }
-    }
-  }
-  if (u.load() != nullptr) {
-    for (const protocol::Chunk* c : *u.load()) {
-      const util::ChunkCoord cc{c->col(), c->row()};
-      const auto at = std::lower_bound(loaded.begin(), loaded.end(), cc);
-      if (at != loaded.end() && *at == cc) {
-        mismatch(fmt::format("tick {}: load of chunk ({}, {}), which is loaded already",
-                             u.server_tick(), cc.col, cc.row));
-      } else {
-        loaded.insert(at, cc);
-      }
-    }
-  }
+  apply_chunk_update(ci.loaded, u, [&](bool load, util::ChunkCoord cc) {
+    mismatch(load ? fmt::format("tick {}: load of chunk ({}, {}), which is loaded already",
+                                u.server_tick(), cc.col, cc.row)
+                  : fmt::format("tick {}: unload of chunk ({}, {}), which is not loaded",
+                                u.server_tick(), cc.col, cc.row));
+  });
   chunk_check_.tick = u.server_tick();
   chunk_check_.grid = {welcome_.world_min_x, welcome_.world_min_y, welcome_.world_max_x,
                        welcome_.world_max_y, u.chunk_size()};

@@ -16,6 +16,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include "client/layer_check.hpp"
+#include "client/session_info.hpp"
 #include "client/static_layer.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
@@ -23,27 +24,6 @@
 #include "util/chunk_grid.hpp"
 
 namespace zone::client {
-
-struct WelcomeInfo {
-  std::uint32_t entity_id = 0;
-  std::uint32_t server_tick = 0;
-  std::uint32_t tick_rate = 0;
-  float view_radius = 0.0f;
-  float hysteresis = 0.0f;
-  float world_min_x = 0.0f, world_min_y = 0.0f, world_max_x = 0.0f, world_max_y = 0.0f;
-  bool aoi_enabled = true;
-  float max_speed = 0.0f;
-  std::string zone;  // the zone's name
-};
-
-// A Transfer the server sent (a world of zones): where to reconnect, with what.
-struct TransferInfo {
-  std::string zone;
-  std::string host;
-  std::uint16_t port = 0;
-  std::vector<std::uint8_t> token;
-  std::uint32_t entity_id = 0;
-};
 
 // The bot's party or guild as the server last described it (PartyStatus, GuildStatus).
 struct GroupInfo {

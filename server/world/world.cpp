@@ -5,6 +5,7 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "motion/player_motion.hpp"
 #include "protocol/record.hpp"
 
 namespace zone::world {
@@ -59,8 +60,7 @@ aoi::Vec2 World::free_point(util::SplitMix64& rng) const {
 
 bool World::advance(Entity& e, double dt) {
   const aoi::Vec2 from{e.x, e.y};
-  e.x += e.vx * dt;
-  e.y += e.vy * dt;
+  motion::integrate(e.x, e.y, {e.vx, e.vy}, dt);
   keep_inside(e, e.kind == EntityKind::kNpc);
   if (static_grid_.empty()) return false;
   const aoi::Vec2 to{e.x, e.y};
@@ -362,14 +362,10 @@ void World::set_intent(std::uint32_t slot, double mx, double my) {
     e.vx = e.vy = 0.0;
     return;
   }
-  if (!std::isfinite(mx) || !std::isfinite(my)) mx = my = 0.0;
-  const double len = std::hypot(mx, my);
-  if (len > 1.0) {
-    mx /= len;
-    my /= len;
-  }
-  e.vx = mx * params_.player_max_speed;
-  e.vy = my * params_.player_max_speed;
+  // The rule a predicting client replays (shared/motion).
+  const motion::Velocity v = motion::player_velocity(mx, my, params_.player_max_speed);
+  e.vx = v.vx;
+  e.vy = v.vy;
   if (e.moving()) e.heading = std::atan2(e.vy, e.vx);
 }
 
@@ -385,15 +381,13 @@ void World::keep_inside(Entity& e, bool reflect) {
     return;
   }
   // NPCs bounce off the world's edge; players are stopped by it.
-  if (e.x < b.min.x || e.x > b.max.x) {
-    e.x = std::clamp(e.x, b.min.x, b.max.x);
+  if (motion::clamp_axis(e.x, b.min.x, b.max.x)) {
     if (reflect) {
       e.heading = std::numbers::pi - e.heading;
       e.vx = -e.vx;
     }
   }
-  if (e.y < b.min.y || e.y > b.max.y) {
-    e.y = std::clamp(e.y, b.min.y, b.max.y);
+  if (motion::clamp_axis(e.y, b.min.y, b.max.y)) {
     if (reflect) {
       e.heading = -e.heading;
       e.vy = -e.vy;

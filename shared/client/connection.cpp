@@ -1,0 +1,422 @@
+#include "client/connection.hpp"
+
+#include "client/chunk_set.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "protocol/byte_io.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/quantize.hpp"
+
+namespace zone::client {
+
+namespace {
+
+net::HostOptions client_host_options() {
+  net::HostOptions o;
+  // Two peers: during a transfer the old zone's goodbye may still be on its way while the
+  // new zone is being connected.
+  o.max_peers = 2;
+  o.channels = protocol::kChannelCount;
+  o.socket_buffer_bytes = 256 * 1024;
+  return o;
+}
+
+std::uint32_t read_u32(std::span<const std::uint8_t> b, std::size_t at) {
+  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
+         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
+}
+
+}  // namespace
+
+Connection::Connection(ConnectionOptions options) : options_(std::move(options)) {
+  host_ = std::make_unique<net::EnetHost>(client_host_options());
+}
+
+Connection::~Connection() {
+  if (state_ == State::kPlaying || state_ == State::kConnecting) disconnect();
+  if (host_) host_->flush();
+}
+
+bool Connection::connect(const std::string& host, std::uint16_t port) {
+  try {
+    peer_ = host_->connect(host, port);
+  } catch (const net::NetError&) {
+    return false;
+  }
+  if (!peer_.valid()) return false;
+  state_ = State::kConnecting;
+  disconnect_reason_ = 0;
+  return true;
+}
+
+void Connection::disconnect() {
+  if (!peer_.valid()) return;
+  // At once: a goodbye behind queued packets can be held back for seconds on a lossy link
+  // (docs/protocol.md, Session step 10).
+  host_->disconnect_at_once(peer_,
+                            static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit));
+  host_->flush();
+  peer_ = {};
+  state_ = State::kClosed;
+  disconnect_reason_ = static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit);
+}
+
+std::uint32_t Connection::round_trip_ms() const {
+  return peer_.valid() ? host_->round_trip_ms(peer_) : 0;
+}
+
+void Connection::update(double now) {
+  const double dt = std::max(0.0, now - now_);
+  now_ = now;
+  host_->service(0);
+  net::NetEvent ev;
+  while (host_->next_event(ev)) {
+    // A transfer's old connection may still deliver: only the current peer counts.
+    if (ev.peer != peer_) continue;
+    switch (ev.type) {
+      case net::NetEvent::Type::kConnect:
+        send_hello();
+        break;
+      case net::NetEvent::Type::kDisconnect:
+        on_disconnect(ev.data);
+        break;
+      case net::NetEvent::Type::kReceive:
+        ++stats_.packets_in;
+        stats_.bytes_in += ev.bytes.size();
+        on_packet(ev.channel, ev.bytes);
+        break;
+    }
+  }
+  clock_.update(now);
+  if (state_ == State::kPlaying && frame_seen_ && clock_.synced()) {
+    // One input per server tick, on the server's clock rather than the local one (no
+    // drift between the two), sent so that it arrives half-way between two of the
+    // server's ticks: the clock's tick is the server's less the one-way delay, so an input
+    // sent now arrives at that tick plus the round trip. Half a tick of margin either way
+    // keeps jitter from moving an input to a neighbouring tick, which the prediction
+    // would have to correct. After a stall one input goes, not a burst the server's rate
+    // limit would count as a flood.
+    const double rtt_ticks = round_trip_ms() / 1000.0 * welcome_.tick_rate;
+    const double slot = std::floor(clock_.server_tick(now) + rtt_ticks - 0.5);
+    if (slot > input_slot_) {
+      input_slot_ = slot;
+      send_input();
+    } else if (slot < input_slot_ - 1.0) {
+      // The round trip estimate fell (ENet starts it at 500 ms and lowers it as
+      // acknowledgements come): go on from the new slot rather than wait for the old one.
+      input_slot_ = slot;
+    }
+  }
+  predictor_.advance_display(dt);
+  if (clock_.synced()) {
+    render_tick_ = clock_.server_tick(now) - options_.interpolation_delay * welcome_.tick_rate;
+  }
+  host_->flush();
+}
+
+void Connection::send_hello() {
+  protocol::build_hello(
+      fbb_, protocol::kProtocolVersion, options_.player_name,
+      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>(),
+      options_.ticket);
+  send_reliable();
+}
+
+void Connection::send_reliable() {
+  host_->send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable,
+              protocol::kReliableChannel);
+  ++stats_.packets_out;
+  stats_.bytes_out += fbb_.GetSize();
+}
+
+void Connection::send_input() {
+  std::array<std::uint8_t, protocol::kInputBytes> bytes;
+  ++sequence_;
+  protocol::encode_input({sequence_, replica_.ack_tick(), move_x_, move_y_}, bytes);
+  if (host_->send(peer_, bytes, net::Delivery::kUnreliable, protocol::kUnreliableChannel)) {
+    ++stats_.packets_out;
+    stats_.bytes_out += bytes.size();
+  }
+  // The server reads the intent as float: predict with exactly what was sent.
+  predictor_.apply_input(sequence_, move_x_, move_y_);
+}
+
+void Connection::on_disconnect(std::uint32_t reason) {
+  disconnect_reason_ = reason;
+  peer_ = {};
+  if (transfer_pending_) {
+    // However the old connection ended (a lost goodbye times out as 7): go on.
+    start_transfer();
+    return;
+  }
+  state_ = State::kClosed;
+  ClientEvent& e = events_.push();
+  e.type = EventType::kDisconnected;
+  e.reason = reason;
+}
+
+void Connection::start_transfer() {
+  transfer_pending_ = false;
+  clear_session();
+  arriving_ = true;
+  state_ = State::kTransferring;
+  try {
+    peer_ = host_->connect(transfer_.host, transfer_.port);
+  } catch (const net::NetError&) {
+    peer_ = {};
+  }
+  if (!peer_.valid()) {
+    state_ = State::kClosed;
+    ClientEvent& e = events_.push();
+    e.type = EventType::kDisconnected;
+    e.reason = disconnect_reason_;
+  }
+}
+
+void Connection::clear_session() {
+  // What one zone said is void in the next (docs/protocol.md, "What carries over").
+  welcomed_ = false;
+  frame_seen_ = false;
+  others_.clear();
+  statics_.clear();
+  chunks_.clear();
+  frame_input_sequence_ = 0;
+}
+
+void Connection::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
+  if (channel == protocol::kReliableChannel) return on_reliable(bytes);
+  if (channel != protocol::kUnreliableChannel || !welcomed_) return;  // before the Welcome
+  const std::size_t violations = replica_.violations().size();
+  if (replica_.apply(bytes)) on_frame(bytes);
+  for (std::size_t i = violations; i < replica_.violations().size(); ++i) {
+    if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++stats_.malformed;
+  }
+  replica_.clear_violations();
+}
+
+void Connection::on_frame(std::span<const std::uint8_t> completing_part) {
+  const replica::Frame& f = replica_.current();
+  ++stats_.frames;
+  clock_.on_frame(f.tick, now_);
+  // The part that completed the frame carries the frame's own header.
+  frame_input_sequence_ = read_u32(completing_part, 4);
+  const protocol::Values self = f.self;
+  const double x = protocol::position_metres(self, protocol::kX);
+  const double y = protocol::position_metres(self, protocol::kY);
+  const auto teleports =
+      static_cast<std::uint8_t>(protocol::teleports_of(self[protocol::kMoveState]));
+  if (!frame_seen_) {
+    frame_seen_ = true;
+    PredictorConfig pc;
+    pc.max_speed = options_.player_speed > 0.0 ? options_.player_speed : welcome_.max_speed;
+    pc.tick_rate = welcome_.tick_rate;
+    pc.min_x = welcome_.world_min_x;
+    pc.min_y = welcome_.world_min_y;
+    pc.max_x = welcome_.world_max_x;
+    pc.max_y = welcome_.world_max_y;
+    pc.correction_seconds = options_.correction_time;
+    predictor_.reset(pc, f.tick, x, y, sequence_ + 1);
+    input_slot_ = -1.0;  // the next slot takes the first input
+  }
+  const double unit = protocol::position_unit_cm(self) * protocol::kPositionStep;
+  const Correction c = predictor_.reconcile(f.tick, frame_input_sequence_, x, y, unit, teleports);
+  if (c.corrected) {
+    ++stats_.corrections;
+    stats_.largest_correction = std::max(stats_.largest_correction, std::hypot(c.dx, c.dy));
+    ClientEvent& e = events_.push();
+    e.type = EventType::kCorrection;
+    e.tick = f.tick;
+    e.dx = c.dx;
+    e.dy = c.dy;
+    e.status = c.snapped ? 1 : 0;
+  }
+  // Everyone else into their interpolation buffers.
+  for (const replica::EntityView v : f.entities) {
+    EntitySample s;
+    s.tick = f.tick;
+    s.x = protocol::position_metres(v.values, protocol::kX);
+    s.y = protocol::position_metres(v.values, protocol::kY);
+    s.heading = protocol::heading_radians(v.values);
+    s.teleports = static_cast<std::uint8_t>(protocol::teleports_of(v.values[protocol::kMoveState]));
+    InterpolationBuffer& b = others_[v.id];
+    b.push(s);
+    b.drop_before(render_tick_);
+  }
+  // Buffers of entities the frame no longer holds go once nothing can draw them.
+  gone_.clear();
+  for (const auto& [id, buffer] : others_) {
+    if (f.entities.index_of(id) == f.entities.size() && !buffer.empty() &&
+        static_cast<double>(buffer.newest().tick) < render_tick_ - 1.0) {
+      gone_.push_back(id);
+    }
+  }
+  for (const std::uint32_t id : gone_) others_.erase(id);
+}
+
+bool Connection::interpolated(std::uint32_t id, EntitySample& out) const {
+  const auto it = others_.find(id);
+  return it != others_.end() && it->second.sample(render_tick_, out);
+}
+
+void Connection::on_reliable(std::span<const std::uint8_t> bytes) {
+  const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
+  if (packet == nullptr) {
+    ++stats_.malformed;
+    return;
+  }
+  if (const protocol::Welcome* w = packet->message_as_Welcome()) {
+    on_welcome(*w);
+  } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
+    transfer_ = read_transfer(*t);
+    transfer_pending_ = true;
+    ClientEvent& e = events_.push();
+    e.type = EventType::kTransfer;
+    e.entity = transfer_.entity_id;
+    e.text = transfer_.zone;
+    // Nothing the old zone sends after this counts; the goodbye (reason 9) follows.
+    state_ = State::kTransferring;
+  } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
+    apply_zone_params(welcome_, *p);
+    ClientEvent& e = events_.push();
+    e.type = EventType::kZoneParams;
+    e.tick = p->server_tick();
+  } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
+    ClientEvent& e = events_.push();
+    e.type = EventType::kParty;
+    e.group = s->party();
+    e.status = static_cast<std::uint32_t>(s->result());
+    if (s->members() != nullptr) e.members.assign(s->members()->begin(), s->members()->end());
+    e.count = static_cast<std::uint32_t>(e.members.size());
+  } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
+    ClientEvent& e = events_.push();
+    e.type = EventType::kGuild;
+    e.group = g->guild();
+    e.status = static_cast<std::uint32_t>(g->result());
+    if (g->members() != nullptr) e.members.assign(g->members()->begin(), g->members()->end());
+    e.count = static_cast<std::uint32_t>(e.members.size());
+  } else if (const protocol::ChunkUpdate* c = packet->message_as_ChunkUpdate()) {
+    on_chunks(*c);
+  } else if (const protocol::StaticObjects* o = packet->message_as_StaticObjects()) {
+    on_statics(*o);
+  } else if (const protocol::Events* ev = packet->message_as_Events()) {
+    if (welcomed_) on_events(*ev);
+  } else if (const protocol::ActionResult* ar = packet->message_as_ActionResult()) {
+    ClientEvent& e = events_.push();
+    e.type = EventType::kActionResult;
+    e.sequence = ar->sequence();
+    e.status = static_cast<std::uint32_t>(ar->status());
+    e.tick = ar->server_tick();
+  } else if (const protocol::ChatResult* cr = packet->message_as_ChatResult()) {
+    ClientEvent& e = events_.push();
+    e.type = EventType::kChatResult;
+    e.status = static_cast<std::uint32_t>(cr->status());
+    e.channel = cr->channel();
+  }
+}
+
+void Connection::on_welcome(const protocol::Welcome& w) {
+  std::optional<protocol::Schema> schema = protocol::read_schema(w.schema());
+  if (!schema) {
+    // Nothing of this session can be read.
+    ++stats_.malformed;
+    disconnect();
+    ClientEvent& e = events_.push();
+    e.type = EventType::kDisconnected;
+    e.reason = disconnect_reason_;
+    return;
+  }
+  welcome_ = read_welcome(w);
+  replica_.reset({w.max_speed(), w.tick_rate(), w.entity_id()}, *schema);
+  clock_.reset(w.tick_rate());
+  clear_session();
+  welcomed_ = true;
+  arriving_ = false;
+  state_ = State::kPlaying;
+  ClientEvent& e = events_.push();
+  e.type = EventType::kWelcome;
+  e.tick = w.server_tick();
+  e.entity = w.entity_id();
+  e.text = welcome_.zone;
+}
+
+void Connection::on_chunks(const protocol::ChunkUpdate& u) {
+  // A load of a chunk held or an unload of one not held cannot happen on the reliable
+  // channel; the set stays right either way.
+  const ChunkChange change = apply_chunk_update(chunks_, u, [](bool, util::ChunkCoord) {});
+  ClientEvent& e = events_.push();
+  e.type = EventType::kChunks;
+  e.tick = u.server_tick();
+  e.count = change.loads;
+  e.arg_count = change.unloads;
+}
+
+void Connection::on_statics(const protocol::StaticObjects& o) {
+  std::uint32_t n = 0;
+  if (o.objects() != nullptr) {
+    for (const protocol::StaticObject* s : *o.objects()) {
+      statics_.push_back(
+          {s->id(), s->x(), s->y(), s->radius(), static_cast<std::uint8_t>(s->kind())});
+      ++n;
+    }
+  }
+  ClientEvent& e = events_.push();
+  e.type = EventType::kStatics;
+  e.tick = o.server_tick();
+  e.count = n;
+}
+
+void Connection::on_events(const protocol::Events& events) {
+  if (events.events() == nullptr) return;
+  for (const protocol::Event* ev : *events.events()) {
+    ClientEvent& e = events_.push();
+    e.type = EventType::kGame;
+    e.tick = events.server_tick();
+    e.sequence = ev->sequence();
+    e.kind = ev->kind();
+    e.entity = ev->entity();
+    e.target = ev->target();
+    if (ev->args() != nullptr) {
+      for (std::uint32_t i = 0; i < ev->args()->size() && i < e.args.size(); ++i) {
+        e.args[i] = ev->args()->Get(i);
+        e.arg_count = i + 1;
+      }
+    }
+    if (ev->text() != nullptr) e.text = ev->text()->string_view();
+    if (ev->name() != nullptr) e.name = ev->name()->string_view();
+  }
+}
+
+std::uint32_t Connection::send_action(std::uint16_t action, std::uint32_t target,
+                                      std::span<const std::int32_t> args) {
+  if (state_ != State::kPlaying) return 0;
+  protocol::build_action(fbb_, ++action_sequence_, action, target, args);
+  send_reliable();
+  return action_sequence_;
+}
+
+bool Connection::send_chat(protocol::ChatChannel channel, std::string_view text,
+                           std::string_view to) {
+  if (state_ != State::kPlaying) return false;
+  protocol::build_chat(fbb_, channel, text, to);
+  send_reliable();
+  return true;
+}
+
+bool Connection::join_party(std::uint64_t key) {
+  if (state_ != State::kPlaying) return false;
+  protocol::build_join_party(fbb_, key);
+  send_reliable();
+  return true;
+}
+
+bool Connection::join_guild(std::uint64_t key) {
+  if (state_ != State::kPlaying) return false;
+  protocol::build_join_guild(fbb_, key);
+  send_reliable();
+  return true;
+}
+
+}  // namespace zone::client

@@ -1,0 +1,154 @@
+// One player's connection to a zone: the whole client side of docs/protocol.md behind a
+// poll loop. It owns its ENet client host and peer, says Hello (with the login ticket, and
+// the transfer token after a Transfer), rebuilds frames with replica::FrameReplica,
+// acknowledges them in one input per server tick, keeps the clock in step with the
+// server's ticks, predicts the own player (Predictor), buffers every other entity for
+// interpolation (InterpolationBuffer), keeps the chunk and static layers, and queues what
+// the game must hear of (ClientEvent) for it to poll.
+//
+// The C ABI (zoneclient.h) is a thin layer over this class; C++ games may use it directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "client/clock_sync.hpp"
+#include "client/event_queue.hpp"
+#include "client/interpolation.hpp"
+#include "client/prediction.hpp"
+#include "client/session_info.hpp"
+#include "net/enet_host.hpp"
+#include "protocol/zone_generated.h"
+#include "replica/frame_replica.hpp"
+#include "util/chunk_grid.hpp"
+
+namespace zone::client {
+
+struct ConnectionOptions {
+  std::string player_name;
+  std::vector<std::uint8_t> ticket;  // empty: none (an open zone)
+  double interpolation_delay = 0.1;  // seconds
+  double correction_time = 0.25;     // seconds
+  double player_speed = 0.0;         // m/s; 0: the Welcome's max_speed
+};
+
+struct StaticObject {
+  std::uint32_t id = 0;
+  std::int32_t x = 0, y = 0;
+  std::uint32_t radius = 0;
+  std::uint8_t kind = 0;
+};
+
+struct ConnectionStats {
+  std::uint64_t packets_in = 0, packets_out = 0, bytes_in = 0, bytes_out = 0;
+  std::uint64_t frames = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t corrections = 0;
+  double largest_correction = 0.0;
+};
+
+class Connection {
+ public:
+  enum class State : std::uint8_t { kIdle, kConnecting, kPlaying, kTransferring, kClosed };
+
+  explicit Connection(ConnectionOptions options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Starts connecting (false: the address does not resolve).
+  bool connect(const std::string& host, std::uint16_t port);
+  void disconnect();
+  // Network in and out; one input per server tick while playing. `now`: seconds.
+  void update(double now);
+  void set_move(float mx, float my) {
+    move_x_ = mx;
+    move_y_ = my;
+  }
+
+  std::uint32_t send_action(std::uint16_t action, std::uint32_t target,
+                            std::span<const std::int32_t> args);
+  bool send_chat(protocol::ChatChannel channel, std::string_view text, std::string_view to);
+  bool join_party(std::uint64_t key);
+  bool join_guild(std::uint64_t key);
+
+  State state() const { return state_; }
+  std::uint32_t disconnect_reason() const { return disconnect_reason_; }
+  bool welcomed() const { return welcomed_; }
+  const WelcomeInfo& welcome() const { return welcome_; }
+  const protocol::Schema& schema() const { return replica_.schema(); }
+  const replica::FrameReplica& replica() const { return replica_; }
+  bool has_frame() const { return replica_.ack_tick() != 0; }
+  const Predictor& predictor() const { return predictor_; }
+  const ClockSync& clock() const { return clock_; }
+  std::uint32_t last_input_applied() const { return frame_input_sequence_; }
+  std::uint32_t last_input_sent() const { return sequence_; }
+  // The server tick other entities are drawn at (fractional).
+  double render_tick() const { return render_tick_; }
+  // An entity's interpolated state at render_tick(); false when none is buffered.
+  bool interpolated(std::uint32_t id, EntitySample& out) const;
+  const std::vector<StaticObject>& statics() const { return statics_; }
+  const std::vector<util::ChunkCoord>& chunks() const { return chunks_; }
+  const ConnectionStats& stats() const { return stats_; }
+  std::uint32_t round_trip_ms() const;
+
+  EventQueue& events() { return events_; }
+
+ private:
+  void on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes);
+  void on_reliable(std::span<const std::uint8_t> bytes);
+  void on_welcome(const protocol::Welcome& w);
+  void on_frame(std::span<const std::uint8_t> completing_part);
+  void on_chunks(const protocol::ChunkUpdate& u);
+  void on_statics(const protocol::StaticObjects& o);
+  void on_events(const protocol::Events& e);
+  void on_disconnect(std::uint32_t reason);
+  void send_hello();
+  void send_reliable();
+  void send_input();
+  void start_transfer();
+  void clear_session();
+
+  ConnectionOptions options_;
+  // ENet's setup: its allocator (per-thread free lists). Setting it up again for each
+  // connection is harmless, and no connection depends on another's lifetime.
+  net::EnetLibrary enet_;
+  std::unique_ptr<net::EnetHost> host_;
+  net::PeerId peer_;
+  State state_ = State::kIdle;
+  bool welcomed_ = false;
+  bool frame_seen_ = false;  // the session's first frame arrived (inputs start then)
+  std::uint32_t disconnect_reason_ = 0;
+  WelcomeInfo welcome_;
+  replica::FrameReplica replica_;
+  Predictor predictor_;
+  ClockSync clock_;
+  std::unordered_map<std::uint32_t, InterpolationBuffer> others_;
+  std::vector<std::uint32_t> gone_;  // scratch
+  std::vector<StaticObject> statics_;
+  std::vector<util::ChunkCoord> chunks_;  // ascending
+  EventQueue events_;
+  ConnectionStats stats_;
+  flatbuffers::FlatBufferBuilder fbb_{256};
+  double now_ = 0.0;
+  double input_slot_ = -1.0;  // the server tick slot of the last input sent
+  double render_tick_ = 0.0;
+  float move_x_ = 0.0f, move_y_ = 0.0f;
+  std::uint32_t sequence_ = 0;
+  std::uint32_t frame_input_sequence_ = 0;
+  std::uint32_t action_sequence_ = 0;
+  // Transfer: where the player goes next, with what.
+  TransferInfo transfer_;
+  bool transfer_pending_ = false;
+  bool arriving_ = false;  // the Hello carries the transfer token
+};
+
+}  // namespace zone::client
