@@ -14,8 +14,9 @@ namespace zone::client {
 
 namespace {
 
-net::HostOptions client_host_options() {
+net::HostOptions client_host_options(std::uint32_t timeout_ms) {
   net::HostOptions o;
+  o.timeout_ms = timeout_ms;
   // Two peers: during a transfer the old zone's goodbye may still be on its way while the
   // new zone is being connected.
   o.max_peers = 2;
@@ -32,7 +33,7 @@ std::uint32_t read_u32(std::span<const std::uint8_t> b, std::size_t at) {
 }  // namespace
 
 Connection::Connection(ConnectionOptions options) : options_(std::move(options)) {
-  host_ = std::make_unique<net::EnetHost>(client_host_options());
+  host_ = std::make_unique<net::EnetHost>(client_host_options(options_.timeout_ms));
 }
 
 Connection::~Connection() {
@@ -49,6 +50,8 @@ bool Connection::connect(const std::string& host, std::uint16_t port) {
   if (!peer_.valid()) return false;
   state_ = State::kConnecting;
   disconnect_reason_ = 0;
+  server_host_ = host;
+  server_port_ = port;
   return true;
 }
 
@@ -62,6 +65,8 @@ void Connection::disconnect() {
   peer_ = {};
   state_ = State::kClosed;
   disconnect_reason_ = static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit);
+  resume_token_.clear();  // a quit is no lost connection
+  resuming_ = false;
 }
 
 std::uint32_t Connection::round_trip_ms() const {
@@ -118,10 +123,10 @@ void Connection::update(double now) {
 }
 
 void Connection::send_hello() {
-  protocol::build_hello(
-      fbb_, protocol::kProtocolVersion, options_.player_name,
-      arriving_ ? std::span<const std::uint8_t>(transfer_.token) : std::span<const std::uint8_t>(),
-      options_.ticket);
+  using Bytes = std::span<const std::uint8_t>;
+  protocol::build_hello(fbb_, protocol::kProtocolVersion, options_.player_name,
+                        arriving_ ? Bytes(transfer_.token) : Bytes(), options_.ticket,
+                        resuming_ ? Bytes(resume_token_) : Bytes());
   send_reliable();
 }
 
@@ -152,6 +157,11 @@ void Connection::on_disconnect(std::uint32_t reason) {
     start_transfer();
     return;
   }
+  // Lost, not ended by the zone (ENet's time-out says 0; the zone's own, 7): the player
+  // waits in the world for players.resume_grace_ms, so come back to it.
+  const bool lost =
+      reason == 0 || reason == static_cast<std::uint32_t>(protocol::DisconnectReason::Timeout);
+  if (lost && start_resume()) return;
   state_ = State::kClosed;
   ClientEvent& e = events_.push();
   e.type = EventType::kDisconnected;
@@ -162,7 +172,10 @@ void Connection::start_transfer() {
   transfer_pending_ = false;
   clear_session();
   arriving_ = true;
+  resuming_ = false;
   state_ = State::kTransferring;
+  server_host_ = transfer_.host;
+  server_port_ = transfer_.port;
   try {
     peer_ = host_->connect(transfer_.host, transfer_.port);
   } catch (const net::NetError&) {
@@ -174,6 +187,26 @@ void Connection::start_transfer() {
     e.type = EventType::kDisconnected;
     e.reason = disconnect_reason_;
   }
+}
+
+bool Connection::start_resume() {
+  if (resume_token_.empty() || resume_attempts_left_ == 0) return false;
+  --resume_attempts_left_;
+  clear_session();
+  resuming_ = true;
+  arriving_ = false;
+  state_ = State::kResuming;
+  try {
+    peer_ = host_->connect(server_host_, server_port_);
+  } catch (const net::NetError&) {
+    peer_ = {};
+  }
+  if (!peer_.valid()) return false;
+  ClientEvent& e = events_.push();
+  e.type = EventType::kResuming;
+  e.entity = welcome_.entity_id;
+  e.count = resume_attempts_left_;
+  return true;
 }
 
 void Connection::clear_session() {
@@ -329,6 +362,10 @@ void Connection::on_welcome(const protocol::Welcome& w) {
     return;
   }
   welcome_ = read_welcome(w);
+  // Each Welcome's token replaces the last (a resume uses one up).
+  resume_token_ = welcome_.resume_token;
+  resume_attempts_left_ = options_.resume_attempts;
+  resuming_ = false;
   replica_.reset({w.max_speed(), w.tick_rate(), w.entity_id()}, *schema);
   clock_.reset(w.tick_rate());
   clear_session();

@@ -38,6 +38,12 @@ struct ConnectionOptions {
   double interpolation_delay = 0.1;  // seconds
   double correction_time = 0.25;     // seconds
   double player_speed = 0.0;         // m/s; 0: the Welcome's max_speed
+  // After a lost connection (no goodbye from the zone): connections tried again with the
+  // Welcome's resume token before giving up (docs/protocol.md, "Reconnecting"); 0: none.
+  std::uint32_t resume_attempts = 3;
+  // Silence from the zone after which the connection counts as lost (ENet's peer
+  // time-out, milliseconds).
+  std::uint32_t timeout_ms = 5000;
 };
 
 struct StaticObject {
@@ -57,7 +63,15 @@ struct ConnectionStats {
 
 class Connection {
  public:
-  enum class State : std::uint8_t { kIdle, kConnecting, kPlaying, kTransferring, kClosed };
+  // kResuming: the connection was lost; connecting again with the resume token.
+  enum class State : std::uint8_t {
+    kIdle,
+    kConnecting,
+    kPlaying,
+    kTransferring,
+    kClosed,
+    kResuming
+  };
 
   explicit Connection(ConnectionOptions options);
   ~Connection();
@@ -115,6 +129,9 @@ class Connection {
   void send_reliable();
   void send_input();
   void start_transfer();
+  // A lost connection: connects again to the zone it played in, to resume (true), or
+  // false when it may not (no token, no attempts left).
+  bool start_resume();
   void clear_session();
 
   ConnectionOptions options_;
@@ -149,6 +166,13 @@ class Connection {
   TransferInfo transfer_;
   bool transfer_pending_ = false;
   bool arriving_ = false;  // the Hello carries the transfer token
+  // Reconnects: the zone's address (the first, or the last Transfer's), the token of the
+  // last Welcome, whether the Hello carries it, attempts left.
+  std::string server_host_;
+  std::uint16_t server_port_ = 0;
+  std::vector<std::uint8_t> resume_token_;
+  bool resuming_ = false;
+  std::uint32_t resume_attempts_left_ = 0;
 };
 
 }  // namespace zone::client

@@ -24,6 +24,7 @@ enum class EventType : std::uint8_t {
   kStatics = 10,
   kZoneParams = 11,
   kCorrection = 12,
+  kResuming = 13,
 };
 
 struct ClientEvent {

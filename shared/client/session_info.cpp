@@ -17,6 +17,8 @@ WelcomeInfo read_welcome(const protocol::Welcome& w) {
   info.max_speed = w.max_speed();
   info.entity_type = w.entity_type();
   if (w.zone() != nullptr) info.zone = w.zone()->str();
+  if (w.resume_token() != nullptr)
+    info.resume_token.assign(w.resume_token()->begin(), w.resume_token()->end());
   return info;
 }
 

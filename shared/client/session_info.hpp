@@ -23,6 +23,9 @@ struct WelcomeInfo {
   float max_speed = 0.0f;
   std::uint16_t entity_type = 0;  // the player's own type, an index into the schema's types
   std::string zone;               // the zone's name
+  // Brings the player back after a lost connection (docs/protocol.md, "Reconnecting");
+  // empty when the zone holds nobody for a reconnect.
+  std::vector<std::uint8_t> resume_token;
 };
 
 // A Transfer the server sent (a world of zones): where to reconnect, with what.

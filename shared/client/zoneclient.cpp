@@ -85,6 +85,11 @@ zc_client* zc_create(const zc_options* options) {
     if (options->interpolation_delay > 0.0) o.interpolation_delay = options->interpolation_delay;
     if (options->correction_time > 0.0) o.correction_time = options->correction_time;
     o.player_speed = options->player_speed;
+    if (options->resume_attempts < 0) {
+      o.resume_attempts = 0;
+    } else if (options->resume_attempts > 0) {
+      o.resume_attempts = static_cast<std::uint32_t>(options->resume_attempts);
+    }
     return new zc_client(std::move(o));
   });
 }
@@ -130,6 +135,8 @@ zc_state zc_get_state(const zc_client* client) {
       return ZC_STATE_TRANSFERRING;
     case Connection::State::kClosed:
       return ZC_STATE_CLOSED;
+    case Connection::State::kResuming:
+      return ZC_STATE_RESUMING;
   }
   return ZC_STATE_CLOSED;
 }

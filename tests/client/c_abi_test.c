@@ -20,7 +20,7 @@ static int passed = 0, failed = 0;
 
 int main(void) {
   EXPECT(zc_abi_version() == ZC_ABI_VERSION);
-  EXPECT(zc_protocol_version() == 8);
+  EXPECT(zc_protocol_version() == 9);
 
   zc_options options;
   memset(&options, 0xAB, sizeof options);
@@ -30,6 +30,7 @@ int main(void) {
   EXPECT(options.interpolation_delay > 0.0);
   EXPECT(options.correction_time > 0.0);
   EXPECT(options.player_speed == 0.0);
+  EXPECT(options.resume_attempts == 0); /* the default: 3 tries */
 
   /* No name, no client. */
   EXPECT(zc_create(NULL) == NULL);

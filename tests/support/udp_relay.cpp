@@ -74,7 +74,7 @@ void UdpRelay::run() {
       const ssize_t n =
           recvfrom(p.fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
       if (n < 0) continue;
-      bool lose = rng.u01() < loss_;
+      bool lose = rng.u01() < loss_ || blackout_.load();
       if (p.fd != listen_fd_) {
         std::uint32_t left = drop_from_server_.load();
         while (left > 0 && !drop_from_server_.compare_exchange_weak(left, left - 1)) {

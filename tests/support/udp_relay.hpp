@@ -23,6 +23,8 @@ class UdpRelay {
   std::uint64_t dropped() const { return dropped_.load(); }
   // Loses the next n datagrams from the server to any client, on purpose.
   void drop_next_from_server(std::uint32_t n) { drop_from_server_ = n; }
+  // While on, every datagram both ways is lost: the network is gone.
+  void set_blackout(bool on) { blackout_ = on; }
 
  private:
   void run();
@@ -36,6 +38,7 @@ class UdpRelay {
   std::atomic<std::uint64_t> forwarded_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint32_t> drop_from_server_{0};
+  std::atomic<bool> blackout_{false};
   std::thread thread_;
 };
 

@@ -33,7 +33,7 @@ extern "C" {
 
 /* The ABI version: bumped on every incompatible change of a struct or a function. A
  * binding checks zc_abi_version() == ZC_ABI_VERSION before anything else. */
-#define ZC_ABI_VERSION 1
+#define ZC_ABI_VERSION 2
 uint32_t zc_abi_version(void);
 /* The wire protocol the library speaks (docs/protocol.md). */
 uint32_t zc_protocol_version(void);
@@ -47,6 +47,10 @@ typedef struct zc_options {
   double interpolation_delay; /* seconds others are shown in the past; 0: 0.1 */
   double correction_time;     /* seconds a prediction correction is blended over; 0: 0.25 */
   double player_speed;        /* the player's top speed (m/s); 0: the Welcome's max_speed */
+  /* After a lost connection (not a goodbye from the zone), connections tried again with
+   * the last Welcome's resume token to take the same entity back (docs/protocol.md,
+   * "Reconnecting"): 0: the default, 3; -1: never. */
+  int32_t resume_attempts;
 } zc_options;
 
 /* Fills `options` with the defaults (every field 0 or NULL but the delays). */
@@ -68,10 +72,11 @@ typedef enum zc_state {
   ZC_STATE_CONNECTING = 1,   /* ENet handshake, or Hello sent and no Welcome yet */
   ZC_STATE_PLAYING = 2,      /* welcomed: snapshots, inputs, requests */
   ZC_STATE_TRANSFERRING = 3, /* handed over: connecting to the next zone */
-  ZC_STATE_CLOSED = 4        /* see zc_disconnect_reason */
+  ZC_STATE_CLOSED = 4,       /* see zc_disconnect_reason */
+  ZC_STATE_RESUMING = 5      /* the connection was lost: connecting again to resume */
 } zc_state;
 zc_state zc_get_state(const zc_client* client);
-/* The server's disconnect reason (docs/protocol.md, 1 to 17), 0 while connected. */
+/* The server's disconnect reason (docs/protocol.md, 1 to 18), 0 while connected. */
 uint32_t zc_disconnect_reason(const zc_client* client);
 
 /* ---- What the Welcome said ------------------------------------------------------ */
@@ -179,7 +184,11 @@ typedef enum zc_event_type {
   ZC_EVENT_STATICS = 10,      /* count: new static objects (zc_static_at) */
   ZC_EVENT_ZONE_PARAMS = 11,  /* the view radius changed (zc_get_welcome) */
   ZC_EVENT_CORRECTION =
-      12 /* the prediction was corrected: dx, dy metres; status 1: shown at once */
+      12, /* the prediction was corrected: dx, dy metres; status 1: shown at once */
+  ZC_EVENT_RESUMING = 13 /* the connection was lost; the library connects again with the
+                          * resume token by itself: entity, count (attempts left after this
+                          * one). A WELCOME follows (the same entity), or DISCONNECTED
+                          * (reason 18: the zone no longer holds it; log in again) */
 } zc_event_type;
 
 typedef struct zc_event {
