@@ -160,6 +160,12 @@ class Bot {
   // resume token. The replica, chunks and static objects start again from nothing (bank
   // their counts first).
   void drop(net::EnetHost& host);
+  // The same for a bot that shares its ENet host with others: it stops using the
+  // connection (no inputs, nothing read) but leaves the peer to ENet until the zone closes
+  // it. Freed at once, the peer's slot would go to the next connection of the host, which
+  // on the same socket would then receive the old session's last packets (its goodbye
+  // among them); a client that really lost its network has a new address instead.
+  void go_silent() { phase_ = Phase::kIdle; }
   // Connects to the zone it last played in (the first one, or the last Transfer's).
   void resume(net::EnetHost& host);
   const std::vector<std::uint8_t>& resume_token() const { return resume_token_; }

@@ -41,11 +41,13 @@ BotGroup::BotGroup(const GroupOptions& options, const Scenario& scenario)
   const std::uint32_t hosts = std::max(1u, (options.bots + per_host - 1) / per_host);
   for (std::uint32_t h = 0; h < hosts; ++h) {
     net::HostOptions o;
-    o.max_peers = per_host;
+    // Reconnects: a silent connection keeps its slot until the zone closes it, while the
+    // bot's new one needs another.
+    o.max_peers = scenario.reconnect ? 2 * per_host : per_host;
     o.channels = protocol::kChannelCount;
     o.timeout_ms = 60000;  // generous: an overloaded server must not shed the load test
     hosts_.push_back(std::make_unique<net::EnetHost>(o));
-    bot_of_peer_.emplace_back(per_host, -1);
+    bot_of_peer_.emplace_back(o.max_peers, -1);
   }
   slots_.resize(options.bots);
   for (std::uint32_t i = 0; i < options.bots; ++i) slots_[i].host = i / per_host;
@@ -308,7 +310,7 @@ void BotGroup::reconnect(clock::time_point now) {
         // banked; the replica starts again from the resume's Welcome.
         bank_session(slot);
         bot_of_peer_[slot.host][bot.peer().index] = -1;
-        bot.drop(*hosts_[slot.host]);
+        bot.go_silent();
         ++counters_.drops;
         slot.drop_at = {};
         slot.resume_at = now + span_of(rng_.range(scenario_.away_s.min, scenario_.away_s.max));
