@@ -197,6 +197,10 @@ bool Connection::start_resume() {
   arriving_ = false;
   state_ = State::kResuming;
   try {
+    // A new socket, as after a network switch: the zone may still resend the old
+    // session's packets (its goodbye among them) to the old address, and on the old
+    // socket a new connection in the same peer slot could take them for its own.
+    host_ = std::make_unique<net::EnetHost>(client_host_options(options_.timeout_ms));
     peer_ = host_->connect(server_host_, server_port_);
   } catch (const net::NetError&) {
     peer_ = {};
