@@ -526,7 +526,7 @@ TEST_CASE("protocol: every DisconnectReason has its own description") {
     CHECK(s != "unknown");
     CHECK(seen.insert(s).second);
   }
-  CHECK(seen.size() == 18);
+  CHECK(seen.size() == 19);
   CHECK(std::string(to_string(DisconnectReason::ProtocolMismatch)) == "protocol version mismatch");
   CHECK(std::string(to_string(DisconnectReason::Transferred)) == "transferred to another zone");
   CHECK(std::string(to_string(DisconnectReason::LoggedInElsewhere)) == "logged in elsewhere");
