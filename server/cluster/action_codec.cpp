@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "aoi/grid_aoi.hpp"
 #include "protocol/byte_io.hpp"
+#include "world/entity.hpp"
 
 namespace zone::cluster {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kFixedBytes = 1 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 1;
 
 bool coordinate_ok(double v) {
-  return std::isfinite(v) && std::abs(v) <= aoi::GridAoi::kMaxCoordinate;
+  return std::isfinite(v) && std::abs(v) <= world::kMaxCoordinate;
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "aoi/grid_aoi.hpp"
 #include "protocol/byte_io.hpp"
+#include "world/entity.hpp"
 
 namespace zone::cluster {
 namespace {
@@ -37,7 +37,7 @@ std::size_t ghost_bytes(const world::GhostState& g) {
 }
 
 bool coordinate_ok(double v) {
-  return std::isfinite(v) && std::abs(v) <= aoi::GridAoi::kMaxCoordinate;
+  return std::isfinite(v) && std::abs(v) <= world::kMaxCoordinate;
 }
 
 }  // namespace

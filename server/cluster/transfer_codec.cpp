@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "aoi/grid_aoi.hpp"
 #include "protocol/byte_io.hpp"
+#include "world/entity.hpp"
 
 namespace zone::cluster {
 namespace {
@@ -19,7 +19,7 @@ constexpr std::size_t kHeaderBytes = 1 + 1 + 1 + 1 + 4 + 4;
 constexpr std::size_t kMaxText = 255;
 
 bool coordinate_ok(double v) {
-  return std::isfinite(v) && std::abs(v) <= aoi::GridAoi::kMaxCoordinate;
+  return std::isfinite(v) && std::abs(v) <= world::kMaxCoordinate;
 }
 
 void text(protocol::ByteWriter& w, const std::string& s) {

@@ -15,6 +15,7 @@
 #include "auth/keys.hpp"
 #include "config/capacity.hpp"
 #include "config/config_enums.hpp"
+#include "net/enet_limits.hpp"
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
 #include "util/chunk_grid.hpp"
@@ -40,7 +41,7 @@ constexpr std::size_t kMaxZoneNameBytes = 64;
 constexpr std::string_view kMaxPacketWhy =
     "ENet's 1400-byte MTU less its 28 header bytes; anything larger is sent as reliable "
     "fragments";
-static_assert(protocol::kEnetDefaultMtu == 1400 && protocol::kEnetFragmentOverhead == 28,
+static_assert(net::kEnetDefaultMtu == 1400 && net::kEnetFragmentOverhead == 28,
               "update kMaxPacketWhy");
 
 // ---- Raw value conversion. ------------------------------------------------------------
@@ -419,7 +420,7 @@ const std::vector<KeySpec>& schema() {
     text<&ZoneConfig::network, &NetworkConfig::bind_address>("network.bind_address", "an IPv4 address in dotted-quad form, e.g. 0.0.0.0 (all interfaces) or 127.0.0.1", valid_ipv4),
     integer<&ZoneConfig::network, &NetworkConfig::port>("network.port", 0, 65535),
     integer<&ZoneConfig::network, &NetworkConfig::channel_limit>("network.channel_limit", 2, 255, "the protocol uses channels 0 and 1"),
-    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, protocol::kMaxUnfragmentedPayload, kMaxPacketWhy),
+    integer<&ZoneConfig::network, &NetworkConfig::max_packet_bytes>("network.max_packet_bytes", 576, net::kMaxUnfragmentedPayload, kMaxPacketWhy),
     integer<&ZoneConfig::network, &NetworkConfig::client_bandwidth>("network.client_bandwidth", 1000, 100000000),
     integer<&ZoneConfig::network, &NetworkConfig::snapshot_interval_ticks>("network.snapshot_interval_ticks", 1, 1000),
     integer<&ZoneConfig::network, &NetworkConfig::history_ticks>("network.history_ticks", 2, protocol::kClientFrameHistory),

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "aoi/static_grid.hpp"
 #include "config/config_text.hpp"
 #include "protocol/quantize.hpp"
 #include "util/chunk_grid.hpp"
@@ -156,11 +155,9 @@ class StaticMapLoader {
     // The cell of each centre as the static grid files it: clamped into the grid, so an
     // object on the world's far edge counts in the last column or row.
     const double size = config_.statics.cell_size;
-    const aoi::Bounds bounds{{w.min_x, w.min_y}, {w.max_x, w.max_y}};
+    const util::ChunkGrid cells{w.min_x, w.min_y, w.max_x, w.max_y, size};
     std::uint64_t entries = 0;
-    for (const StaticObjectSpec& o : out_.objects) {
-      entries += aoi::StaticGrid::cells_touched(bounds, size, {o.x, o.y, o.radius});
-    }
+    for (const StaticObjectSpec& o : out_.objects) entries += cells.touched(o.x, o.y, o.radius);
     if (entries > kMaxStaticCellEntries) {
       error("objects", line,
             fmt::format("the objects reach into {} static cells in all (each counted for every "
@@ -168,7 +165,6 @@ class StaticMapLoader {
                         "objects, or a larger static.cell_size",
                         entries, kMaxStaticCellEntries));
     }
-    const util::ChunkGrid cells{w.min_x, w.min_y, w.max_x, w.max_y, size};
     std::map<util::ChunkCoord, std::size_t> per_cell;
     for (const StaticObjectSpec& o : out_.objects) {
       const util::ChunkCoord cell = cells.cell_of(o.x, o.y);

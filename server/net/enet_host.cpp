@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "protocol/limits.hpp"
+#include "net/enet_limits.hpp"
 
 namespace zone::net {
 
@@ -359,7 +359,7 @@ bool EnetHost::send(PeerId id, std::span<const std::uint8_t> bytes, Delivery del
   const std::size_t unreliable_cap =
       peer == nullptr ? 0
                       : std::min<std::size_t>(options_.max_unreliable_bytes,
-                                              protocol::max_unfragmented_payload(peer->mtu));
+                                              max_unfragmented_payload(peer->mtu));
   if (peer == nullptr || peer->state != ENET_PEER_STATE_CONNECTED ||
       (delivery == Delivery::kUnreliable && bytes.size() > unreliable_cap)) {
     ++stats_.send_refused;

@@ -30,6 +30,10 @@ constexpr std::uint32_t zone_of(EntityId id) {
   return id >> kLocalIdBits;
 }
 
+// Positions the world takes: the AOI grid's bound. Decoders of other zones' messages
+// refuse coordinates beyond it, so a position the world would refuse never reaches it.
+inline constexpr double kMaxCoordinate = aoi::GridAoi::kMaxCoordinate;
+
 enum class EntityKind : std::uint8_t { kPlayer = 0, kNpc = 1 };
 enum class GroupKind : std::uint8_t { kParty = 0, kGuild = 1 };
 

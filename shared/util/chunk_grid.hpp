@@ -35,6 +35,17 @@ struct ChunkGrid {
             std::clamp<std::int32_t>(index((y - min_y) / size), 0, rows() - 1)};
   }
 
+  // Cells the bounding square of a circle of `radius` at (x, y) touches, its corners
+  // clamped into the world's columns and rows: the entries the circle takes in the static
+  // grid's collision lists (aoi::StaticGrid files it the same way), which the map loader
+  // bounds without building the grid.
+  std::uint64_t touched(double x, double y, double radius) const {
+    const ChunkCoord lo = cell_of(x - radius, y - radius);
+    const ChunkCoord hi = cell_of(x + radius, y + radius);
+    return static_cast<std::uint64_t>(hi.col - lo.col + 1) *
+           static_cast<std::uint64_t>(hi.row - lo.row + 1);
+  }
+
   // Distance (metres) from (x, y) to the chunk's square; 0 inside it.
   double distance(ChunkCoord c, double x, double y) const {
     const double x0 = min_x + c.col * size, y0 = min_y + c.row * size;

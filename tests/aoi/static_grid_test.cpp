@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aoi/static_grid.hpp"
+#include "util/chunk_grid.hpp"
 
 using zone::aoi::Bounds;
 using zone::aoi::StaticCircle;
@@ -56,6 +57,26 @@ TEST_CASE("static grid: every circle filed once, under the cell of its centre") 
   CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
   CHECK(g.cell_of(300.0, 250.0) == g.cell_count() - 1);
   CHECK(g.cell(g.cols(), 0).empty());  // beyond the grid: nothing
+}
+
+// The map loader (config, which may not use the AOI) bounds the collision lists' entries
+// with util::ChunkGrid::touched; it must count what the grid files.
+TEST_CASE("static grid: ChunkGrid::touched counts the cells the grid files a circle under") {
+  std::mt19937_64 rng(11);
+  const Bounds world{{-100.0, 50.0}, {300.0, 250.0}};
+  std::uniform_real_distribution<double> x(-150.0, 350.0), y(0.0, 300.0), r(0.0, 120.0);
+  for (const double size : {7.0, 32.0, 64.0, 500.0}) {
+    const zone::util::ChunkGrid cells{world.min.x, world.min.y, world.max.x, world.max.y, size};
+    for (int i = 0; i < 400; ++i) {
+      const StaticCircle c{x(rng), y(rng), r(rng)};
+      CHECK(cells.touched(c.x, c.y, c.radius) == StaticGrid::cells_touched(world, size, c));
+    }
+    // On the max corner, and reaching past every edge.
+    CHECK(cells.touched(300.0, 250.0, 0.0) ==
+          StaticGrid::cells_touched(world, size, {300.0, 250.0, 0.0}));
+    CHECK(cells.touched(100.0, 150.0, 1.0e6) ==
+          StaticGrid::cells_touched(world, size, {100.0, 150.0, 1.0e6}));
+  }
 }
 
 TEST_CASE("static grid: blocked agrees with brute force, large circles across cells included") {

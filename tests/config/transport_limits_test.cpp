@@ -7,7 +7,7 @@
 #include "config/capacity.hpp"
 #include "config/config_loader.hpp"
 #include "config_test_util.hpp"
-#include "protocol/limits.hpp"
+#include "net/enet_limits.hpp"
 
 using namespace zone::config;
 using zone::config::test::accepts;
@@ -53,9 +53,9 @@ TEST_CASE("network.channel_limit: at least the two channels the protocol uses") 
 }
 
 TEST_CASE("network.max_packet_bytes: at most what ENet sends unfragmented") {
-  CHECK(zone::protocol::kMaxUnfragmentedPayload == 1372);
-  CHECK(zone::protocol::max_unfragmented_payload(576) == 548);
-  CHECK(zone::protocol::max_unfragmented_payload(20) == 0);
+  CHECK(zone::net::kMaxUnfragmentedPayload == 1372);
+  CHECK(zone::net::max_unfragmented_payload(576) == 548);
+  CHECK(zone::net::max_unfragmented_payload(20) == 0);
   CHECK(accepts("network", "max_packet_bytes", "1372"));
   for (const char* v : {"1373", "1400"}) {
     CAPTURE(v);

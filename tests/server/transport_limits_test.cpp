@@ -1,4 +1,4 @@
-// The limits in shared/protocol/limits.hpp and server/config/capacity.hpp against ENet
+// The limits in server/net/enet_limits.hpp and server/config/capacity.hpp against ENet
 // itself: its headers, enet_host_create(), and packets on the loopback wire
 // (issue 9, items 9 and 11).
 #include <doctest/doctest.h>
@@ -14,19 +14,19 @@
 #include "config/config_loader.hpp"
 #include "harness.hpp"
 #include "net/enet_host.hpp"
-#include "protocol/limits.hpp"
+#include "net/enet_limits.hpp"
 #include "zone/zone_params.hpp"
 
 using namespace std::chrono_literals;
 using namespace zone;
 
-static_assert(protocol::kEnetDefaultMtu == ENET_HOST_DEFAULT_MTU);
-static_assert(protocol::kEnetMinimumMtu == ENET_PROTOCOL_MINIMUM_MTU);
+static_assert(net::kEnetDefaultMtu == ENET_HOST_DEFAULT_MTU);
+static_assert(net::kEnetMinimumMtu == ENET_PROTOCOL_MINIMUM_MTU);
 // enet_peer_send(): fragmentLength = mtu - sizeof (ENetProtocolHeader)
 //                                        - sizeof (ENetProtocolSendFragment)
-static_assert(protocol::kEnetFragmentOverhead ==
+static_assert(net::kEnetFragmentOverhead ==
               sizeof(ENetProtocolHeader) + sizeof(ENetProtocolSendFragment));
-static_assert(protocol::kMaxUnfragmentedPayload == 1372);
+static_assert(net::kMaxUnfragmentedPayload == 1372);
 static_assert(config::kPeersPerHost == ENET_PROTOCOL_MAXIMUM_PEER_ID);
 
 namespace {
@@ -121,8 +121,8 @@ struct Link {
 
 TEST_CASE("transport: the largest accepted max_packet_bytes arrives as one unreliable datagram") {
   net::EnetLibrary enet;
-  Link link(protocol::kMaxUnfragmentedPayload, ENET_HOST_DEFAULT_MTU);
-  const auto got = link.send_unreliable(protocol::kMaxUnfragmentedPayload);
+  Link link(net::kMaxUnfragmentedPayload, ENET_HOST_DEFAULT_MTU);
+  const auto got = link.send_unreliable(net::kMaxUnfragmentedPayload);
   REQUIRE(got.has_value());
   CHECK(got->bytes == 1372);
   CHECK(got->channel == 1);
@@ -166,7 +166,7 @@ TEST_CASE("transport: ENet itself turns one byte more into reliable fragments") 
     REQUIRE(got.has_value());
     CHECK(got->bytes == size);
     const bool reliable = (got->flags & ENET_PACKET_FLAG_RELIABLE) != 0;
-    CHECK(reliable == (size > protocol::kMaxUnfragmentedPayload));
+    CHECK(reliable == (size > net::kMaxUnfragmentedPayload));
   }
   enet_host_destroy(server);
 }
@@ -189,8 +189,8 @@ TEST_CASE("transport: unreliable sends above the hard cap are refused whatever t
 
 TEST_CASE("transport: a peer that asks for a smaller MTU gets a smaller cap") {
   net::EnetLibrary enet;
-  Link link(1200, protocol::kEnetMinimumMtu);  // the client's CONNECT asks for 576
-  const std::size_t cap = protocol::max_unfragmented_payload(protocol::kEnetMinimumMtu);
+  Link link(1200, net::kEnetMinimumMtu);  // the client's CONNECT asks for 576
+  const std::size_t cap = net::max_unfragmented_payload(net::kEnetMinimumMtu);
   CHECK(cap == 548);
   CHECK_FALSE(link.send_unreliable(cap + 1).has_value());
   const auto got = link.send_unreliable(cap);
