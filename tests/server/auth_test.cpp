@@ -205,8 +205,8 @@ TEST_CASE("auth: a second login of a character takes its entity over - the first
   CHECK(again.welcome().entity_id == id);
   CHECK(clients.pump_until([&] { return again.party().id == party; }, 3s));
   // Its view is whole from the first snapshot: what it saw before, it sees now.
-  CHECK(clients.pump_until(
-      [&] { return again.replica().find(bob.welcome().entity_id) != nullptr; }, 5s));
+  CHECK(clients.pump_until([&] { return again.replica().find(bob.welcome().entity_id) != nullptr; },
+                           5s));
   clients.pump(300ms);
   CHECK(bob.replica().find(id) != nullptr);
   CHECK(bob.replica().leaves() == bob_leaves);
