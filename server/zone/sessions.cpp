@@ -372,7 +372,7 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
   const std::uint32_t slot = it->second;
   if (is_held(slot)) {
     // Its connection was lost and it waits for a resume: a new login takes it as well.
-    std::erase_if(held_, [slot](const Hold& h) { return h.slot == slot; });
+    held_.erase(find_hold(slot));
     counters_.players_held = held_.size();
     log_session(log_, session_log_,
                 "character {} (account {}) logged in again: peer {}.{} takes held entity {}",
@@ -422,6 +422,10 @@ void Sessions::new_resume_token(Session& s) {
     for (std::size_t b = 0; b < 4; ++b)
       s.resume_token[i + b] = static_cast<std::uint8_t>(v >> (8 * b));
   }
+}
+
+std::vector<Sessions::Hold>::iterator Sessions::find_hold(std::uint32_t slot) {
+  return std::find_if(held_.begin(), held_.end(), [slot](const Hold& h) { return h.slot == slot; });
 }
 
 bool Sessions::is_held(std::uint32_t slot) const {
@@ -507,8 +511,7 @@ void Sessions::expire_holds(Clock::time_point now) {
 }
 
 bool Sessions::release_hold(std::uint32_t slot, bool save) {
-  const auto it =
-      std::find_if(held_.begin(), held_.end(), [slot](const Hold& h) { return h.slot == slot; });
+  const auto it = find_hold(slot);
   if (it == held_.end()) return false;
   const Hold h = std::move(*it);
   held_.erase(it);
@@ -619,12 +622,11 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
 void Sessions::transfer_out(std::uint32_t slot, std::string_view zone, std::string_view host,
                             std::uint16_t port, std::span<const std::uint8_t> token,
                             std::span<net::SendBatch> out) {
-  if (const auto it = std::find_if(held_.begin(), held_.end(),
-                                   [slot](const Hold& h) { return h.slot == slot; });
-      it != held_.end()) {
+  if (const auto it = find_hold(slot); it != held_.end()) {
     // Moved across while held (the rules teleported it): the other zone has it now, and
-    // this zone no client to send there; its resume here will be refused.
-    if (store_ != nullptr) store_->save(world_, slot, /*leaving=*/true);
+    // this zone no client to send there; its resume here will be refused. Its row goes
+    // to that zone, as for any player handed over.
+    if (store_ != nullptr) store_->hand_over(world_, slot, zone);
     const Hold h = std::move(*it);
     held_.erase(it);
     counters_.players_held = held_.size();

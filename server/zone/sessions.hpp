@@ -378,6 +378,7 @@ class Sessions {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<Hold> held_;
+  std::vector<Hold>::iterator find_hold(std::uint32_t slot);
   std::random_device random_;  // resume tokens
   CharacterStore* store_ = nullptr;
   std::unordered_map<std::uint64_t, net::PeerId> loading_;  // load request -> its session
