@@ -13,10 +13,14 @@
 // auth.world: each bot then says Hello with a ticket of its own (bot i is account and
 // character i + 1).
 //
+// SIGINT or SIGTERM (Ctrl-C) ends the run before --duration: the bots quit, the summary
+// covers the time run, and the checks below decide the exit code as usual.
+//
 // Exit codes: 0 clean run; 1 protocol violations, truth, chunk or static layer mismatches,
 // event errors (missing, extra, duplicate, before spawn) or crossed --fail-if thresholds;
 // 2 bad arguments or scenario.
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -34,6 +38,7 @@
 #include "sim/scenario.hpp"
 #include "sim/summary.hpp"
 #include "sim/swarm.hpp"
+#include "util/signal_watch.hpp"
 
 namespace {
 
@@ -199,13 +204,24 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // SIGINT or SIGTERM ends the run early, with its summary: before the swarm's threads
+  // start, so that they inherit the mask and the main loop collects the signal.
+  const zone::util::SignalWatch signals{SIGINT, SIGTERM};
   zone::net::EnetLibrary enet;
   zone::sim::Swarm swarm(o, loaded.scenario);
   fmt::print(stderr,
              "client-sim: {} bots on {} thread(s) -> {}, scenario '{}', ramp {}/s, {} s{}\n",
              o.bots, swarm.threads(), server, loaded.scenario.name, o.ramp_per_s, o.duration_s,
              truth.empty() ? "" : fmt::format(", truth check via {}", fmt::join(truth, ", ")));
-  swarm.run();
+  int stopped_by = 0;
+  swarm.run([&] {
+    stopped_by = signals.poll();
+    return stopped_by != 0;
+  });
+  if (stopped_by != 0) {
+    fmt::print(stderr, "client-sim: {}, stopping early\n",
+               stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
+  }
   const zone::sim::Summary summary = swarm.summary();
   const std::string json = summary.to_json().dump(2);
   std::printf("%s\n", json.c_str());

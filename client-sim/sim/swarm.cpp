@@ -333,7 +333,7 @@ void Swarm::truth_check(const TruthSource& source, const std::string& zone, std:
   check();
 }
 
-void Swarm::run() {
+void Swarm::run(const std::function<bool()>& stop) {
   const auto start = clock::now();
   const auto end = start + std::chrono::duration_cast<clock::duration>(
                                std::chrono::duration<double>(options_.duration_s));
@@ -342,7 +342,7 @@ void Swarm::run() {
   auto next_truth = start + std::chrono::duration_cast<clock::duration>(
                                 std::chrono::duration<double>(options_.settle_s));
   std::vector<GroupStats> parts(groups_.size());
-  while (clock::now() < end) {
+  while (clock::now() < end && !stop()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = clock::now();
     const bool truth_due = !options_.truth.empty() && now >= next_truth;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,8 +52,9 @@ class Swarm {
  public:
   Swarm(const SwarmOptions& options, const Scenario& scenario);
   ~Swarm();
-  // Runs for the configured duration, then disconnects every bot.
-  void run();
+  // Runs for the configured duration, or until stop() returns true (polled every 20 ms;
+  // a Ctrl-C), then disconnects every bot. The summary covers the time it ran.
+  void run(const std::function<bool()>& stop = [] { return false; });
   Summary summary() const;
   const TruthReport& truth() const { return final_.truth; }
   // The first violations seen, readable.

@@ -25,6 +25,7 @@
 #include "config/static_map.hpp"
 #include "config/world_map.hpp"
 #include "net/enet_host.hpp"
+#include "util/signal_watch.hpp"
 #include "zone/game_params.hpp"
 #include "zone/logger.hpp"
 #include "zone/run_zone.hpp"
@@ -33,29 +34,6 @@
 #include "zone/zone_server.hpp"
 
 namespace {
-
-// SIGINT, SIGTERM (stop) and SIGHUP (reload the config) are blocked, in every thread
-// (threads inherit the mask: this is set up before any is started), and collected
-// synchronously by the tick loop, so no handler and no global flag are needed.
-class SignalWatch {
- public:
-  SignalWatch() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-  }
-  // Returns a pending signal of the set, or 0.
-  int poll() const {
-    timespec zero{0, 0};
-    const int sig = sigtimedwait(&set_, nullptr, &zero);
-    return sig > 0 ? sig : 0;
-  }
-
- private:
-  sigset_t set_;
-};
 
 struct Overrides {
   std::vector<std::string> sets;  // key=value
@@ -220,7 +198,8 @@ int main(int argc, char** argv) {
   }
 
   // Before the logger: its writer thread, like every later thread, inherits the mask.
-  SignalWatch signals;
+  // SIGINT, SIGTERM (stop) and SIGHUP (reload the config), collected by the tick loop.
+  zone::util::SignalWatch signals{SIGINT, SIGTERM, SIGHUP};
   zone::Logger log(cfg.log.level);
   try {
     zone::net::EnetLibrary enet;
