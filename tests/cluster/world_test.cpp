@@ -230,14 +230,13 @@ nlohmann::json finish_sim(const std::string& dir, Process& sim, int seconds) {
   return nlohmann::json::parse(in);
 }
 
-
 // Lets client-sim run until done() holds (polled four times a second, after at least
 // min_seconds), then stops it with SIGINT: it ends its run early and writes its summary.
 // A run whose progress never comes ends by itself after the --duration it was started with,
 // and the test's checks then say what did not happen. How fast bots cross borders
 // depends on the machine's load; a test waits for the crossings, not for a clock.
-nlohmann::json run_sim_until(const std::string& dir, Process& sim, int min_seconds,
-                             int max_seconds, const std::function<bool()>& done) {
+nlohmann::json run_sim_until(const std::string& dir, Process& sim, int min_seconds, int max_seconds,
+                             const std::function<bool()>& done) {
   const auto start = std::chrono::steady_clock::now();
   while (!sim.wait(250ms).has_value()) {
     const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -1067,9 +1066,8 @@ TEST_CASE("world bus: zones with credentials and TLS form a world and hand playe
   const int bots = 4;
   const std::string arrived = "zone_arrivals_total\\{result=\"arrived\"\\}";
   auto sim = start_world_sim(dir, west, {&west, &east}, bots, 120, "border");
-  const nlohmann::json s = run_sim_until(dir, *sim, 10, 120, [&] {
-    return metric(east, arrived).value_or(0) > 0;
-  });
+  const nlohmann::json s =
+      run_sim_until(dir, *sim, 10, 120, [&] { return metric(east, arrived).value_or(0) > 0; });
   INFO("summary: ", s.dump(2));
   CHECK(s["bots_connected"].get<int>() == bots);
   CHECK(s["protocol_violations"].get<int>() == 0);
