@@ -13,6 +13,10 @@
 // auth.world: each bot then says Hello with a ticket of its own (bot i is account and
 // character i + 1).
 //
+// --rejoin keeps bots playing through a zone restart: a bot whose session the zone ended
+// logs in again (with its ticket or name) until it is back, and compares what came back
+// with what it last saw of itself (rejoin_loss_max_m, rejoin_property_changes).
+//
 // SIGINT or SIGTERM (Ctrl-C) ends the run before --duration: the bots quit, the summary
 // covers the time run, and the checks below decide the exit code as usual.
 //
@@ -129,6 +133,9 @@ int main(int argc, char** argv) {
   app.add_option("--ticket-ttl", ticket_ttl_s, "seconds a bot's ticket is valid")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10} * 365 * 86400));
+  app.add_flag("--rejoin", o.rejoin,
+               "a bot whose zone ended its session (a restart, a crash: noticed within 5 s) logs "
+               "in again until it is back, and reports what its player lost (rejoin_*)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
   app.add_flag("--light", o.light,
                "bots acknowledge snapshots without rebuilding replicas (no invariant or truth "
@@ -279,6 +286,12 @@ int main(int argc, char** argv) {
                summary.truth_event_duplicate, summary.truth_event_before_spawn);
     for (const auto& d : swarm.event_details()) fmt::print(stderr, "  {}\n", d);
     for (const auto& d : swarm.before_spawn_details()) fmt::print(stderr, "  {}\n", d);
+  }
+  if (summary.rejoin_property_changes > 0) {
+    // Not a failure by itself: a fight within the last checkpoint interval changes health.
+    fmt::print(stderr, "client-sim: {} game properties came back changed after a rejoin:\n",
+               summary.rejoin_property_changes);
+    for (const auto& d : swarm.rejoin_details()) fmt::print(stderr, "  {}\n", d);
   }
   for (const std::string& c : zone::sim::crossed(summary, fail_if)) {
     failed = true;

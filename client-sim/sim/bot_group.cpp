@@ -32,6 +32,12 @@ constexpr auto kCompareEventsEvery = std::chrono::milliseconds(100);
 // A bot's events of a tick are compared once it holds a frame this many seconds newer,
 // if nothing later reliable closed the tick before.
 constexpr std::uint32_t kEventSettleSeconds = 5;
+// --rejoin: a zone that stops answering is given up after this long (ENet's time-out for
+// the bots' connections), and a bot whose session ended logs in again after a pause drawn
+// from this range (spread, so that a zone's whole population does not knock at once).
+constexpr std::uint32_t kRejoinTimeoutMs = 5000;
+constexpr double kRejoinPauseMinS = 0.5;
+constexpr double kRejoinPauseMaxS = 1.5;
 
 }  // namespace
 
@@ -45,7 +51,9 @@ BotGroup::BotGroup(const GroupOptions& options, const Scenario& scenario)
     // bot's new one needs another.
     o.max_peers = scenario.reconnect ? 2 * per_host : per_host;
     o.channels = protocol::kChannelCount;
-    o.timeout_ms = 60000;  // generous: an overloaded server must not shed the load test
+    // Generous: an overloaded server must not shed the load test. With --rejoin, a zone
+    // that went away must be noticed soon, and a slow one shedding a bot costs a rejoin.
+    o.timeout_ms = options.rejoin ? kRejoinTimeoutMs : 60000;
     hosts_.push_back(std::make_unique<net::EnetHost>(o));
     bot_of_peer_.emplace_back(o.max_peers, -1);
   }
@@ -107,6 +115,10 @@ void BotGroup::serve_truth_requests() {
   }
   for (const auto& [zone, batch] : events) {
     auto& ticks = event_truth_[zone];
+    // Ticks start again when a zone restarts: what it said before is of no use now.
+    if (!ticks.empty() && !batch->empty() && batch->front().tick <= ticks.rbegin()->first) {
+      ticks.clear();
+    }
     for (const TickEvents& t : *batch) ticks[t.tick] = t;
   }
   if (truth) {
@@ -245,15 +257,24 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
       } else {
         ++counters_.server_disconnects;
       }
-      if (options_.progress) {
+      if (options_.progress && (joined || !options_.rejoin)) {
         fmt::print(stderr, "{}: disconnected by the server ({})\n", bot.name(),
                    protocol::to_string(static_cast<protocol::DisconnectReason>(ev.data)));
       }
       retire(slot);
+      if (options_.rejoin) lose_session(slot, clock::now());
       break;
     }
     case net::NetEvent::Type::kReceive:
       bot.on_packet(ev.channel, ev.bytes);
+      if (options_.rejoin && bot.phase() == client::Bot::Phase::kPlaying &&
+          bot.replica().current().tick != 0 && !bot.light()) {
+        const auto now = clock::now();
+        if (slot.comeback_pending) check_comeback(slot, now);
+        const protocol::Values self = bot.replica().self();
+        slot.last_self.assign(self.begin(), self.end());
+        slot.last_self_at = now;
+      }
       if (!slot.counted_join && bot.phase() == client::Bot::Phase::kPlaying) {
         slot.counted_join = true;
         if (!slot.joined_once) ++counters_.connected_ever;
@@ -320,6 +341,55 @@ void BotGroup::reconnect(clock::time_point now) {
       slot.resume_at = {};
       bot.resume(*hosts_[slot.host]);
       bot_of_peer_[slot.host][bot.peer().index] = static_cast<std::int32_t>(i);
+    }
+  }
+}
+
+void BotGroup::lose_session(Slot& slot, clock::time_point now) {
+  // What the bot last saw of itself stays until a new session shows it where it is back
+  // (a failed login on the way changes nothing).
+  slot.comeback_pending = !slot.last_self.empty();
+  slot.rejoin_after_loss_at = now + span_of(rng_.range(kRejoinPauseMinS, kRejoinPauseMaxS));
+}
+
+void BotGroup::rejoin(clock::time_point now) {
+  if (!options_.rejoin) return;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.bot || slot.rejoin_after_loss_at == clock::time_point{}) continue;
+    if (now < slot.rejoin_after_loss_at) continue;
+    slot.rejoin_after_loss_at = {};
+    connect(i, now);
+  }
+}
+
+void BotGroup::check_comeback(Slot& slot, clock::time_point now) {
+  slot.comeback_pending = false;
+  const client::Bot& bot = *slot.bot;
+  const protocol::Values now_self = bot.replica().self();
+  const protocol::Values before(slot.last_self);
+  if (now_self.size() < protocol::kEngineFieldCount || before.size() != now_self.size()) return;
+  ++counters_.rejoins;
+  const double loss = std::hypot(protocol::position_metres(now_self, protocol::kX) -
+                                     protocol::position_metres(before, protocol::kX),
+                                 protocol::position_metres(now_self, protocol::kY) -
+                                     protocol::position_metres(before, protocol::kY));
+  counters_.rejoin_loss_max_m = std::max(counters_.rejoin_loss_max_m, loss);
+  counters_.rejoin_loss_sum_m += loss;
+  counters_.rejoin_wait_max_s =
+      std::max(counters_.rejoin_wait_max_s, seconds(now - slot.last_self_at));
+  // The game's properties (the rows after the engine's): a property the game does not
+  // save comes back at its default, and one a fight changed within the last checkpoint
+  // interval at its saved value; without either, each comes back as the bot last saw it.
+  const auto fields = bot.schema().fields();
+  for (std::size_t row = protocol::kEngineFieldCount; row < now_self.size(); ++row) {
+    if (now_self[row] == before[row]) continue;
+    ++counters_.rejoin_property_changes;
+    if (counters_.rejoin_details.size() < 20) {
+      counters_.rejoin_details.push_back(
+          fmt::format("{}: {} came back as {}, last seen {}", bot.name(),
+                      row < fields.size() ? fields[row].name : fmt::format("row {}", row),
+                      now_self[row], before[row]));
     }
   }
 }
@@ -582,6 +652,7 @@ void BotGroup::run() {
     pump_network();
     churn(now);
     reconnect(now);
+    rejoin(now);
     groups(now);
     if (now - last_play >= kPlayEvery) {
       play(now);

@@ -44,6 +44,10 @@ struct GroupOptions {
   std::optional<BotTickets> tickets;
   // The event truth check is on: bots keep the events they receive until checked.
   bool check_events = false;
+  // client-sim --rejoin: a bot whose zone ended its session (shut down, crashed, timed
+  // out) logs in again until it is back, and checks what came back against what it last
+  // saw of itself.
+  bool rejoin = false;
 };
 
 // Events of recent ticks of one zone, as the server lists them (shared by the groups).
@@ -69,8 +73,19 @@ struct GroupStats {
   std::uint64_t resumes = 0;
   std::uint64_t resume_id_changes = 0;
   std::uint64_t resumes_refused = 0;
-  std::uint32_t in_party = 0;  // playing bots the server has in a party now
-  std::uint32_t in_guild = 0;  // ... in a guild now
+  // Rejoins (--rejoin): sessions the zone ended that the bot logged in again after, and
+  // what the player lost: the distance from where it last saw itself to where it came
+  // back (worst, and the sum for the mean), its game properties that came back with
+  // another value than it last saw, and the longest time from the last packet of the
+  // lost session to the first frame of the new one.
+  std::uint64_t rejoins = 0;
+  double rejoin_loss_max_m = 0.0;
+  double rejoin_loss_sum_m = 0.0;
+  std::uint64_t rejoin_property_changes = 0;
+  double rejoin_wait_max_s = 0.0;
+  std::vector<std::string> rejoin_details;  // the first few property changes
+  std::uint32_t in_party = 0;               // playing bots the server has in a party now
+  std::uint32_t in_guild = 0;               // ... in a guild now
   // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions
   // included.
   client::LayerTotals chunks;
@@ -138,6 +153,12 @@ class BotGroup {
     // Reconnects: when the connection drops, when the bot comes back.
     std::chrono::steady_clock::time_point drop_at{}, resume_at{};
     std::uint64_t past_resumes = 0, past_resume_id_changes = 0;
+    // Rejoins: when the bot logs in again, and what it last saw of itself in the session
+    // the zone ended (its values row, when that frame arrived); empty: not rejoining.
+    std::chrono::steady_clock::time_point rejoin_after_loss_at{};
+    std::vector<std::int32_t> last_self;
+    std::chrono::steady_clock::time_point last_self_at{};
+    bool comeback_pending = false;  // the next session's first frame is compared with it
     std::size_t violations_seen = 0;
     // Gameplay: when the bot next chats and acts, its own chat rate limit, since when it
     // has been dead, and the newest tick its events were compared with the truth at.
@@ -157,6 +178,11 @@ class BotGroup {
   void send_inputs(double dt);
   void churn(std::chrono::steady_clock::time_point now);
   void reconnect(std::chrono::steady_clock::time_point now);
+  // --rejoin: the bot's session ended without its asking; it logs in again after a pause.
+  void lose_session(Slot& slot, std::chrono::steady_clock::time_point now);
+  void rejoin(std::chrono::steady_clock::time_point now);
+  // The first frame of a rejoined session: compared with what the bot last saw.
+  void check_comeback(Slot& slot, std::chrono::steady_clock::time_point now);
   // Banks the counts of the bot's session (a Transfer, a dropped connection): its
   // replica, layers and gameplay start again with the next Welcome.
   void bank_session(Slot& slot);

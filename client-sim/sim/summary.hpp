@@ -43,8 +43,21 @@ struct Summary {
   std::uint64_t resumes = 0;
   std::uint64_t resume_id_changes = 0;
   std::uint64_t resumes_refused = 0;
+  // Rejoins (--rejoin): sessions the zone ended (a restart, a crash) after which the bot
+  // logged in again, and what its player lost: the distance from where the bot last saw
+  // itself to where it came back (worst, mean), game properties that came back with
+  // another value than last seen, and the longest wait from the last frame of the lost
+  // session to the first of the new one.
+  std::uint64_t rejoins = 0;
+  double rejoin_loss_max_m = 0.0;
+  double rejoin_loss_mean_m = 0.0;
+  std::uint64_t rejoin_property_changes = 0;
+  double rejoin_wait_max_s = 0.0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
+  // Requests to a truth endpoint that failed (each a mismatch, but with --rejoin: a zone
+  // restarting is unreachable for a while).
+  std::uint64_t truth_fetch_failures = 0;
   // Ticks a window wanted that the server's history (debug.truth_history_ticks) had let
   // go: the bots lag that far behind the zone. The check is then over the rest.
   std::uint64_t truth_expired_ticks = 0;

@@ -38,6 +38,10 @@ constexpr std::size_t kPlayersPerRequest = 500;
 // Ticks of events one round asks for at most (a round a second at 20 Hz needs 20; the
 // server keeps 64 by default).
 constexpr std::uint32_t kEventTicksPerRound = 48;
+// The newest tick the bots hold of a zone falls this far below the last one fetched only
+// when the zone restarted (and its old bots are gone): a bot that moves on to another
+// zone takes a few ticks with it at most.
+constexpr std::uint32_t kRestartedBelowTicks = 100;
 
 }  // namespace
 
@@ -63,6 +67,7 @@ Swarm::Swarm(const SwarmOptions& options, const Scenario& scenario)
     o.tickets = options.tickets;
     o.progress = options.progress;
     o.check_events = !options.truth.empty();
+    o.rejoin = options.rejoin;
     groups_.push_back(std::make_unique<BotGroup>(o, scenario));
   }
 }
@@ -113,6 +118,14 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.resumes += g.resumes;
     t.resume_id_changes += g.resume_id_changes;
     t.resumes_refused += g.resumes_refused;
+    t.rejoins += g.rejoins;
+    t.rejoin_loss_max_m = std::max(t.rejoin_loss_max_m, g.rejoin_loss_max_m);
+    t.rejoin_loss_sum_m += g.rejoin_loss_sum_m;
+    t.rejoin_property_changes += g.rejoin_property_changes;
+    t.rejoin_wait_max_s = std::max(t.rejoin_wait_max_s, g.rejoin_wait_max_s);
+    for (const std::string& d : g.rejoin_details) {
+      if (t.rejoin_details.size() < 20) t.rejoin_details.push_back(d);
+    }
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
@@ -192,6 +205,8 @@ void Swarm::event_truth(const TruthSource& source, const std::string& zone, std:
   // of earlier ticks are not checked). Never further back than the server's history
   // keeps (debug.truth_history_ticks, 64 by default): a round that lagged more skips on.
   std::uint32_t& fetched = events_fetched_to_[zone];
+  // The zone restarted (its ticks start again): fetch from its present.
+  if (fetched > newest + kRestartedBelowTicks) fetched = 0;
   const std::uint32_t top = newest;
   std::uint32_t from = fetched != 0 ? fetched + 1 : (top > 8 ? top - 8 : 1);
   if (top >= from + kEventTicksPerRound) {
@@ -221,7 +236,7 @@ void Swarm::event_truth(const TruthSource& source, const std::string& zone, std:
       continue;
     }
     ++truth_fetch_failures_;
-    if (truth_fetch_errors_.size() < 5) {
+    if (!options_.rejoin && truth_fetch_errors_.size() < 5) {
       truth_fetch_errors_.push_back(fmt::format(
           "truth endpoint {}:{} failed for the events of tick {}: {}", source.host, source.port, t,
           res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
@@ -296,7 +311,7 @@ void Swarm::truth_check(const TruthSource& source, const std::string& zone, std:
       return false;
     }
     ++truth_fetch_failures_;
-    if (truth_fetch_errors_.size() < 5) {
+    if (!options_.rejoin && truth_fetch_errors_.size() < 5) {
       truth_fetch_errors_.push_back(fmt::format(
           "truth endpoint {}:{} failed for tick {}: {}", source.host, source.port, tick,
           res ? fmt::format("HTTP {} {}", res->status, error.empty() ? res->body : error)
@@ -424,6 +439,12 @@ Summary Swarm::summary() const {
   s.resumes = final_.resumes;
   s.resume_id_changes = final_.resume_id_changes;
   s.resumes_refused = final_.resumes_refused;
+  s.rejoins = final_.rejoins;
+  s.rejoin_loss_max_m = final_.rejoin_loss_max_m;
+  s.rejoin_loss_mean_m = final_.rejoins ? final_.rejoin_loss_sum_m / final_.rejoins : 0.0;
+  s.rejoin_property_changes = final_.rejoin_property_changes;
+  s.rejoin_wait_max_s = final_.rejoin_wait_max_s;
+  s.truth_fetch_failures = truth_fetch_failures_;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;
   const client::GameCounters& g = final_.game;

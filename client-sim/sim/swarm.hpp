@@ -46,6 +46,9 @@ struct SwarmOptions {
   bool progress = true;               // the once-per-second line on stderr
   bool light = false;                 // bots skip replicas (see client::Bot::set_light)
   std::optional<BotTickets> tickets;  // --ticket-key: the bots log in with tickets
+  // --rejoin: bots whose zone ended their session log in again (a zone restart), and the
+  // truth endpoint being unreachable for a while is expected (truth_fetch_failures).
+  bool rejoin = false;
 };
 
 class Swarm {
@@ -62,6 +65,7 @@ class Swarm {
   const std::vector<std::string>& chunk_details() const { return final_.chunks.details; }
   const std::vector<std::string>& static_details() const { return final_.statics.details; }
   const std::vector<std::string>& event_details() const { return final_.events.details; }
+  const std::vector<std::string>& rejoin_details() const { return final_.rejoin_details; }
   const std::vector<std::string>& before_spawn_details() const {
     return final_.before_spawn_details;
   }
