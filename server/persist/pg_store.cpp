@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string_view>
+#include <unordered_map>
 
 namespace zone::persist {
 
@@ -43,6 +44,10 @@ constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(3117001)";
 constexpr const char* kLoadClaim =
     "UPDATE characters SET owner = $2, generation = generation + 1 WHERE key = $1 "
     "RETURNING type, x, y, properties, party_key, guild_key, generation";
+// Several logins: the same for every key of the array $1, in one statement.
+constexpr const char* kLoadClaimMany =
+    "UPDATE characters SET owner = $2, generation = generation + 1 WHERE key = ANY($1::text[]) "
+    "RETURNING type, x, y, properties, party_key, guild_key, generation, key";
 
 #define ZONE_PG_INSERT                                                                    \
   "INSERT INTO characters AS c (key, type, x, y, properties, party_key, guild_key, "      \
@@ -172,8 +177,10 @@ StoreStatus PgStore::connected() {
     if (PQstatus(conn_) != CONNECTION_OK) return fail("cannot connect");
   }
   if (prepared_) return {};
-  const std::pair<const char*, const char*> statements[] = {
-      {"load_claim", kLoadClaim}, {"write_claim", kWriteClaim}, {"write", kWrite}};
+  const std::pair<const char*, const char*> statements[] = {{"load_claim", kLoadClaim},
+                                                            {"load_claim_many", kLoadClaimMany},
+                                                            {"write_claim", kWriteClaim},
+                                                            {"write", kWrite}};
   for (const auto& [name, sql] : statements) {
     Result r(PQprepare(conn_, name, sql, 0, nullptr));
     if (r.status() != PGRES_COMMAND_OK) {
@@ -210,17 +217,22 @@ LoadedRow PgStore::load_row(const std::string& key, StoreStatus& status) {
     return {};
   }
   if (PQntuples(r.r) == 0) return {};  // a new character: claimed by its first write
+  LoadedRow row = read_claimed(r.r, 0, key);
+  if (!row.record) status = StoreStatus::fail(where_ + ": row '" + key + "': unreadable");
+  return row;
+}
+
+LoadedRow PgStore::read_claimed(const pg_result* r, int i, const std::string& key) const {
   CharacterRecord rec;
   rec.key = key;
-  rec.type = PQgetvalue(r.r, 0, 0);
+  rec.type = PQgetvalue(r, i, 0);
   std::int64_t party = 0;
   std::int64_t guild = 0;
   Generation generation = 0;
-  auto properties = decode_properties(PQgetvalue(r.r, 0, 3));
-  if (!parse(PQgetvalue(r.r, 0, 1), rec.x) || !parse(PQgetvalue(r.r, 0, 2), rec.y) || !properties ||
-      !parse(PQgetvalue(r.r, 0, 4), party) || !parse(PQgetvalue(r.r, 0, 5), guild) ||
-      !parse(PQgetvalue(r.r, 0, 6), generation)) {
-    status = StoreStatus::fail(where_ + ": row '" + key + "': unreadable");
+  auto properties = decode_properties(PQgetvalue(r, i, 3));
+  if (!parse(PQgetvalue(r, i, 1), rec.x) || !parse(PQgetvalue(r, i, 2), rec.y) || !properties ||
+      !parse(PQgetvalue(r, i, 4), party) || !parse(PQgetvalue(r, i, 5), guild) ||
+      !parse(PQgetvalue(r, i, 6), generation)) {
     return {};
   }
   rec.properties = std::move(*properties);
@@ -228,6 +240,44 @@ LoadedRow PgStore::load_row(const std::string& key, StoreStatus& status) {
   rec.party_key = static_cast<std::uint64_t>(party);
   rec.guild_key = static_cast<std::uint64_t>(guild);
   return {.record = std::move(rec), .generation = generation};
+}
+
+StoreStatus PgStore::load_rows(std::span<const std::string> keys, std::vector<LoadedRow>& rows) {
+  rows.clear();
+  if (keys.empty()) return {};
+  if (StoreStatus s = connected(); !s.ok) return s;
+  // The keys as a text array literal: each element quoted, its quotes and backslashes
+  // escaped (a name may hold either).
+  std::string array = "{";
+  for (const std::string& key : keys) {
+    if (array.size() > 1) array += ',';
+    array += '"';
+    for (const char c : key) {
+      if (c == '"' || c == '\\') array += '\\';
+      array += c;
+    }
+    array += '"';
+  }
+  array += '}';
+  const char* params[] = {array.c_str(), owner_.c_str()};
+  Result r(PQexecPrepared(conn_, "load_claim_many", 2, params, nullptr, nullptr, 0));
+  if (r.status() != PGRES_TUPLES_OK) {
+    return StoreStatus::fail(where_ + ": load: " + first_line(PQresultErrorMessage(r.r)));
+  }
+  // The rows come back in no particular order; a key without one is a new character.
+  std::unordered_map<std::string_view, int> found;
+  for (int i = 0; i < PQntuples(r.r); ++i) found.emplace(PQgetvalue(r.r, i, 7), i);
+  rows.resize(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const auto it = found.find(keys[k]);
+    if (it == found.end()) continue;
+    rows[k] = read_claimed(r.r, it->second, keys[k]);
+    if (!rows[k].record) {
+      rows.clear();
+      return StoreStatus::fail(where_ + ": row '" + keys[k] + "': unreadable");
+    }
+  }
+  return {};
 }
 
 StoreStatus PgStore::write_rows(std::span<const RowWrite> rows, std::vector<RowOutcome>& outcomes) {

@@ -13,6 +13,7 @@
 #include "persist/store.hpp"
 
 struct pg_conn;
+struct pg_result;
 
 namespace zone::persist {
 
@@ -34,6 +35,7 @@ class PgStore final : public Store {
 
   bool shared() const override { return true; }
   LoadedRow load_row(const std::string& key, StoreStatus& status) override;
+  StoreStatus load_rows(std::span<const std::string> keys, std::vector<LoadedRow>& rows) override;
   StoreStatus write_rows(std::span<const RowWrite> rows,
                          std::vector<RowOutcome>& outcomes) override;
   int schema_version() override;
@@ -51,6 +53,9 @@ class PgStore final : public Store {
   StoreStatus exec(const char* sql);
   StoreStatus fail(const char* what);
   void rollback();
+  // Row i of an answer of load_claim or load_claim_many as a loaded row (no record: a
+  // field did not parse).
+  LoadedRow read_claimed(const pg_result* r, int i, const std::string& key) const;
 
   pg_conn* conn_;
   std::string conninfo_;  // kept to reconnect; never logged

@@ -63,6 +63,11 @@ class Store {
   // The row of `key` (a login). A shared store claims it for this zone in the same
   // transaction. `status` says whether it worked.
   virtual LoadedRow load_row(const std::string& key, StoreStatus& status) = 0;
+  // The rows of several logins at once, one per key, in order (the writer takes every
+  // login waiting): a shared store claims them in one transaction, so a zone restarting
+  // under thousands of players commits once per batch, not once per login. Either every
+  // row is read (and claimed) or none; the default reads them one by one.
+  virtual StoreStatus load_rows(std::span<const std::string> keys, std::vector<LoadedRow>& rows);
   // Writes the batch in one transaction: every row is committed (or found stale), or, on
   // failure, none. `outcomes` gets one entry per row, in order, when it worked.
   virtual StoreStatus write_rows(std::span<const RowWrite> rows,

@@ -148,72 +148,97 @@ void Writer::run() {
 
 void Writer::answer_loads(std::unique_lock<std::mutex>& lock) {
   while (!loads_.empty()) {
-    LoadRequest req = std::move(loads_.front());
-    loads_.pop_front();
-    LoadResult result;
-    result.request = req.request;
-    // Not committed yet, but newer than the row: the player left and came back quickly.
-    // queued_ holds the newest; in_flight_ (this thread's) what a failed write left.
-    auto queued = queued_.find(req.key);
-    auto failed = in_flight_.find(req.key);
-    Queued* waiting = queued != queued_.end()      ? &queued->second
-                      : failed != in_flight_.end() ? &failed->second
-                                                   : nullptr;
-    if (waiting != nullptr && !shared_) {
-      result.status = LoadResult::Status::kFound;
-      result.record = waiting->record;
-    } else {
-      // A shared store claims the row even when its data comes from the queue: the
-      // character may have been claimed by another zone since.
-      lock.unlock();
-      StoreStatus status;
-      LoadedRow row = store_->load_row(req.key, status);
-      lock.lock();
+    // Every login waiting now (up to kLoadBatch) in one call: a shared store claims their
+    // rows in one transaction. A login whose character still has a save waiting here
+    // needs no database (a store of this zone's alone: no claim to take).
+    batch_.clear();
+    while (!loads_.empty() && batch_.size() < kLoadBatch) {
+      LoadRequest req = std::move(loads_.front());
+      loads_.pop_front();
+      if (!shared_) {
+        if (const Queued* waiting = waiting_save(req.key)) {
+          // Not committed yet, but newer than the row: the player left and came back.
+          LoadResult result;
+          result.request = req.request;
+          result.status = LoadResult::Status::kFound;
+          result.record = waiting->record;
+          answer(req, std::move(result));
+          continue;
+        }
+      }
+      batch_.push_back(std::move(req));
+    }
+    if (batch_.empty()) continue;
+    keys_.clear();
+    for (const LoadRequest& req : batch_) keys_.push_back(req.key);
+    lock.unlock();
+    std::vector<LoadedRow> rows;
+    const StoreStatus status = store_->load_rows(keys_, rows);
+    lock.lock();
+    if (!status.ok) {
+      ++stats_.load_failures;
+      stats_.healthy = false;
+      last_error_ = status.error;
+    } else if (in_flight_.empty()) {
+      // The database answers again: healthy, unless a failed batch still waits.
+      stats_.healthy = true;
+      last_error_.clear();
+    }
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+      LoadRequest& req = batch_[i];
+      LoadResult result;
+      result.request = req.request;
       if (!status.ok) {
         result.status = LoadResult::Status::kFailed;
         result.error = status.error;
-        ++stats_.load_failures;
-        stats_.healthy = false;
-        last_error_ = status.error;
-      } else {
-        // The database answers again: healthy, unless a failed batch still waits.
-        if (in_flight_.empty()) {
-          stats_.healthy = true;
-          last_error_.clear();
-        }
-        if (shared_) {
-          owned_.insert_or_assign(req.key, row.generation);
-          std::erase(lost_, req.key);  // claimed here again: that player is not the lost one
-          // Looked up again: the lock was let go. The saves waiting here are this zone's
-          // and newer than the row; the character is back, so they neither end the claim
-          // nor give the row away.
-          queued = queued_.find(req.key);
-          waiting = queued != queued_.end()      ? &queued->second
-                    : failed != in_flight_.end() ? &failed->second
-                                                 : nullptr;
-          for (Queued* q : {queued != queued_.end() ? &queued->second : nullptr,
-                            failed != in_flight_.end() ? &failed->second : nullptr}) {
-            if (q == nullptr) continue;
-            q->release = false;
-            q->hand_to.clear();
-          }
-        }
-        if (waiting != nullptr) {
-          result.status = LoadResult::Status::kFound;
-          result.record = waiting->record;
-        } else if (row.record) {
-          result.status = LoadResult::Status::kFound;
-          result.record = std::move(*row.record);
-        } else {
-          result.status = LoadResult::Status::kNew;
+        answer(req, std::move(result));
+        continue;
+      }
+      LoadedRow& row = rows[i];
+      if (shared_) {
+        owned_.insert_or_assign(req.key, row.generation);
+        std::erase(lost_, req.key);  // claimed here again: that player is not the lost one
+        // The saves waiting here are this zone's and newer than the row; the character is
+        // back, so they neither end the claim nor give the row away.
+        for (Queued* q : waiting_saves(req.key)) {
+          if (q == nullptr) continue;
+          q->release = false;
+          q->hand_to.clear();
         }
       }
+      // Looked up after the load (the lock was let go): a save queued meanwhile is newer.
+      if (const Queued* waiting = waiting_save(req.key)) {
+        result.status = LoadResult::Status::kFound;
+        result.record = waiting->record;
+      } else if (row.record) {
+        result.status = LoadResult::Status::kFound;
+        result.record = std::move(*row.record);
+      } else {
+        result.status = LoadResult::Status::kNew;
+      }
+      answer(req, std::move(result));
     }
-    result.latency = Clock::now() - req.asked;
-    ++stats_.loads;
-    stats_.load_nanoseconds += static_cast<std::uint64_t>(result.latency.count());
-    answers_.push_back(std::move(result));
   }
+}
+
+std::array<Writer::Queued*, 2> Writer::waiting_saves(const std::string& key) {
+  // queued_ holds the newest; in_flight_ (this thread's) what a failed write left.
+  const auto queued = queued_.find(key);
+  const auto failed = in_flight_.find(key);
+  return {queued != queued_.end() ? &queued->second : nullptr,
+          failed != in_flight_.end() ? &failed->second : nullptr};
+}
+
+const Writer::Queued* Writer::waiting_save(const std::string& key) {
+  const auto saves = waiting_saves(key);
+  return saves[0] != nullptr ? saves[0] : saves[1];
+}
+
+void Writer::answer(const LoadRequest& req, LoadResult result) {
+  result.latency = Clock::now() - req.asked;
+  ++stats_.loads;
+  stats_.load_nanoseconds += static_cast<std::uint64_t>(result.latency.count());
+  answers_.push_back(std::move(result));
 }
 
 void Writer::write_queued(std::unique_lock<std::mutex>& lock) {

@@ -19,6 +19,7 @@
 // receiving zone and ends this zone's claim.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -159,6 +160,15 @@ class Writer {
     std::chrono::steady_clock::time_point asked;
   };
   std::deque<LoadRequest> loads_;
+  // Logins answered in one call to the store at most (a shared store claims them in one
+  // transaction; the array of their keys stays well within a statement's size).
+  static constexpr std::size_t kLoadBatch = 512;
+  std::vector<LoadRequest> batch_;  // the writer thread's: the logins being loaded
+  std::vector<std::string> keys_;   // ... and their keys
+  // The saves of `key` waiting here: queued (the newest), and left by a failed write.
+  std::array<Queued*, 2> waiting_saves(const std::string& key);
+  const Queued* waiting_save(const std::string& key);  // the newer of the two, or null
+  void answer(const LoadRequest& req, LoadResult result);
   std::vector<LoadResult> answers_;
   std::vector<std::string> lost_;  // take_lost's
   bool stopping_ = false;
