@@ -27,6 +27,11 @@ struct ClusterStats {
   std::uint64_t chat_out = 0;
   std::uint64_t chat_in = 0;
   std::uint64_t chat_refused = 0;
+  // Ticket logins told to the world, heard from other zones, refused (not decodable, or
+  // not on a login subject).
+  std::uint64_t logins_out = 0;
+  std::uint64_t logins_in = 0;
+  std::uint64_t logins_refused = 0;
   // Actions on a neighbour's entity: forwarded to its owner, or refused here (this tick's
   // bound, or the bus); and neighbours' actions on this zone's entities: carried out by
   // the rules, refused by them, or dropped unresolved (not decodable, not from the

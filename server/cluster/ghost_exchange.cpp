@@ -50,6 +50,8 @@ GhostExchange::GhostExchange(const ExchangeParams& params, world::World& world,
   for (const std::string& z : params_.world_zones) {
     chat_from_.emplace(chat_subject(prefix, z), z);
     link_->subscribe(chat_subject(prefix, z));
+    login_from_.emplace(login_subject(prefix, z), z);
+    link_->subscribe(login_subject(prefix, z));
   }
   // Room for a tick's actions from every neighbour up front: none is allocated in play.
   actions_in_.reserve(params_.neighbours.size() * params_.max_remote_actions_per_tick);
@@ -174,6 +176,14 @@ void GhostExchange::publish_chat(const RemoteChat& line) {
   }
 }
 
+void GhostExchange::publish_login(const LoginNotice& login) {
+  if (params_.world_zones.empty()) return;
+  encode(login, login_bytes_);
+  if (link_->publish(login_subject(params_.subject_prefix, params_.self_name), login_bytes_)) {
+    ++stats_.logins_out;
+  }
+}
+
 void GhostExchange::receive_chat(const RemoteChat& line, HandoffHooks& hooks) {
   // The speaker's name and the line meet the rules they met at home (a zone whose rules
   // were different, or a forged line, does not get through).
@@ -222,6 +232,17 @@ void GhostExchange::receive(Clock::time_point now, HandoffHooks& hooks) {
         continue;
       }
       receive_chat(chat_, hooks);
+      continue;
+    }
+    if (!m.data.empty() && m.data[0] == kLoginMagic) {
+      // Only on a login subject (whose sender NATS vouches for).
+      const auto from = login_from_.find(m.subject);
+      if (from == login_from_.end() || decode(m.data, login_) != LoginDecodeError::kNone) {
+        ++stats_.logins_refused;
+        continue;
+      }
+      ++stats_.logins_in;
+      hooks.remote_login(login_, from->second > params_.self_name);
       continue;
     }
     // The neighbour the subject names as the sender (only it may publish there).

@@ -30,6 +30,7 @@
 #include "cluster/chat_codec.hpp"
 #include "cluster/cluster_stats.hpp"
 #include "cluster/ghost_codec.hpp"
+#include "cluster/login_codec.hpp"
 #include "cluster/transfer_codec.hpp"
 #include "protocol/zone_generated.h"
 #include "world/ghosts.hpp"
@@ -126,6 +127,9 @@ class HandoffHooks {
   // name rule): whispers for this zone's players of that name, guild lines for this zone's
   // guild of that key.
   virtual void remote_chat(const RemoteChat& /*line*/) {}
+  // A ticket login in another zone of the world: a copy of that character here leaves
+  // if it came here before that login (or at the same millisecond and `wins_tie`).
+  virtual void remote_login(const LoginNotice& /*login*/, bool /*wins_tie*/) {}
   // A neighbour's player (this zone's ghost of it at `actor_slot`) acts on this zone's
   // entity `target` (checked: the actor is a player the sender owns, the target is this
   // zone's own): the rules' answer.
@@ -154,6 +158,9 @@ class GhostExchange {
   // Sends a chat line to every other zone of the world (docs/world.md, "Chat across
   // zones"); it reaches their hooks' remote_chat at their next tick.
   void publish_chat(const RemoteChat& line);
+  // Tells every other zone of the world of a ticket login here (docs/world.md, "One
+  // character, online once"); it reaches their hooks' remote_login at their next tick.
+  void publish_login(const LoginNotice& login);
   // Sends this zone's player `actor`'s action on `target`, a ghost here, to the zone the
   // ghost follows; that zone's rules resolve it at its next tick (docs/world.md, "Actions
   // across borders").
@@ -238,8 +245,11 @@ class GhostExchange {
   std::uint32_t actions_out_this_tick_ = 0;
   RemoteAction action_;  // decoding and encoding scratch
   std::vector<std::uint8_t> action_bytes_;
-  std::map<std::string, std::string> chat_from_;  // chat subject -> its zone
-  RemoteChat chat_;                               // decoding scratch
+  std::map<std::string, std::string> chat_from_;   // chat subject -> its zone
+  std::map<std::string, std::string> login_from_;  // login subject -> its zone
+  LoginNotice login_;                              // decoding scratch
+  std::vector<std::uint8_t> login_bytes_;
+  RemoteChat chat_;  // decoding scratch
   std::vector<std::uint8_t> chat_bytes_;
   world::World& world_;
   world::Ghosts ghosts_;

@@ -158,6 +158,11 @@ void render_cluster(Writer& w, const cluster::ClusterStats& c) {
              "the world (out), received and delivered here (in), refused (not decodable, or a "
              "name or text the name rule refuses).",
              "direction", {{"out", c.chat_out}, {"in", c.chat_in}, {"refused", c.chat_refused}});
+  w.labelled("zone_world_logins_total", "counter",
+             "Ticket logins told to the other zones of the world (out), heard from them (in), "
+             "refused (not decodable, or not on a login subject).",
+             "direction",
+             {{"out", c.logins_out}, {"in", c.logins_in}, {"refused", c.logins_refused}});
   w.labelled("zone_actions_forwarded_total", "counter",
              "Players' actions on a neighbour's entity: sent to the zone that owns it (sent), "
              "refused here (this tick's forwarding bound, or the bus refused it).",
@@ -457,6 +462,10 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             "Logins of a character already playing here, which took its entity over (the older "
             "connection closed with logged_in_elsewhere).",
             m.takeovers);
+  w.counter("zone_auth_logged_in_elsewhere_total",
+            "Players that left because their character logged in in another zone of the world "
+            "(closed with logged_in_elsewhere; docs/world.md, \"One character, online once\").",
+            m.logged_in_elsewhere);
   w.gauge("zone_players_held",
           "Players whose connection was lost, held in the world for their client to resume "
           "(players.resume_grace_ms).",

@@ -169,6 +169,7 @@ struct ZoneMetrics {
   std::vector<LabelledCount> tickets_refused;
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  std::uint64_t logged_in_elsewhere = 0;
   // Reconnects (players.resume_grace_ms).
   std::uint64_t players_held = 0;
   std::uint64_t holds = 0;

@@ -240,7 +240,7 @@ void Sessions::leave_world(std::uint32_t slot, const std::string& name, bool kee
     detach_player(*s);
   } else if (const std::uint64_t character = world_.entity(slot).character; character != 0) {
     const auto it = slot_of_character_.find(character);
-    if (it != slot_of_character_.end() && it->second == slot) slot_of_character_.erase(it);
+    if (it != slot_of_character_.end() && it->second.slot == slot) slot_of_character_.erase(it);
   }
   if (!keep_entity) {
     world_.despawn(slot);
@@ -255,7 +255,9 @@ void Sessions::detach_player(Session& s, bool keep_character) {
   peer_of_slot_[s.player_slot] = net::PeerId{};
   if (s.character_id != 0 && !keep_character) {
     const auto it = slot_of_character_.find(s.character_id);
-    if (it != slot_of_character_.end() && it->second == s.player_slot) slot_of_character_.erase(it);
+    if (it != slot_of_character_.end() && it->second.slot == s.player_slot) {
+      slot_of_character_.erase(it);
+    }
   }
   s = Session{};
 }
@@ -313,6 +315,10 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
     return on_resume(s, inbox.token_of(ev), tick, out);
   }
   if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
+  if (ev.ticket_checked && login_notice_) {
+    // A login, not a way back in: a copy of the character in another zone leaves.
+    login_notice_({.account = s.account_id, .character = s.character_id, .login_ms = s.login_ms});
+  }
   if (ev.ticket_checked && take_over(s, tick, out)) return;
   if (store_ != nullptr) return begin_load(s, name, out);
   join_new(s, name, tick, out, nullptr);
@@ -355,6 +361,7 @@ bool Sessions::admit_ticket(Session& s, const InboundEvent& ev, std::string_view
   }
   s.account_id = ev.account_id;
   s.character_id = ev.character_id;
+  s.login_ms = wall_clock_ms();
   ++counters_.tickets_accepted;
   return true;
 }
@@ -369,7 +376,7 @@ void Sessions::refuse_ticket(Session& s, TicketRefusal why, std::span<net::SendB
 bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatch> out) {
   const auto it = slot_of_character_.find(s.character_id);
   if (it == slot_of_character_.end()) return false;
-  const std::uint32_t slot = it->second;
+  const std::uint32_t slot = it->second.slot;
   if (is_held(slot)) {
     // Its connection was lost and it waits for a resume: a new login takes it as well.
     held_.erase(find_hold(slot));
@@ -583,7 +590,9 @@ void Sessions::start_playing(Session& s, std::uint32_t tick, std::span<net::Send
   if (s.player_slot >= peer_of_slot_.size()) peer_of_slot_.resize(s.player_slot + 1);
   peer_of_slot_[s.player_slot] = s.peer;
   if (s.character_id != 0) {
-    slot_of_character_[s.character_id] = s.player_slot;
+    // Since when it is here: this login's time, or now (an arrival, a resume).
+    slot_of_character_[s.character_id] = {
+        .slot = s.player_slot, .since_ms = s.login_ms != 0 ? s.login_ms : wall_clock_ms()};
     world_.set_login(s.player_slot, s.account_id, s.character_id);  // it travels with the entity
   }
   if (s.client >= peer_of_client_.size()) peer_of_client_.resize(s.client + 1);
@@ -807,6 +816,24 @@ bool Sessions::refuse_banned(Session& s, std::span<net::SendBatch> out) {
   log_session(log_, session_log_, "refused peer {}.{}: account {} is banned", s.peer.host,
               s.peer.index, s.account_id);
   kick(s, DisconnectReason::Banned, out);
+  return true;
+}
+
+bool Sessions::logged_in_elsewhere(const cluster::LoginNotice& login, bool wins_tie,
+                                   std::span<net::SendBatch> out) {
+  const auto it = slot_of_character_.find(login.character);
+  if (it == slot_of_character_.end()) return false;
+  const CharacterHere here = it->second;
+  // The copy that came to its zone later stays (see cluster::LoginNotice).
+  if (here.since_ms > login.login_ms || (here.since_ms == login.login_ms && !wins_tie)) {
+    return false;
+  }
+  const world::EntityId id = world_.entity(here.slot).id;
+  if (!kick_player(here.slot, DisconnectReason::LoggedInElsewhere, out)) return false;
+  log_session(log_, session_log_,
+              "character {} (account {}) logged in in another zone: entity {} left here",
+              login.character, login.account, id);
+  ++counters_.logged_in_elsewhere;
   return true;
 }
 

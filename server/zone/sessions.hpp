@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
+
+#include "cluster/login_codec.hpp"
 
 #include "config/zone_config.hpp"
 #include "net/host_thread.hpp"
@@ -34,6 +37,17 @@
 #include "zone/token_bucket.hpp"
 
 namespace zone {
+
+// Where a zone of a world tells the others of its ticket logins (Sessions::set_login_notices).
+using LoginNotices = std::function<void(const cluster::LoginNotice&)>;
+
+// The wall clock in milliseconds since the Unix epoch: when a login happened, comparable
+// across the zones of a world (their clocks kept by NTP).
+inline std::int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 inline constexpr std::size_t kDisconnectReasons =
     static_cast<std::size_t>(protocol::DisconnectReason::MAX) + 1;
@@ -84,6 +98,8 @@ struct SessionCounters {
   std::array<std::uint64_t, kTicketRefusals> tickets_refused{};
   std::uint64_t tickets_accepted = 0;
   std::uint64_t takeovers = 0;
+  // Players that left because their character logged in in another zone of the world.
+  std::uint64_t logged_in_elsewhere = 0;
   // Reconnects (players.resume_grace_ms): players held in the world after their
   // connection was lost; players a connection took back with its resume token (from the
   // hold, or from a connection not yet timed out); resume tokens refused; holds that ran
@@ -109,6 +125,7 @@ struct Session {
   // The ticket's account and character (ticket mode); 0 in open mode.
   std::uint64_t account_id = 0;
   std::uint64_t character_id = 0;
+  std::int64_t login_ms = 0;  // ticket mode: when the Hello's ticket was let in (wall clock)
   std::uint32_t last_sequence = 0;
   // The token of this session's Welcome that brings the player back after a lost
   // connection (players.resume_grace_ms > 0).
@@ -216,6 +233,14 @@ class Sessions {
   const PlayerNames& names() const { return names_; }
   // In a world of zones: where chat lines for other zones go (a zone alone: none).
   void set_chat_forward(ChatForward forward) { chat_forward_ = std::move(forward); }
+  // In a world of zones: where this zone's ticket logins are told to the other zones
+  // (docs/world.md, "One character, online once"; a zone alone: nowhere).
+  void set_login_notices(LoginNotices notices) { login_notice_ = std::move(notices); }
+  // A ticket login in another zone of the world: this zone's copy of the character, if
+  // it came here before that login, leaves with reason LoggedInElsewhere (saved, as any
+  // leave). True if one left.
+  bool logged_in_elsewhere(const cluster::LoginNotice& login, bool wins_tie,
+                           std::span<net::SendBatch> out);
 
   // GM commands (docs/operations.md). Bans and mutes are asked of `moderation` (none:
   // nobody is banned or muted); it must outlive the sessions or be reset first.
@@ -350,7 +375,14 @@ class Sessions {
   std::vector<net::PeerId> peer_of_client_;  // replication client -> its peer
   std::vector<net::PeerId> peer_of_slot_;    // world slot -> its player's peer (or invalid)
   // Ticket mode: the world slot of each character playing here (one login a character).
-  std::unordered_map<std::uint64_t, std::uint32_t> slot_of_character_;
+  // With the time it came here (a login's, else its arrival's or resume's): of two copies
+  // of a character in a world, the later one stays (logged_in_elsewhere).
+  struct CharacterHere {
+    std::uint32_t slot = 0;
+    std::int64_t since_ms = 0;
+  };
+  std::unordered_map<std::uint64_t, CharacterHere> slot_of_character_;
+  LoginNotices login_notice_;
   bool accepting_ = true;
   std::size_t awaiting_hello_ = 0;  // sessions in kAwaitingHello
   SessionCounters counters_;

@@ -352,6 +352,7 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
     m.tickets_refused[i].value = sc.tickets_refused[i];
   m.tickets_accepted = sc.tickets_accepted;
   m.takeovers = sc.takeovers;
+  m.logged_in_elsewhere = sc.logged_in_elsewhere;
   m.players_held = sc.players_held;
   m.holds = sc.holds;
   m.holds_expired = sc.holds_expired;

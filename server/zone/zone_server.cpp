@@ -65,6 +65,9 @@ class SessionHandoff final : public cluster::HandoffHooks {
   void remote_chat(const cluster::RemoteChat& line) override {
     deliver_remote_chat(world_, sessions_.names(), line);
   }
+  void remote_login(const cluster::LoginNotice& login, bool wins_tie) override {
+    sessions_.logged_in_elsewhere(login, wins_tie, out_);
+  }
   protocol::ActionStatus remote_action(std::uint32_t actor_slot, std::uint16_t action,
                                        world::EntityId target,
                                        std::span<const std::int32_t> args) override {
@@ -154,6 +157,10 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
     // Whispers to names elsewhere and guild lines go to the other zones of the world.
     sessions_.set_chat_forward([exchange = cluster_.get()](const cluster::RemoteChat& line) {
       exchange->publish_chat(line);
+    });
+    // Ticket logins go to them too: a copy of the character elsewhere leaves.
+    sessions_.set_login_notices([exchange = cluster_.get()](const cluster::LoginNotice& login) {
+      exchange->publish_login(login);
     });
     // Actions on a neighbour's entity go to the zone that owns it.
     if (rules_) {

@@ -824,6 +824,79 @@ TEST_CASE("world: in ticket mode bots carry their tickets across the border") {
   }
 }
 
+// One character, online once, across the world (docs/world.md): a character playing in
+// west logs in again in east. East tells the world of the login; west's copy, older,
+// leaves with reason 14 (logged in elsewhere) and east's plays on. Two client-sim runs
+// of one bot each, with the same ticket key: both bots are bot-0, character 1.
+TEST_CASE("world: a character that logs in in another zone leaves the zone it played in") {
+  const std::string nats = nats_server_or_skip();
+  const std::string dir = temp_dir();
+  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
+  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
+  std::string key;
+  std::ifstream(dir + "/ticket.pub") >> key;
+  REQUIRE(key.size() == 64);
+  const std::uint16_t nats_port = free_tcp_port();
+  const auto bus = start_nats(nats, dir, nats_port);
+  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  const auto start = [&](const std::string& name) {
+    Zone z = zone::test::start_truth_zone(
+        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", "0", "--set",
+         "threads.workers=1", "--set", "threads.network=1", "--set", "auth.mode=ticket", "--set",
+         "auth.public_key=" + key, "--set", "auth.world=emerald"},
+        dir + "/" + name + ".log");
+    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
+    return z;
+  };
+  Zone west = start("west");
+  Zone east = start("east");
+  for (const Zone* z : {&west, &east}) {
+    REQUIRE(wait_metric(
+        *z, "zone_bus_connected", [](double v) { return v == 1; }, 20s));
+  }
+  const auto sim = [&](const Zone& z, const std::string& name) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{
+            ZONE_CLIENT_SIM_BIN, "--server", "127.0.0.1:" + std::to_string(z.port), "--bots", "1",
+            "--duration", "120", "--scenario", "idle", "--ticket-key", dir + "/ticket.key",
+            "--ticket-world", "emerald", "--summary-json", dir + "/" + name + ".json"},
+        dir + "/" + name + ".log");
+  };
+  auto first = sim(west, "first");
+  REQUIRE(wait_metric(
+      west, "zone_players", [](double v) { return v == 1; }, 30s));
+  auto second = sim(east, "second");
+  // West hears of east's login and lets its copy go; east's stays.
+  CHECK(wait_metric(
+      west, "zone_auth_logged_in_elsewhere_total", [](double v) { return v == 1; }, 30s));
+  CHECK(wait_metric(
+      west, "zone_players", [](double v) { return v == 0; }, 10s));
+  CHECK(wait_metric(
+      east, "zone_players", [](double v) { return v == 1; }, 10s));
+  CHECK(metric(east, "zone_world_logins_total\\{direction=\"out\"\\}").value_or(0) >= 1);
+  CHECK(metric(west, "zone_world_logins_total\\{direction=\"in\"\\}").value_or(0) >= 1);
+  CHECK(metric(west, "zone_disconnects_total\\{reason=\"logged_in_elsewhere\"\\}") == 1.0);
+  // West's notice of the first login reached east before east had the character: the
+  // newer login is the one that plays.
+  CHECK(metric(east, "zone_auth_logged_in_elsewhere_total") == 0.0);
+  CHECK(
+      first->wait_for_log(std::regex("disconnected by the server \\(logged in elsewhere\\)"), 10s));
+  second->signal(SIGINT);
+  first->signal(SIGINT);
+  CHECK(second->wait(30s) == 0);
+  CHECK(first->wait(30s) == 0);
+  std::ifstream in(dir + "/second.json");
+  REQUIRE(in.good());
+  const nlohmann::json s = nlohmann::json::parse(in);
+  CHECK(s["bots_connected"].get<int>() == 1);
+  CHECK(s["disconnects"].get<int>() == 0);
+  for (Zone* z : {&west, &east}) {
+    z->process->signal(SIGTERM);
+    CHECK(z->process->wait(5s) == 0);
+  }
+}
+
 // ---- The bus with credentials and TLS (docs/security.md, "The bus"). ----------------
 
 namespace {
