@@ -429,6 +429,10 @@ struct FakeSessions final : cluster::HandoffHooks {
   std::vector<std::pair<std::uint32_t, cluster::Destination>> left;
   std::vector<cluster::RemoteChat> chats;  // lines from other zones, as delivered
   void remote_chat(const cluster::RemoteChat& line) override { chats.push_back(line); }
+  std::vector<std::pair<cluster::LoginNotice, bool>> logins;  // from other zones, as heard
+  void remote_login(const cluster::LoginNotice& login, bool wins_tie) override {
+    logins.emplace_back(login, wins_tie);
+  }
   struct Acted {
     std::uint32_t actor_slot;
     std::uint16_t action;
@@ -866,6 +870,71 @@ TEST_CASE("world chat: a zone's lines reach the others - forged and bad ones are
   east.step();
   CHECK(east.sessions.chats.size() == 2);
   CHECK(east.exchange.stats().chat_refused == 3);
+}
+
+// ---- One character, online once (docs/world.md). ------------------------------------
+
+TEST_CASE("world logins: a notice round-trips through its codec - damaged ones are refused") {
+  const cluster::LoginNotice login{
+      .account = 0xFEDCBA9876543210ULL, .character = 42, .login_ms = 1'796'000'000'123};
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(login, bytes);
+  CHECK(bytes.size() == 26);
+  cluster::LoginNotice got;
+  REQUIRE(cluster::decode(bytes, got) == cluster::LoginDecodeError::kNone);
+  CHECK(got.account == login.account);
+  CHECK(got.character == 42);
+  CHECK(got.login_ms == login.login_ms);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    CHECK(cluster::decode(std::span(bytes).first(n), got) != cluster::LoginDecodeError::kNone);
+  }
+  auto trailing = bytes;
+  trailing.push_back(0);
+  CHECK(cluster::decode(trailing, got) == cluster::LoginDecodeError::kTrailing);
+  auto version = bytes;
+  version[1] = 2;
+  CHECK(cluster::decode(version, got) == cluster::LoginDecodeError::kVersion);
+  // No account, no character, no time: refused.
+  for (const cluster::LoginNotice& bad :
+       {cluster::LoginNotice{0, 42, 5}, cluster::LoginNotice{7, 0, 5},
+        cluster::LoginNotice{7, 42, 0}, cluster::LoginNotice{7, 42, -5}}) {
+    cluster::encode(bad, bytes);
+    CHECK(cluster::decode(bytes, got) == cluster::LoginDecodeError::kBadValue);
+  }
+}
+
+TEST_CASE("world logins: a zone's logins reach every other zone - forged ones are refused") {
+  test::MemoryBroker broker;
+  ExchangeZone west{0, broker};
+  ExchangeZone east{1, broker};
+  west.exchange.publish_login({.account = 3, .character = 9, .login_ms = 1000});
+  east.step();
+  REQUIRE(east.sessions.logins.size() == 1);
+  CHECK(east.sessions.logins[0].first.character == 9);
+  CHECK(east.sessions.logins[0].first.login_ms == 1000);
+  // East's name sorts before west's: at the same millisecond, west's login wins (east's
+  // copy would leave).
+  CHECK(east.sessions.logins[0].second);
+  CHECK(east.exchange.stats().logins_in == 1);
+  CHECK(west.exchange.stats().logins_out == 1);
+  east.exchange.publish_login({.account = 3, .character = 9, .login_ms = 1000});
+  west.step();
+  REQUIRE(west.sessions.logins.size() == 1);
+  CHECK_FALSE(west.sessions.logins[0].second);  // ... and west's copy would stay
+  west.step();
+  CHECK(west.sessions.logins.size() == 1);  // its own logins do not come back to it
+
+  // A login on another subject (west's chat, a ghost subject), or damaged: refused.
+  std::unique_ptr<bus::Bus> outsider = broker.endpoint();
+  std::vector<std::uint8_t> bytes;
+  cluster::encode(cluster::LoginNotice{3, 9, 2000}, bytes);
+  outsider->publish("t.chat.west", bytes);
+  outsider->publish("t.ghosts.east.west", bytes);
+  bytes.push_back(1);
+  outsider->publish("t.logins.west", bytes);
+  east.step();
+  CHECK(east.sessions.logins.size() == 1);
+  CHECK(east.exchange.stats().logins_refused == 3);
 }
 
 // ---- Actions across borders (docs/world.md, "Actions across borders"). --------------
