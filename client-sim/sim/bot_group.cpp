@@ -38,6 +38,12 @@ constexpr std::uint32_t kEventSettleSeconds = 5;
 constexpr std::uint32_t kRejoinTimeoutMs = 5000;
 constexpr double kRejoinPauseMinS = 0.5;
 constexpr double kRejoinPauseMaxS = 1.5;
+// Reconnects: each resume goes out through the next of this many sets of sockets, as a
+// client whose network changed has a new address. A zone that goes on resending its
+// goodbye to the old connection (its acknowledgement lost) then reaches a socket whose
+// peers were all opened seconds before, never the bot's new connection in the old one's
+// place (ENet tells sessions of a peer slot apart by a 2-bit id only).
+constexpr std::uint32_t kResumeSocketSets = 4;
 
 }  // namespace
 
@@ -45,7 +51,9 @@ BotGroup::BotGroup(const GroupOptions& options, const Scenario& scenario)
     : options_(options), scenario_(scenario), rng_(options.seed) {
   const std::uint32_t per_host = std::max(1u, std::min(options.bots_per_host, 4000u));
   const std::uint32_t hosts = std::max(1u, (options.bots + per_host - 1) / per_host);
-  for (std::uint32_t h = 0; h < hosts; ++h) {
+  hosts_per_set_ = hosts;
+  const std::uint32_t sets = scenario.reconnect ? kResumeSocketSets : 1;
+  for (std::uint32_t h = 0; h < hosts * sets; ++h) {
     net::HostOptions o;
     // Reconnects: a silent connection keeps its slot until the zone closes it, while the
     // bot's new one needs another.
@@ -339,6 +347,7 @@ void BotGroup::reconnect(clock::time_point now) {
     } else if (bot.phase() == client::Bot::Phase::kIdle && slot.resume_at != clock::time_point{} &&
                now >= slot.resume_at) {
       slot.resume_at = {};
+      slot.host = (slot.host + hosts_per_set_) % static_cast<std::uint32_t>(hosts_.size());
       bot.resume(*hosts_[slot.host]);
       bot_of_peer_[slot.host][bot.peer().index] = static_cast<std::int32_t>(i);
     }

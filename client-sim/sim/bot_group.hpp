@@ -204,6 +204,7 @@ class BotGroup {
   GroupOptions options_;
   Scenario scenario_;
   std::vector<std::unique_ptr<net::EnetHost>> hosts_;
+  std::uint32_t hosts_per_set_ = 1;                     // hosts_ is this many per set of sockets
   std::vector<std::vector<std::int32_t>> bot_of_peer_;  // per host, by peer index
   std::vector<Slot> slots_;
   util::SplitMix64 rng_;

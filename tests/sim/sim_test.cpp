@@ -493,6 +493,9 @@ TEST_CASE(
     "client-sim reconnect: bots drop their connections and resume - replicas match the truth") {
   reconnect_case(0.0);
 }
+TEST_CASE("client-sim reconnect through 10% packet loss both ways: every resume honoured") {
+  reconnect_case(0.10);
+}
 
 TEST_CASE("client-sim crowd at the default budget: held-back records are exact and bounded") {
   crowded_case(0.0);
