@@ -159,8 +159,12 @@ bool EnetHost::admit_datagram() {
     ++stats_.connects_refused_address;
     return false;
   }
+  // An exempt address (this machine) is not held to the per-address allowance, but to half
+  // the host's handshakes: a local process gone wrong cannot keep everyone else out.
+  const std::uint32_t address_cap =
+      exempt ? std::max<std::uint32_t>(1, a.half_open / 2) : a.half_open_per_address;
   if ((a.half_open != 0 && half_open_ >= a.half_open) ||
-      (!exempt && a.half_open_per_address != 0 && count.half_open >= a.half_open_per_address)) {
+      ((!exempt || a.half_open != 0) && address_cap != 0 && count.half_open >= address_cap)) {
     ++stats_.connects_refused_half_open;
     return false;
   }

@@ -70,6 +70,7 @@ struct AdmissionLimits {
   std::uint32_t half_open_per_address = 0;  // handshakes in progress from one IP address
   std::uint32_t half_open_timeout_ms = 0;   // an unfinished handshake is dropped after this
   // The per-address limits skip 127.0.0.0/8: this machine, which the network cannot forge.
+  // Such an address may still hold at most half of `half_open`.
   bool exempt_loopback = false;
 };
 

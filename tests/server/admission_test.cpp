@@ -157,6 +157,35 @@ TEST_CASE("admission: forged connects from one address cannot keep a newcomer ou
   CHECK(expired <= static_cast<double>(t.half_open_expired));
 }
 
+// The loopback exemption lifts the per-address allowance for this machine (load tests),
+// not the whole defence: one exempt address holds at most half the handshake places, so
+// a local process flooding CONNECTs cannot keep a newcomer out either.
+TEST_CASE("admission: an exempt loopback address holds at most half of the handshakes") {
+  net::EnetLibrary enet;
+  config::ZoneConfig cfg = guarded_zone();
+  cfg.limits.loopback_exempt = true;  // both 127.0.0.2 and the newcomer's 127.0.0.1
+  test::ServerThread server(cfg);
+  ForgedConnects attacker(server.port());
+  test::Clients clients;
+  attacker.send(1000);
+  client::Bot& newcomer = clients.add("newcomer", server.port());
+  const auto start = std::chrono::steady_clock::now();
+  bool joined = false;
+  while (!joined && std::chrono::steady_clock::now() - start < 5s) {
+    attacker.send(50);
+    joined = clients.pump_until([&] { return playing(newcomer); }, 50ms);
+  }
+  CHECK(joined);
+  clients.pump(800ms);
+  CHECK(playing(newcomer));
+  ZoneServer& zone = server.stop();
+  const net::TrafficStats t = zone.traffic();
+  // The attacker's handshakes past its half (32 of 64) were dropped unanswered.
+  CHECK(t.connects_refused_half_open >= 900);
+  CHECK(t.connects_refused_address == 0);  // no per-address allowance for it
+  CHECK(zone.counters().joins == 1);
+}
+
 TEST_CASE("admission: connections that never say hello cannot hold the newcomers' slots") {
   net::EnetLibrary enet;
   config::ZoneConfig cfg = guarded_zone();
