@@ -9,13 +9,6 @@
 
 namespace zone::replication {
 
-bool frame_has(const Frame* frame, world::EntityId id) {
-  if (frame == nullptr) return false;
-  auto it = std::lower_bound(frame->entities.begin(), frame->entities.end(), id,
-                             [](const FrameEntry& e, world::EntityId k) { return e.id < k; });
-  return it != frame->entities.end() && it->id == id;
-}
-
 void start_frame(Frame& frame, std::uint32_t tick, protocol::Values self, std::size_t entities) {
   frame.tick = tick;
   frame.stride = static_cast<std::uint32_t>(self.size());
@@ -36,7 +29,13 @@ void gather_candidates(const GatherContext& ctx, std::vector<InterestEntry>& int
   const Frame* baseline = ctx.baseline;
   const std::vector<FrameEntry>& base = baseline ? baseline->entities : kEmpty;
   const protocol::Schema& schema = world.game().schema;
+  // The context in locals: the loop's stores (frame, candidates, interest entries) could
+  // otherwise alias it, and it would be read from memory again for every entity.
   const std::uint32_t tick = ctx.tick;
+  const std::uint32_t max_wait = ctx.max_wait;
+  const Frame* const last = ctx.last;
+  const double self_x = ctx.self_x, self_y = ctx.self_y, inv_r2 = ctx.inv_r2;
+  const std::int32_t self_party = ctx.self_party;
   // Baseline positions are written as skips between indices, never wider than this.
   const std::uint32_t index_bytes = protocol::varint_size(static_cast<std::uint32_t>(base.size()));
   const bool policy = tiers.active();
@@ -58,14 +57,14 @@ void gather_candidates(const GatherContext& ctx, std::vector<InterestEntry>& int
     const protocol::Values full = values.of(entry.slot, RowView::kFull);
     // What this client may know of it: the party's rows too when it is in the client's
     // party (and the party's view is the full one's when every row is everyone's).
-    const bool same_party = ctx.self_party != 0 && full[protocol::kParty] == ctx.self_party;
+    const bool same_party = self_party != 0 && full[protocol::kParty] == self_party;
     const protocol::Values now =
         values.of(entry.slot, same_party ? RowView::kParty : RowView::kPublic);
-    const double dx = protocol::position_cm(now, protocol::kX) - ctx.self_x;
-    const double dy = protocol::position_cm(now, protocol::kY) - ctx.self_y;
+    const double dx = protocol::position_cm(now, protocol::kX) - self_x;
+    const double dy = protocol::position_cm(now, protocol::kY) - self_y;
     const double d2 = dx * dx + dy * dy;
     const bool member = (entry.sources & kInGroup) != 0;
-    const float weight = proximity_weight(member, d2, ctx.inv_r2);
+    const float weight = proximity_weight(member, d2, inv_r2);
     if (!(entry.sources & kInAoi)) ++stats.group_entities;
     entry.tier = policy && !member ? tiers.tier_of(dx, dy, d2, stats) : 0;
     entry.slack_ticks = tiers.slack(entry.tier);
@@ -73,8 +72,7 @@ void gather_candidates(const GatherContext& ctx, std::vector<InterestEntry>& int
     if (i == base.size() || entry.id < base[i].id) {
       // Entering the client's frame. A spawn the client may already hold (it was in the
       // last frame sent, encoded against an older baseline) is not optional.
-      const bool mandatory =
-          tick - entry.entered_tick >= ctx.max_wait || frame_has(ctx.last, entry.id);
+      const bool mandatory = tick - entry.entered_tick >= max_wait || frame_has(last, entry.id);
       const world::Entity& e = world.entity(entry.slot);
       frame.push({entry.id, tick}, now);
       out.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index,
@@ -100,7 +98,7 @@ void gather_candidates(const GatherContext& ctx, std::vector<InterestEntry>& int
         // Stays at the baseline values unless sent; how long those have been out of date
         // bounds the wait.
         frame.push(was, was_values);
-        const bool stale_too_long = tick - was.sent_tick >= ctx.max_wait + entry.slack_ticks;
+        const bool stale_too_long = tick - was.sent_tick >= max_wait + entry.slack_ticks;
         const std::uint32_t cost =
             index_bytes + protocol::fields::encoded_size(schema, mask, was_values, now);
         out.push_back({Candidate::kUpdate, stale_too_long, false, j, static_cast<std::uint32_t>(i),

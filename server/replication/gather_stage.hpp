@@ -6,6 +6,7 @@
 // its priority (rank_stage.hpp); what may not wait is marked mandatory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,11 @@ void gather_candidates(const GatherContext& ctx, std::vector<InterestEntry>& int
                        Frame& frame, std::vector<Candidate>& out, ReplicationStats& stats);
 
 // Whether `frame` (may be null) holds entity `id`.
-bool frame_has(const Frame* frame, world::EntityId id);
+inline bool frame_has(const Frame* frame, world::EntityId id) {
+  if (frame == nullptr) return false;
+  auto it = std::lower_bound(frame->entities.begin(), frame->entities.end(), id,
+                             [](const FrameEntry& e, world::EntityId k) { return e.id < k; });
+  return it != frame->entities.end() && it->id == id;
+}
 
 }  // namespace zone::replication

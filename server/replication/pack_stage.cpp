@@ -14,9 +14,10 @@ void plan_parts(std::span<const Candidate> candidates, std::span<const InterestE
   const std::uint32_t max_bytes = costs.max_bytes;
   const std::uint32_t part_overhead = costs.part_overhead;
   const std::uint32_t self_cost = costs.self_cost;
-  auto wire_less = [&](std::uint32_t a, std::uint32_t b) {
-    const Candidate& ca = candidates[a];
-    const Candidate& cb = candidates[b];
+  const Candidate* const c = candidates.data();  // held by value: see rank_candidates
+  auto wire_less = [c](std::uint32_t a, std::uint32_t b) {
+    const Candidate& ca = c[a];
+    const Candidate& cb = c[b];
     const bool sa = ca.kind == Candidate::kSpawn, sb = cb.kind == Candidate::kSpawn;
     if (sa != sb) return sb;
     return sa ? ca.frame_index < cb.frame_index : ca.base_index < cb.base_index;

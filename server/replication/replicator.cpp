@@ -1,9 +1,7 @@
 #include "replication/replicator.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
@@ -17,6 +15,7 @@ namespace zone::replication {
 namespace {
 
 constexpr ClientId kNoClient = std::numeric_limits<ClientId>::max();
+
 bool id_less(const InterestEntry& e, world::EntityId id) {
   return e.id < id;
 }
