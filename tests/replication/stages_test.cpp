@@ -4,11 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "loopback.hpp"
 #include "protocol/compact.hpp"
 #include "protocol/quantize.hpp"
+#include "protocol/record.hpp"
 #include "replication/budget_stage.hpp"
 #include "replication/gather_stage.hpp"
 #include "replication/interest_stage.hpp"
@@ -383,4 +386,55 @@ TEST_CASE("tick values: every row of an entity quantised once, and a row of zero
   CHECK(protocol::position_metres(v, protocol::kY) == doctest::Approx(56.78).epsilon(0.001));
   CHECK(w.values.zeros().size() == w.values.stride());
   for (const std::int32_t z : w.values.zeros()) CHECK(z == 0);
+}
+
+TEST_CASE("pack stage: the planned parts are written numbered, the own record in the first") {
+  Placed w;
+  const std::uint32_t self = w.add(100.0, 100.0);
+  std::vector<replication::InterestEntry> interest;
+  for (const double x : {105.0, 110.0, 115.0}) interest.push_back(w.entry(w.add(x, 100.0)));
+  w.quantise();
+  const protocol::Schema& schema = w.world.game().schema;
+  std::vector<Candidate> cs;
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    const protocol::Values now = w.values.of(interest[k].slot, replication::RowView::kPublic);
+    const world::Entity& e = w.world.entity(interest[k].slot);
+    cs.push_back({Candidate::kSpawn, false, false, k, 0, k,
+                  protocol::spawn_cost(schema, interest[k].id, e.type, e.name, now), 0.0f, 0,
+                  now.data()});
+  }
+  const protocol::Values me = w.values.of(self, replication::RowView::kFull);
+  const replication::PartsHeader header{
+      .tick = 9,
+      .last_input_sequence = 4,
+      .baseline = nullptr,
+      .self_mask = protocol::fields::change_mask(w.values.zeros(), me),
+      .base_self = w.values.zeros(),
+      .self = me};
+  const std::vector<std::uint32_t> selected = {0, 1, 2}, part_ends = {2, 3};
+  replication::PacketArena arena;
+  replication::ReplicationStats stats;
+  double tokens = 1000.0;
+  const std::uint64_t bytes = replication::write_parts(cs, interest, selected, part_ends, header,
+                                                       w.world, 1200, 7, arena, tokens, stats);
+  REQUIRE(arena.packets().size() == 2);
+  CHECK(stats.packets == 2);
+  CHECK(stats.bytes == bytes);
+  CHECK(tokens == 1000.0 - static_cast<double>(bytes));
+  std::vector<std::uint32_t> spawned;
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    const replication::PacketArena::Packet& packet = arena.packets()[p];
+    CHECK(packet.client == 7);
+    protocol::SnapshotPart part;
+    REQUIRE(protocol::parse_snapshot_part(arena.bytes(packet), schema, part) ==
+            protocol::ParseError::kNone);
+    CHECK(part.header.server_tick == 9);
+    CHECK(part.header.last_input_sequence == 4);
+    CHECK(part.header.part == p);
+    CHECK(part.header.part_count == 2);
+    CHECK(((part.header.flags & protocol::kSnapshotHasSelf) != 0) == (p == 0));
+    CHECK(part.changes.empty());
+    for (const protocol::SpawnRecord& s : part.spawns) spawned.push_back(s.id);
+  }
+  CHECK(spawned == std::vector<std::uint32_t>{interest[0].id, interest[1].id, interest[2].id});
 }
