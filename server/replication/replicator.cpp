@@ -1,29 +1,23 @@
 #include "replication/replicator.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "protocol/limits.hpp"
 #include "protocol/quantize.hpp"
-#include "replication/entity_values.hpp"
+#include "replication/budget_stage.hpp"
+#include "replication/gather_stage.hpp"
+#include "replication/pack_stage.hpp"
+#include "replication/rank_stage.hpp"
+#include "replication/settle_stage.hpp"
 
 namespace zone::replication {
 namespace {
 
 constexpr ClientId kNoClient = std::numeric_limits<ClientId>::max();
-using Candidate = ReplicationWorker::Candidate;
 
 bool id_less(const InterestEntry& e, world::EntityId id) {
   return e.id < id;
-}
-
-bool frame_has(const Frame* frame, world::EntityId id) {
-  if (frame == nullptr) return false;
-  auto it = std::lower_bound(frame->entities.begin(), frame->entities.end(), id,
-                             [](const FrameEntry& e, world::EntityId k) { return e.id < k; });
-  return it != frame->entities.end() && it->id == id;
 }
 
 }  // namespace
@@ -204,25 +198,7 @@ void Replicator::refill_budget(ClientView& v) const {
 
 void Replicator::begin_tick(std::uint32_t) {
   events_.prepare(world_);
-  const protocol::Schema& schema = world_.game().schema;
-  stride_ = schema.size();
-  const bool private_rows = schema.public_mask() != schema.all_mask();
-  views_ = private_rows ? 3 : 1;
-  current_.resize(static_cast<std::size_t>(world_.slot_count()) * views_ * stride_);
-  zeros_.assign(stride_, 0);
-  world_.for_each_entity([&](std::uint32_t slot, const world::Entity&) {
-    const std::size_t row = static_cast<std::size_t>(slot) * views_ * stride_;
-    const protocol::MutableValues full{current_.data() + row, stride_};
-    entity_values(world_, slot, full);
-    if (!private_rows) return;
-    // The party's and everyone's views: the rows they may not receive read 0, so a
-    // client's frame holds exactly what it was sent.
-    for (std::uint32_t v = 1; v < 3; ++v) {
-      const std::uint64_t keep = v == kPartyView ? schema.party_mask() : schema.public_mask();
-      std::int32_t* out = current_.data() + row + v * stride_;
-      for (std::size_t i = 0; i < stride_; ++i) out[i] = (keep >> i) & 1 ? full[i] : 0;
-    }
-  });
+  values_.fill(world_);
 }
 
 void Replicator::end_tick(std::span<ReplicationWorker> workers) {
@@ -275,6 +251,10 @@ void Replicator::replicate_clients(std::uint32_t tick, ClientId begin, ClientId 
   }
 }
 
+// The stages, in order (docs/architecture.md, "Replication"): gather what the client may
+// know (interest and gather stages), rank it, fit it to the budget, pack it, settle what
+// went and what waits. Each reads and writes only this client's view and the worker's
+// scratch.
 void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWorker& w) {
   ClientView& v = clients_[c];
   ReplicationStats& stats = w.stats;
@@ -283,375 +263,54 @@ void Replicator::replicate_client(ClientId c, std::uint32_t tick, ReplicationWor
   const Frame* baseline =
       tick - v.acked_tick < v.history.size() ? v.history.find(v.acked_tick) : nullptr;
   if (baseline == nullptr && v.acked_tick != 0) ++stats.full_resyncs;
-  // The newest frame the client may hold: whatever is in it must stay in view.
-  const Frame* last = v.history.find(v.last_sent_tick);
-  static const std::vector<FrameEntry> kEmpty;
-  const std::vector<FrameEntry>& base = baseline ? baseline->entities : kEmpty;
+  const std::size_t base_size = baseline ? baseline->entities.size() : 0;
   const protocol::Schema& schema = world_.game().schema;
 
   Frame& frame = w.next_frame;
-  frame.tick = tick;
-  frame.stride = static_cast<std::uint32_t>(stride_);
-  frame.entities.clear();
-  frame.values.clear();
-  frame.deferred_spawns.clear();
-  // Frames circulate between the worker and every client's history, so this one may
-  // come from a client with a smaller view: grow it once, to the most it can hold.
-  frame.entities.reserve(base.size() + v.interest.size());
-  frame.values.reserve((base.size() + v.interest.size()) * stride_);
-  const protocol::Values self_now = view(v.player_slot, kFullView);
-  frame.self.assign(self_now.begin(), self_now.end());
-  const protocol::Values base_self = baseline ? protocol::Values(baseline->self) : zeros_;
+  start_frame(frame, tick, values_.of(v.player_slot, RowView::kFull),
+              base_size + v.interest.size());
+  const protocol::Values base_self = baseline ? protocol::Values(baseline->self) : values_.zeros();
   const std::uint64_t self_mask = protocol::fields::change_mask(base_self, frame.self);
-  const std::int32_t self_party = frame.self[protocol::kParty];
-
-  // Priority falls with distance; squared, in the centimetres at hand (no square root,
-  // no visit to the world's entity records, which are cold in cache).
   const double r_cm = std::max(1.0, world_.effective_player_radius()) / protocol::kPositionStep;
-  const double inv_r2 = 1.0 / (r_cm * r_cm);
-  const double self_x = protocol::position_cm(frame.self, protocol::kX);
-  const double self_y = protocol::position_cm(frame.self, protocol::kY);
-  // Baseline positions are written as skips between indices, never wider than this.
-  const std::uint32_t index_bytes = protocol::varint_size(static_cast<std::uint32_t>(base.size()));
-  const std::uint32_t max_wait = params_.max_deferral_ticks;
+  GatherContext gather{.tick = tick,
+                       .baseline = baseline,
+                       .last = v.history.find(v.last_sent_tick),
+                       .max_wait = params_.max_deferral_ticks,
+                       .self_x = protocol::position_cm(frame.self, protocol::kX),
+                       .self_y = protocol::position_cm(frame.self, protocol::kY),
+                       .inv_r2 = 1.0 / (r_cm * r_cm),
+                       .self_party = frame.self[protocol::kParty]};
 
-  // Interest policy: each entity's tier, from its distance, the crowd and the view cone.
-  const InterestParams& ip = params_.interest;
-  const bool policy = ip.active();
-  const std::array<std::uint32_t, 3> slack = {0, tier_slack_ticks(params_, 1),
-                                              tier_slack_ticks(params_, 2)};
-  const double near2 = ip.near_fraction * ip.near_fraction / inv_r2;
-  const double far2 = ip.far_fraction * ip.far_fraction / inv_r2;
-  // Crowd: more than K in view. The K nearest keep their tier; ties at the K-th distance
-  // go to the lowest ids (the merge below runs in id order), so exactly K are kept.
-  double crowd_d2 = std::numeric_limits<double>::infinity();
-  std::uint32_t crowd_ties = 0;
-  // Party and guild members are not part of the crowd: they keep the near tier whatever
-  // it holds.
-  const std::uint32_t k_nearest = ip.crowd_threshold;
-  std::size_t crowd_size = v.interest.size();
-  if (k_nearest > 0 && crowd_size > k_nearest) {
-    for (const InterestEntry& e : v.interest) crowd_size -= (e.sources & kInGroup) ? 1 : 0;
+  w.tiers.prepare(params_, v.interest, values_, frame.self, gather.self_x, gather.self_y,
+                  gather.inv_r2, w.nearest, stats);
+  gather_candidates(gather, v.interest, values_, world_, w.tiers, frame, w.candidates, stats);
+  rank_candidates(w.candidates, w.order);
+  const PartCosts costs{
+      .max_bytes = params_.max_packet_bytes,
+      .part_overhead = protocol::kSnapshotHeaderBytes + 2 * protocol::kMaxCountBytes,
+      .self_cost =
+          self_mask ? protocol::fields::encoded_size(schema, self_mask, base_self, frame.self) : 0};
+  stats.forced += select_within_budget(w.candidates, w.order, v.tokens, costs, w.selected);
+  if (hold_back({.selected = w.selected.size(),
+                 .deferred = w.candidates.size() - w.selected.size(),
+                 .self_changed = self_mask != 0,
+                 .tokens = v.tokens,
+                 .tick = tick,
+                 .last_sent_tick = v.last_sent_tick,
+                 .tick_rate = params_.tick_rate})) {
+    return;
   }
-  const bool crowded = k_nearest > 0 && crowd_size > k_nearest;
-  if (crowded) {
-    ++stats.crowded;
-    w.nearest.clear();
-    for (const InterestEntry& e : v.interest) {
-      if (e.sources & kInGroup) continue;
-      const protocol::Values p = view(e.slot, kFullView);
-      const double dx = protocol::position_cm(p, protocol::kX) - self_x;
-      const double dy = protocol::position_cm(p, protocol::kY) - self_y;
-      w.nearest.push_back(dx * dx + dy * dy);
-    }
-    std::nth_element(w.nearest.begin(), w.nearest.begin() + (k_nearest - 1), w.nearest.end());
-    crowd_d2 = w.nearest[k_nearest - 1];
-    crowd_ties = k_nearest - static_cast<std::uint32_t>(std::count_if(
-                                 w.nearest.begin(), w.nearest.begin() + (k_nearest - 1),
-                                 [&](double d) { return d < crowd_d2; }));
-  }
-  // Cone: the player faces its heading (direction of travel); behind is outside half the
-  // field of view on either side, beyond cone_radius.
-  constexpr double kPi = 3.14159265358979323846;
-  double hx = 0.0, hy = 0.0, cos_half2 = 0.0, cone_r2 = 0.0;
-  bool cos_half_positive = true;
-  if (ip.cone) {  // trigonometry only when asked for: it is most of a small view's cost
-    const double heading = protocol::heading_radians(frame.self);
-    hx = std::cos(heading);
-    hy = std::sin(heading);
-    const double cos_half = std::cos(ip.cone_fov_degrees * kPi / 360.0);
-    cos_half2 = cos_half * cos_half;
-    cos_half_positive = cos_half >= 0.0;
-    const double cone_r = ip.cone_radius / protocol::kPositionStep;
-    cone_r2 = cone_r * cone_r;
-  }
-  auto tier_of = [&](double dx, double dy, double d2) -> std::uint8_t {
-    std::uint8_t tier = 0;
-    if (ip.tiers) tier = d2 <= near2 ? 0 : (d2 <= far2 ? 1 : 2);
-    if (crowded) {
-      bool kept = d2 < crowd_d2;
-      if (d2 == crowd_d2 && crowd_ties > 0) {
-        kept = true;
-        --crowd_ties;
-      }
-      if (!kept) tier = 2;
-    }
-    if (ip.cone && tier < 2 && d2 > cone_r2) {
-      const double dot = hx * dx + hy * dy;
-      const bool inside = cos_half_positive ? (dot >= 0.0 && dot * dot >= cos_half2 * d2)
-                                            : (dot >= 0.0 || dot * dot <= cos_half2 * d2);
-      if (!inside) {
-        tier = 2;
-        ++stats.behind;
-      }
-    }
-    return tier;
-  };
-
-  // Merge the baseline frame with the interest set, both sorted by id.
-  w.candidates.clear();
-  std::size_t i = 0;
-  std::uint32_t j = 0;
-  while (i < base.size() || j < v.interest.size()) {
-    const auto frame_index = static_cast<std::uint32_t>(frame.entities.size());
-    if (j == v.interest.size() || (i < base.size() && base[i].id < v.interest[j].id)) {
-      // Left the view: a despawn, always sent. Kept in the frame only if it cannot be.
-      frame.push(base[i], baseline->values_of(i));
-      w.candidates.push_back({Candidate::kDespawn, true, false, 0, static_cast<std::uint32_t>(i),
-                              frame_index, index_bytes + 1, 0.0f, 0, nullptr});
-      ++i;
-      continue;
-    }
-    InterestEntry& entry = v.interest[j];
-    const protocol::Values full = view(entry.slot, kFullView);
-    // What this client may know of it: the party's rows too when it is in the client's
-    // party (and the party's view is the full one's when every row is everyone's).
-    const bool same_party = self_party != 0 && full[protocol::kParty] == self_party;
-    const protocol::Values now = view(entry.slot, same_party ? kPartyView : kPublicView);
-    const double dx = protocol::position_cm(now, protocol::kX) - self_x;
-    const double dy = protocol::position_cm(now, protocol::kY) - self_y;
-    const double d2 = dx * dx + dy * dy;
-    // A party or guild member ranks as if it stood next to the player, wherever it is.
-    const bool member = (entry.sources & kInGroup) != 0;
-    const auto weight = member ? 1.0f : static_cast<float>(1.0 / (1.0 + d2 * inv_r2));
-    if (!(entry.sources & kInAoi)) ++stats.group_entities;
-    entry.tier = policy && !member ? tier_of(dx, dy, d2) : 0;
-    entry.slack_ticks = slack[entry.tier];
-    ++stats.tier_entities[entry.tier];
-    if (i == base.size() || entry.id < base[i].id) {
-      // Entering the client's frame. A spawn the client may already hold (it was in the
-      // last frame sent, encoded against an older baseline) is not optional.
-      const bool mandatory = tick - entry.entered_tick >= max_wait || frame_has(last, entry.id);
-      const world::Entity& e = world_.entity(entry.slot);
-      frame.push({entry.id, tick}, now);
-      w.candidates.push_back({Candidate::kSpawn, mandatory, false, j, 0, frame_index,
-                              protocol::spawn_cost(schema, entry.id, e.type, e.name, now),
-                              entry.priority + 2.0f * weight,  // appearing beats refreshing
-                              0, now.data()});
-    } else {
-      const FrameEntry& was = base[i];
-      const protocol::Values was_values = baseline->values_of(i);
-      const std::uint64_t mask = protocol::fields::change_mask(was_values, now);
-      if (mask == 0) {
-        frame.push({was.id, tick}, was_values);  // still true now
-        entry.priority = 0.0f;
-        entry.deferred = false;
-      } else if (tick - was.sent_tick <= entry.slack_ticks &&
-                 (mask & schema.immediate_mask()) == 0) {
-        // Changed, but not its tier's turn yet: the client keeps the baseline values.
-        // (entry.slack_ticks is 0 without the policy, and a baseline is always older
-        // than this tick, so this never holds then.) A change of an immediate row
-        // (health, a state) is due now whatever the tier.
-        frame.push(was, was_values);
-        ++stats.tier_held;
-      } else {
-        // Stays at the baseline values unless sent; how long those have been out of date
-        // bounds the wait.
-        frame.push(was, was_values);
-        const bool stale_too_long = tick - was.sent_tick >= max_wait + entry.slack_ticks;
-        const std::uint32_t cost =
-            index_bytes + protocol::fields::encoded_size(schema, mask, was_values, now);
-        w.candidates.push_back({Candidate::kUpdate, stale_too_long, false, j,
-                                static_cast<std::uint32_t>(i), frame_index, cost,
-                                entry.priority + weight, mask, now.data()});
-      }
-      ++i;
-    }
-    ++j;
-  }
-
-  // Send order: what may not wait first, then highest priority; ties by frame position
-  // (that is, by id) keep it deterministic.
-  w.order.resize(w.candidates.size());
-  for (std::uint32_t k = 0; k < w.order.size(); ++k) w.order[k] = k;
-  std::sort(w.order.begin(), w.order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const Candidate& ca = w.candidates[a];
-    const Candidate& cb = w.candidates[b];
-    if (ca.mandatory != cb.mandatory) return ca.mandatory;
-    if (ca.priority != cb.priority) return ca.priority > cb.priority;
-    return ca.frame_index < cb.frame_index;
-  });
-
-  // Spend the budget. A part costs its header, its two counts and (the first) the
-  // client's own record; the budget is an estimate, the packing below is exact.
-  const std::uint32_t max_bytes = params_.max_packet_bytes;
-  const std::uint32_t part_overhead = protocol::kSnapshotHeaderBytes + 2 * protocol::kMaxCountBytes;
-  const std::uint32_t self_cost =
-      self_mask ? protocol::fields::encoded_size(schema, self_mask, base_self, frame.self) : 0;
-  double budget = v.tokens - part_overhead - self_cost;
-  std::uint32_t room = max_bytes - part_overhead - self_cost;  // left in the current part
-  w.selected.clear();
-  bool budget_left = true;
-  for (const std::uint32_t k : w.order) {
-    Candidate& cand = w.candidates[k];
-    std::uint32_t extra = cand.cost;
-    if (extra > room) extra += part_overhead;
-    if (!cand.mandatory) budget_left = budget_left && budget >= extra;
-    if (cand.mandatory || budget_left) {
-      if (cand.mandatory && budget < extra) ++stats.forced;
-      budget -= extra;
-      room = extra > room ? max_bytes - part_overhead - cand.cost : room - cand.cost;
-      w.selected.push_back(k);
-    }
-  }
-  const std::size_t deferred = w.candidates.size() - w.selected.size();
-  // Hold the snapshot back when it would carry nothing new while something waits for
-  // budget (or the client is in debt): sending headers alone would spend the tokens the
-  // waiting record needs. A client still hears from us at least once a second.
-  const bool progress = !w.selected.empty() || self_mask != 0;
-  const bool saving = deferred > 0 || v.tokens < 0.0;
-  const bool heard_recently =
-      v.last_sent_tick != 0 && tick - v.last_sent_tick < std::max(1u, params_.tick_rate);
-  if (!progress && saving && heard_recently) return;
-
-  // Wire order: changes by baseline position, then spawns by id; split into parts.
-  auto wire_less = [&](std::uint32_t a, std::uint32_t b) {
-    const Candidate& ca = w.candidates[a];
-    const Candidate& cb = w.candidates[b];
-    const bool sa = ca.kind == Candidate::kSpawn, sb = cb.kind == Candidate::kSpawn;
-    if (sa != sb) return sb;
-    return sa ? ca.frame_index < cb.frame_index : ca.base_index < cb.base_index;
-  };
-  std::sort(w.selected.begin(), w.selected.end(), wire_less);
-  auto split_into_parts = [&] {
-    w.part_ends.clear();
-    std::uint32_t used = part_overhead + self_cost;
-    std::uint32_t in_part = 0;
-    for (std::uint32_t k = 0; k < w.selected.size(); ++k) {
-      const std::uint32_t cost = w.candidates[w.selected[k]].cost;
-      if (in_part > 0 && used + cost > max_bytes) {
-        w.part_ends.push_back(k);
-        used = part_overhead;
-        in_part = 0;
-      }
-      used += cost;
-      ++in_part;
-    }
-    w.part_ends.push_back(static_cast<std::uint32_t>(w.selected.size()));
-  };
-  split_into_parts();
-  // Part numbers are one byte: a frame that needs more (thousands of entities in view
-  // with small packets) sends what fits and keeps the rest for the next one. The spawns
-  // the client may already hold go first, or cutting them off would make entities it
-  // displays vanish; each part is then put back in wire order (costs are bounds that do
-  // not depend on the order within a part).
-  if (w.part_ends.size() > 255) {
-    std::stable_partition(w.selected.begin(), w.selected.end(), [&](std::uint32_t k) {
-      const Candidate& cand = w.candidates[k];
-      return cand.kind == Candidate::kSpawn && frame_has(last, v.interest[cand.interest_index].id);
-    });
-    // The spawns the client does not hold yet come in only as far as they are sure to
-    // fit again in the next frame, when they are held too and packed in another order:
-    // greedy packing leaves less than the largest record unused in any part, so a total
-    // within 255 parts of (room - largest + 1) fits whatever the order. (Without this
-    // bound, a frame filled to its last byte could not carry its own entities again.)
-    std::uint32_t largest = 0;
-    for (const std::uint32_t k : w.selected) largest = std::max(largest, w.candidates[k].cost);
-    const std::uint32_t part_room = max_bytes - part_overhead;
-    const std::uint64_t sure =
-        part_room > largest ? 255ull * (part_room - largest + 1) - self_cost : 0;
-    std::uint64_t total = 0;
-    std::erase_if(w.selected, [&](std::uint32_t k) {
-      const Candidate& cand = w.candidates[k];
-      const bool fresh =
-          cand.kind == Candidate::kSpawn && !frame_has(last, v.interest[cand.interest_index].id);
-      if (fresh && total + cand.cost > sure) return true;
-      total += cand.cost;
-      return false;
-    });
-    split_into_parts();
-    w.part_ends.resize(std::min<std::size_t>(w.part_ends.size(), 255));
-    w.selected.resize(w.part_ends.back());
-    std::uint32_t begin = 0;
-    for (const std::uint32_t end : w.part_ends) {
-      std::sort(w.selected.begin() + begin, w.selected.begin() + end, wire_less);
-      begin = end;
-    }
-  }
-
-  // Record in the frame what is sent, and let the rest wait with a higher priority.
-  for (const std::uint32_t k : w.selected) w.candidates[k].sent = true;
-  for (const Candidate& cand : w.candidates) {
-    const bool sent = cand.sent;
-    FrameEntry& entry = frame.entities[cand.frame_index];
-    if (cand.kind == Candidate::kDespawn) {
-      if (sent) {
-        entry.id = world::kNoEntity;
-        ++stats.despawns;
-      }
-      continue;
-    }
-    InterestEntry& interest = v.interest[cand.interest_index];
-    if (sent) {
-      interest.priority = 0.0f;
-      if (interest.deferred) {
-        stats.oldest_deferral_ticks =
-            std::max(stats.oldest_deferral_ticks, tick - interest.deferred_since);
-        interest.deferred = false;
-      }
-      if (cand.kind == Candidate::kSpawn) {
-        ++stats.spawns;
-      } else {
-        std::copy_n(cand.now, stride_, frame.values_of(cand.frame_index).begin());
-        entry.sent_tick = tick;
-        ++stats.updates;
-      }
-    } else {
-      interest.priority = cand.priority;  // the accumulator: waits longer, ranks higher
-      if (!interest.deferred) {
-        interest.deferred = true;
-        interest.deferred_since = tick;
-      }
-      ++stats.deferred;
-      if (cand.kind == Candidate::kSpawn) {
-        frame.deferred_spawns.push_back(entry.id);
-        entry.id = world::kNoEntity;  // not in the frame: the client will not have it
-      }
-    }
-  }
-
-  // Write the parts.
-  protocol::SnapshotHeader header;
-  header.server_tick = tick;
-  header.last_input_sequence = v.last_input_sequence;
-  header.baseline_age = baseline ? static_cast<std::uint8_t>(tick - baseline->tick) : 0;
-  header.part_count = static_cast<std::uint8_t>(w.part_ends.size());
-  std::uint32_t first = 0;
-  for (std::uint32_t p = 0; p < w.part_ends.size(); ++p) {
-    const std::uint32_t end = w.part_ends[p];
-    std::uint32_t changes = first;
-    while (changes < end && w.candidates[w.selected[changes]].kind != Candidate::kSpawn) ++changes;
-    header.part = static_cast<std::uint8_t>(p);
-    header.flags = (p == 0 && self_mask) ? protocol::kSnapshotHasSelf : 0;
-    protocol::SnapshotPartWriter out(w.out.reserve(max_bytes), schema);
-    out.header(header);
-    if (header.flags) out.self(self_mask, base_self, frame.self);
-    out.begin_changes(changes - first);
-    for (std::uint32_t k = first; k < changes; ++k) {
-      const Candidate& cand = w.candidates[w.selected[k]];
-      if (cand.kind == Candidate::kDespawn) {
-        out.despawn(cand.base_index);
-      } else {
-        out.change(cand.base_index, cand.mask, baseline->values_of(cand.base_index),
-                   {cand.now, stride_});
-      }
-    }
-    out.begin_spawns(end - changes);
-    for (std::uint32_t k = changes; k < end; ++k) {
-      const Candidate& cand = w.candidates[w.selected[k]];
-      const InterestEntry& entry = v.interest[cand.interest_index];
-      const world::Entity& e = world_.entity(entry.slot);
-      out.spawn(entry.id, e.type, e.name, {cand.now, stride_});
-    }
-    // The plan above bounds every record, so a part can only overflow through a bug.
-    if (out.overflow()) throw std::logic_error("replication: snapshot part overflowed its plan");
-    w.out.commit(c, out.size());
-    ++stats.packets;
-    stats.bytes += out.size();
-    v.tokens -= static_cast<double>(out.size());
-    v.bytes_sent += out.size();
-    first = end;
-  }
+  plan_parts(w.candidates, v.interest, gather.last, costs, w.selected, w.part_ends);
+  mark_sent(w.candidates, w.selected);
+  settle_candidates(w.candidates, v.interest, tick, frame, stats);
+  const PartsHeader header{.tick = tick,
+                           .last_input_sequence = v.last_input_sequence,
+                           .baseline = baseline,
+                           .self_mask = self_mask,
+                           .base_self = base_self,
+                           .self = frame.self};
+  v.bytes_sent += write_parts(w.candidates, v.interest, w.selected, w.part_ends, header, world_,
+                              params_.max_packet_bytes, c, w.out, v.tokens, stats);
   ++stats.snapshots;
 
   frame.compact();

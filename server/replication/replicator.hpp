@@ -33,111 +33,16 @@
 #include "aoi/grid_aoi.hpp"
 #include "protocol/compact.hpp"
 #include "protocol/record.hpp"
+#include "replication/candidate.hpp"
 #include "replication/client_view.hpp"
 #include "replication/event_delivery.hpp"
+#include "replication/interest_stage.hpp"
+#include "replication/packet_arena.hpp"
+#include "replication/replication_params.hpp"
+#include "replication/tick_values.hpp"
 #include "world/world.hpp"
 
 namespace zone::replication {
-
-// Interest policy (docs/architecture.md, "Interest policy"): how often an entity in view
-// is refreshed. Every entity in a client's view gets a tier each snapshot: 0 near (every
-// snapshot), 1 middle (every middle_divisor-th), 2 far (every far_divisor-th, times
-// far_slowdown under load). A tier only says when a changed entity's update becomes due;
-// the priority accumulator still orders what is due, spawns and despawns never wait for
-// a tier, and a due update waits for budget at most max_deferral_ticks as before. With
-// everything off (the default) every entity is near: today's bytes exactly.
-struct InterestParams {
-  bool tiers = false;          // distance tiers
-  double near_fraction = 0.5;  // of the view radius: within it, near
-  double far_fraction = 0.8;   // beyond it, far; between, middle
-  std::uint32_t middle_divisor = 2;
-  std::uint32_t far_divisor = 4;
-  std::uint32_t far_slowdown = 1;     // multiplies far_divisor (load-adaptive level >= 1)
-  std::uint32_t crowd_threshold = 0;  // > K in view: all but the K nearest are far; 0 off
-  bool cone = false;                  // entities behind the player are far
-  double cone_fov_degrees = 120.0;    // field of view, centred on the player's heading
-  double cone_radius = 5.0;           // metres: never behind within this distance
-  bool active() const { return tiers || crowd_threshold > 0 || cone; }
-};
-
-struct ReplicationParams {
-  std::uint32_t tick_rate = 20;
-  std::uint32_t max_packet_bytes = 1200;
-  std::uint32_t client_bandwidth = 16000;  // bytes per second per client
-  std::uint32_t snapshot_interval = 1;     // ticks between snapshots to one client
-  std::uint32_t history_ticks = 32;
-  std::uint32_t max_deferral_ticks = 20;  // longest a due record waits for budget
-  InterestParams interest;
-};
-
-// Ticks an update of an entity in `tier` may wait for its turn beyond the snapshot
-// interval (0 for the near tier): a client may hold its values up to this much longer
-// than max_deferral_ticks.
-std::uint32_t tier_slack_ticks(const ReplicationParams& p, std::uint8_t tier);
-
-struct ReplicationStats {
-  std::uint64_t snapshots = 0;  // frames sent
-  std::uint64_t packets = 0;    // snapshot parts sent
-  std::uint64_t bytes = 0;      // snapshot payload bytes
-  std::uint64_t spawns = 0;
-  std::uint64_t updates = 0;  // entities with changed fields sent
-  std::uint64_t despawns = 0;
-  std::uint64_t deferred = 0;      // records held back by the budget (per tick they wait)
-  std::uint64_t forced = 0;        // records sent over budget: held or waited too long
-  std::uint64_t full_resyncs = 0;  // snapshots without a baseline after the first
-  std::uint64_t enter_events = 0;
-  std::uint64_t leave_events = 0;
-  std::uint32_t oldest_deferral_ticks = 0;  // longest wait of a record sent this period
-  // Interest policy: entities in view per tier, summed over the snapshots built;
-  // changed entities whose update was not due yet (tier); snapshots of a client whose
-  // view held more than crowd_threshold entities; entities made far by the view cone.
-  std::array<std::uint64_t, 3> tier_entities{};
-  std::uint64_t tier_held = 0;
-  std::uint64_t crowded = 0;
-  std::uint64_t behind = 0;
-  std::uint64_t group_entities = 0;  // entities in view through a party or guild link alone
-  // Events (replication/event_delivery.hpp): deliveries (an event to a client), the
-  // Events messages and their bytes, and deliveries dropped by the per-client bound.
-  std::uint64_t event_deliveries = 0;
-  std::uint64_t event_messages = 0;
-  std::uint64_t event_bytes = 0;
-  std::uint64_t events_over_budget = 0;
-  void add(const ReplicationStats& o);
-};
-
-using ClientId = std::uint32_t;
-
-// Packets built by one worker in one tick: bytes back to back, and where each starts.
-class PacketArena {
- public:
-  struct Packet {
-    ClientId client;
-    std::uint32_t offset;
-    std::uint32_t size;
-  };
-  // Room for one packet of up to n bytes at the end; commit() keeps what was written.
-  std::span<std::uint8_t> reserve(std::size_t n) {
-    if (bytes_.size() < used_ + n) bytes_.resize(std::max(used_ + n, bytes_.size() * 2));
-    return {bytes_.data() + used_, n};
-  }
-  void commit(ClientId client, std::size_t n) {
-    packets_.push_back({client, static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(n)});
-    used_ += n;
-  }
-  void clear() {
-    used_ = 0;
-    packets_.clear();
-  }
-  const std::vector<Packet>& packets() const { return packets_; }
-  std::span<const std::uint8_t> bytes(const Packet& p) const {
-    return {bytes_.data() + p.offset, p.size};
-  }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-  std::size_t used_ = 0;
-  std::vector<Packet> packets_;
-};
 
 // A worker's scratch space and output; reused every tick, so the steady state does not
 // allocate.
@@ -147,23 +52,13 @@ struct ReplicationWorker {
   ReplicationStats stats;
   EventWorker events;
 
-  struct Candidate {
-    enum Kind : std::uint8_t { kSpawn, kUpdate, kDespawn } kind;
-    bool mandatory;  // sent whatever the budget
-    bool sent;
-    std::uint32_t interest_index;  // spawns and updates
-    std::uint32_t base_index;      // updates and despawns: position in the baseline frame
-    std::uint32_t frame_index;     // spawns and updates: position in the new frame
-    std::uint32_t cost;            // upper bound of the record's bytes in a part
-    float priority;
-    std::uint64_t mask;       // updates
-    const std::int32_t* now;  // spawns and updates: the values the client is to hold
-  };
+  using Candidate = replication::Candidate;
   std::vector<Candidate> candidates;
   std::vector<std::uint32_t> order;     // candidates by send order
   std::vector<std::uint32_t> selected;  // candidates to send, then by wire order
   std::vector<std::uint32_t> part_ends;
   std::vector<double> nearest;  // crowd: squared distances, partially sorted
+  InterestTiers tiers;          // the client's interest policy, this snapshot
   Frame next_frame;
 };
 
@@ -246,7 +141,9 @@ class Replicator {
   const ReplicationParams& params() const { return params_; }
   // This tick's quantised values of the entity in `slot`, every row (valid after
   // begin_tick()).
-  protocol::Values current_values(std::uint32_t slot) const { return view(slot, kFullView); }
+  protocol::Values current_values(std::uint32_t slot) const {
+    return values_.of(slot, RowView::kFull);
+  }
   const protocol::Schema& schema() const { return world_.game().schema; }
 
  private:
@@ -267,18 +164,7 @@ class Replicator {
   std::vector<ClientId> client_of_slot_;  // observer slot -> client, or kNoClient
   std::size_t active_ = 0;
   ReplicationStats stats_;
-  // The rows a client may receive of an entity: all of them (its own), those of the
-  // owner's party, those of everyone (docs/protocol.md, "The schema": audiences).
-  enum View : std::uint32_t { kFullView = 0, kPartyView = 1, kPublicView = 2 };
-  protocol::Values view(std::uint32_t slot, View v) const {
-    const std::uint32_t index = v < views_ ? static_cast<std::uint32_t>(v) : 0u;
-    const std::size_t row = static_cast<std::size_t>(slot) * views_ + index;
-    return {current_.data() + row * stride_, stride_};
-  }
-  std::size_t stride_ = 0;
-  std::uint32_t views_ = 1;  // 3 when some row is not everyone's, else the full view alone
-  std::vector<std::int32_t> current_;  // by world slot, views_ rows each, this tick
-  std::vector<std::int32_t> zeros_;    // a row of zeros: the own values without a baseline
+  TickValues values_;  // this tick's, quantised once for every client
   ReplicationWorker own_worker_;
   EventRouter events_;
   bool record_deliveries_ = false;

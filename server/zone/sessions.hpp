@@ -31,6 +31,7 @@
 #include "zone/chat.hpp"
 #include "zone/game_hooks.hpp"
 #include "zone/ingest.hpp"
+#include "zone/layer_streams.hpp"
 #include "zone/logger.hpp"
 #include "zone/moderation.hpp"
 #include "zone/ticket_refusal.hpp"
@@ -70,17 +71,6 @@ struct SessionCounters {
   std::array<std::uint64_t, kDisconnectReasons> disconnects{};  // by protocol::DisconnectReason
   // JoinParty and JoinGuild requests (by world::GroupKind), by answer.
   std::array<std::array<std::uint64_t, kGroupResults>, kGroupKinds> group_requests{};
-  // Chunk layer: ChunkUpdate messages sent, and the chunk loads and unloads they carried.
-  std::uint64_t chunk_updates = 0;
-  std::uint64_t chunk_loads = 0;
-  std::uint64_t chunk_unloads = 0;
-  std::uint64_t static_messages = 0;      // StaticObjects messages sent
-  std::uint64_t static_objects_sent = 0;  // objects in them
-  std::uint64_t static_bytes_sent = 0;    // their bytes
-  // Ticks a player with static cells due waited: for its bandwidth budget, or because it
-  // had kStaticUnackedBytes sent at ticks it has not acknowledged.
-  std::uint64_t static_waits_budget = 0;
-  std::uint64_t static_waits_unacked = 0;
   // Handoff: players sent to another zone (Transfer), players who arrived from one with
   // their token, tokens refused (unknown, used or expired), and players handed over here
   // whose clients never came (removed after handoff.arrival_timeout_ms).
@@ -146,32 +136,12 @@ struct Session {
   std::chrono::steady_clock::time_point input_refill{};
   // The last JoinParty and JoinGuild accepted (by world::GroupKind); zero: none yet.
   std::array<std::chrono::steady_clock::time_point, kGroupKinds> last_group_request{};
-  // Chunk layer: the chunks the client was told to have loaded, ascending; whether it
-  // has had its first ChunkUpdate check.
-  std::vector<util::ChunkCoord> chunks;
-  bool chunks_checked = false;
-  // Static layer pacing (update_statics): the cells due but not sent yet (cell indices,
-  // in order, from static_next on), the tick of the newest check, the bytes
-  // network.client_bandwidth has not yet paid for, and the StaticObjects bytes sent at
-  // ticks the client has not acknowledged (ack_tick), by tick.
-  std::vector<std::uint32_t> static_queue;
-  std::size_t static_next = 0;
-  std::uint32_t static_check_tick = 0;
-  double static_debt = 0.0;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> static_unacked;
-  std::uint64_t static_unacked_bytes = 0;
-  // Static layer: one bit per static cell, set once the cell's objects were sent (they
-  // are sent once a session); whether it has had its first check.
-  std::vector<std::uint64_t> static_sent;
-  bool statics_checked = false;
+  // What the client has been told of the chunk and static layers (LayerStreams).
+  ClientLayers layers;
   // Gameplay rate limits: game.actions_per_second, chat.lines_per_second.
   TokenBucket actions;
   TokenBucket chat;
 };
-
-// What one client may hold of StaticObjects bytes sent at ticks it has not acknowledged
-// (beyond this, its static cells wait; one message may go over it).
-inline constexpr std::uint64_t kStaticUnackedBytes = 64 * 1024;
 
 class Sessions {
  public:
@@ -194,17 +164,15 @@ class Sessions {
   // A Changed status to every member of each group changed since the last call (the
   // tick's requests and leaves), but the member whose answer already said so.
   void send_group_notices(std::span<net::SendBatch> out);
-  // Chunk layer (chunks.enabled): brings each player's loaded chunks up to date with its
-  // position at `tick` and sends the changes (ChunkUpdate). Players are checked every
-  // chunks.interval_ticks, and a newcomer at once.
-  void update_chunks(std::uint32_t tick, std::span<net::SendBatch> out);
-  // Static layer (static.map_file): sends each player the objects of every static cell
-  // within static.view_radius that it has not been sent yet (StaticObjects), checked
-  // every static.interval_ticks, and a newcomer at once. Paced: at most one message a
-  // tick, and only once network.client_bandwidth has paid for the previous ones, and
-  // none while the client has kStaticUnackedBytes sent at ticks it has not acknowledged;
-  // cells due meanwhile wait in the session, in order.
-  void update_statics(std::uint32_t tick, std::span<net::SendBatch> out);
+  // Calls fn(Session&) for every session playing (the chunk and static layers walk them).
+  template <typename Fn>
+  void for_each_playing(Fn&& fn) {
+    for (auto& host : table_) {
+      for (Session& s : host) {
+        if (s.phase == Session::Phase::kPlaying) fn(s);
+      }
+    }
+  }
   // Handoff (a world of zones, docs/world.md). The player at `slot` was taken over by
   // another zone: its client is sent a Transfer and its connection closed (Transferred);
   // the entity stays, for the caller to make a ghost.
@@ -417,12 +385,6 @@ class Sessions {
   std::uint64_t next_load_ = 0;
   std::vector<persist::LoadResult> load_answers_;
   std::vector<std::string> lost_characters_;
-  std::vector<util::ChunkCoord> chunk_load_, chunk_unload_, chunk_scratch_;
-  std::vector<protocol::Chunk> wire_chunks_;
-  void send_statics(Session& s, std::uint32_t tick, const aoi::StaticGrid& grid,
-                    std::span<const world::StaticObject> objects, std::span<net::SendBatch> out);
-  std::vector<protocol::StaticCell> wire_cells_;
-  std::vector<protocol::StaticObject> wire_objects_;
   // Joins, leaves and refusals come in bursts under churn: a few lines, then a count.
   LogRateLimiter session_log_{50, std::chrono::seconds(10)};
   LogRateLimiter bad_input_log_{10, std::chrono::seconds(10)};

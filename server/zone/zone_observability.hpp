@@ -44,6 +44,7 @@ struct ZoneView {
   const world::World& world;
   const replication::Replicator& replicator;
   const SessionCounters& sessions;
+  const LayerCounters& layers;  // the chunk and static layers
   HostThreads hosts;
   const cluster::GhostExchange* cluster;  // in a world of zones only, else null
   const ZoneRules* rules;                 // with game.scripts_dir only, else null

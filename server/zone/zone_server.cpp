@@ -112,6 +112,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
       sessions_(config_, log_, world_, replicator_),
+      layers_(config_, world_, replicator_),
       reloads_(std::move(admin.config_source)),
       bans_(config.admin.bans_file),
       observability_(config_, log_) {
@@ -188,6 +189,7 @@ void ZoneServer::apply_game_limits() {
 ZoneCounters ZoneServer::counters() const {
   ZoneCounters c;
   static_cast<SessionCounters&>(c) = sessions_.counters();
+  static_cast<LayerCounters&>(c) = layers_.counters();
   c.ticks = ticks_;
   c.overruns = overruns_;
   return c;
@@ -205,6 +207,7 @@ ZoneView ZoneServer::view() const {
           .world = world_,
           .replicator = replicator_,
           .sessions = sessions_.counters(),
+          .layers = layers_.counters(),
           .hosts = hosts_,
           .cluster = cluster_.get(),
           .rules = rules_.get(),
@@ -237,8 +240,8 @@ void ZoneServer::tick() {
   replicator_.apply_group_links(tick_, world_.parties().links());
   replicator_.apply_group_links(tick_, world_.guilds().links());
   world_.clear_group_links();
-  sessions_.update_chunks(tick_, batches_);
-  sessions_.update_statics(tick_, batches_);
+  layers_.update_chunks(tick_, sessions_, batches_);
+  layers_.update_statics(tick_, sessions_, batches_);
   replicate();
   post();
   simulate_load();

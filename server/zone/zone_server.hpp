@@ -45,6 +45,7 @@
 #include "zone/action_router.hpp"
 #include "zone/gm_commands.hpp"
 #include "zone/ingest.hpp"
+#include "zone/layer_streams.hpp"
 #include "zone/load_governor.hpp"
 #include "zone/logger.hpp"
 #include "zone/reload_controller.hpp"
@@ -55,7 +56,7 @@
 
 namespace zone {
 
-struct ZoneCounters : SessionCounters {
+struct ZoneCounters : SessionCounters, LayerCounters {
   std::uint64_t ticks = 0;
   std::uint64_t overruns = 0;  // ticks that took longer than the period
 };
@@ -209,7 +210,8 @@ class ZoneServer {
   // The character store (persist.enabled; else null): before the sessions, which hold a
   // pointer to it, so that it is destroyed after them (its writer's last flush).
   std::unique_ptr<CharacterStore> store_;
-  Sessions sessions_;  // who is connected, and the session layer's rules
+  Sessions sessions_;    // who is connected, and the session layer's rules
+  LayerStreams layers_;  // the chunk and static layers, streamed to the sessions
   // The game's rules (game.scripts_dir; none: every action is answered NotAllowed). The
   // sessions hold a pointer to it: they never call it after the zone's shutdown().
   std::unique_ptr<ZoneRules> rules_;
