@@ -18,6 +18,7 @@ packages=(
   libsodium-dev
   libsqlite3-dev
   libpq-dev
+  libsdl2-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
