@@ -25,8 +25,10 @@ packages=(
 # prometheus package, for the /metrics check (tests/metrics), and nats-server for the
 # tests of a world of several zones (tests/cluster), with openssl for their throwaway TLS
 # certificates, and postgresql for the tests of the shared character store (tests/persist,
-# which start a throwaway server of their own). `make test` asks for them.
-test_packages=(chromium prometheus nats-server openssl postgresql)
+# which start a throwaway server of their own), and xvfb (with xauth, which xvfb-run
+# needs) for the sample client's screenshot test (tests/client/viewer_test.cpp). `make
+# test` asks for them.
+test_packages=(chromium prometheus nats-server openssl postgresql xvfb xauth)
 # Extra packages for optional tooling, requested with --with NAME.
 while [[ $# -gt 0 ]]; do
   case "$1" in
