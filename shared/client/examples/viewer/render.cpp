@@ -163,11 +163,25 @@ void draw_status(SDL_Renderer* renderer, const zc_client* client, const Rect& ar
   const int state = static_cast<int>(zc_get_state(client));
   const char* state_name = state >= 0 && state <= 5 ? kStates[state] : "?";
   if (zc_get_welcome(client, &w) != 0 && zc_get_player(client, &me) != 0) {
+    // The game's own properties, read by name from the session's schema.
+    char health[48] = "";
+    const int32_t health_row = zc_find_field(client, "health");
+    const int32_t max_row = zc_find_field(client, "max_health");
+    int32_t value = 0, max_value = 0;
+    if (health_row >= 0 &&
+        zc_player_value(client, static_cast<uint32_t>(health_row), &value) != 0) {
+      if (max_row >= 0 &&
+          zc_player_value(client, static_cast<uint32_t>(max_row), &max_value) != 0) {
+        std::snprintf(health, sizeof health, "  health %d/%d", value, max_value);
+      } else {
+        std::snprintf(health, sizeof health, "  health %d", value);
+      }
+    }
     std::snprintf(line, sizeof line,
-                  "%s  #%u at (%.1f, %.1f)  players %d  npcs %d  statics %d  chunks %d  rtt %u ms  "
-                  "%s",
-                  w.zone, me.entity_id, me.x, me.y, drawn.players, drawn.npcs, drawn.statics,
-                  drawn.chunks, stats.round_trip_ms, state_name);
+                  "%s  entity %u at (%.1f, %.1f)%s  players %d  npcs %d  objects %d  chunks %d  "
+                  "rtt %u ms  %s",
+                  w.zone, me.entity_id, me.x, me.y, health, drawn.players, drawn.npcs,
+                  drawn.statics, drawn.chunks, stats.round_trip_ms, state_name);
   } else {
     std::snprintf(line, sizeof line, "%s", state_name);
   }

@@ -32,7 +32,7 @@ void Session::poll_events(ChatBox& chat) {
         // The schema comes with each Welcome (a transfer may bring another zone's).
         attack_ = zc_find_action(client_, "attack");
         asked_.clear();  // answers to the old session never come
-        chat.add("welcome to " + std::string(w.zone) + " as #" + std::to_string(w.entity_id) +
+        chat.add("welcome to " + std::string(w.zone) + " as entity " + std::to_string(w.entity_id) +
                  (attack_ < 0 ? " (no attack action here)" : ""));
         break;
       }
@@ -50,18 +50,18 @@ void Session::poll_events(ChatBox& chat) {
           chat.add("[" + std::string(channel_name(e.args[0])) + "] " + e.name + ": " + e.text);
         } else {
           const char* name = zc_event_name(client_, e.kind);
-          std::string line =
-              std::string(name != nullptr ? name : "event") + " #" + std::to_string(e.entity);
-          if (e.target != 0) line += " by #" + std::to_string(e.target);
+          std::string line = std::string(name != nullptr ? name : "event") + ": " + who(e.entity);
+          if (e.target != 0) line += " by " + who(e.target);
           for (std::uint32_t i = 0; i < e.arg_count && i < 4; ++i) {
-            line += " " + std::to_string(e.args[i]);
+            line += (i == 0 ? " (" : ", ") + std::to_string(e.args[i]);
           }
+          if (e.arg_count > 0) line += ")";
           chat.add(line);
         }
         break;
       case ZC_EVENT_ACTION_RESULT: {
         const auto it = asked_.find(e.sequence);
-        const std::string target = it != asked_.end() ? " #" + std::to_string(it->second) : "";
+        const std::string target = it != asked_.end() ? " " + who(it->second) : "";
         if (it != asked_.end()) asked_.erase(it);
         chat.add("attack" + target + ": " + action_status(e.status));
         break;
@@ -75,6 +75,18 @@ void Session::poll_events(ChatBox& chat) {
         break;
     }
   }
+}
+
+std::string Session::who(std::uint32_t entity) const {
+  zc_welcome w;
+  if (zc_get_welcome(client_, &w) != 0 && w.entity_id == entity) return "you";
+  // A player by name; an NPC by its id (its name, when it has one, is the zone's).
+  zc_entity e;
+  if (zc_entity_find(client_, entity, &e) != 0 && e.is_player != 0 && e.name != nullptr &&
+      e.name[0] != '\0') {
+    return e.name;
+  }
+  return "entity " + std::to_string(entity);
 }
 
 void Session::attack(std::uint32_t target, ChatBox& chat) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 #include "chat_box.hpp"
@@ -22,6 +23,9 @@ class Session {
   void say(const std::string& line, ChatBox& chat);
 
  private:
+  // How a line names an entity: "you", a player's name, or "entity N".
+  std::string who(std::uint32_t entity) const;
+
   zc_client* client_;
   std::int32_t attack_ = -1;                                // the schema's action, -1: none
   std::unordered_map<std::uint32_t, std::uint32_t> asked_;  // action sequence -> target
