@@ -18,6 +18,7 @@ class ChatBox {
   explicit ChatBox(std::size_t max_lines) : max_lines_(max_lines) {}
 
   void add(std::string line);
+  const std::deque<std::string>& lines() const { return lines_; }
   bool typing() const { return typing_; }
   // Enter: starts a line, or ends the one being typed and returns it (nullopt when empty).
   std::optional<std::string> enter();
