@@ -15,8 +15,8 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 180
 
-.PHONY: all deps test-deps build release run viewer test check build-asan test-asan build-tsan test-tsan \
-        test-soak build-fuzz fuzz bench load format format-check clean
+.PHONY: all deps test-deps build release run viewer test check build-asan test-asan build-tsan \
+        test-tsan test-soak build-fuzz fuzz bench load format format-check clean
 
 all: build
 

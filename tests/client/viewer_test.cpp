@@ -246,8 +246,9 @@ TEST_CASE("client kit: the sample client draws the NPCs, a player, itself, objec
   CHECK(self_y == view.y + view.h / 2);
   CHECK(picture.at(self_x, self_y) == kSelf);
   CHECK(self_blobs == 1);
-  // One disc per NPC the library held; two that overlap on screen make one.
-  CHECK(npc_blobs <= npcs);
+  // One disc per NPC the library held: give or take one, for two discs that overlap on
+  // screen, or a player's heading line drawn across an NPC's disc.
+  CHECK(npc_blobs <= npcs + 1);
   CHECK(npc_blobs >= npcs - 1);
   CHECK(player_blobs == players);
   CHECK(count_pixels(picture, view, kTree) > 0);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ Layout layout(int width, int height, int chat_height) {
   return l;
 }
 
-struct SdlDeleter {
+// Ends what SDL and the library hand out, in unique_ptrs.
+struct Deleter {
   void operator()(SDL_Window* w) const { SDL_DestroyWindow(w); }
   void operator()(SDL_Renderer* r) const { SDL_DestroyRenderer(r); }
   void operator()(zc_client* c) const { zc_destroy(c); }
@@ -53,14 +55,14 @@ struct SdlDeleter {
 
 int run(const Options& o) {
   const std::string title = "zone viewer - " + o.name;
-  std::unique_ptr<SDL_Window, SdlDeleter> window(
+  std::unique_ptr<SDL_Window, Deleter> window(
       SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, o.width,
                        o.height, SDL_WINDOW_SHOWN));
   if (!window) {
     std::fprintf(stderr, "viewer: no window: %s\n", SDL_GetError());
     return 1;
   }
-  std::unique_ptr<SDL_Renderer, SdlDeleter> renderer(SDL_CreateRenderer(window.get(), -1, 0));
+  std::unique_ptr<SDL_Renderer, Deleter> renderer(SDL_CreateRenderer(window.get(), -1, 0));
   if (!renderer) {
     // No accelerated renderer (a bare X server): SDL's software one draws the same.
     renderer.reset(SDL_CreateRenderer(window.get(), -1, SDL_RENDERER_SOFTWARE));
@@ -70,6 +72,10 @@ int run(const Options& o) {
     return 1;
   }
 
+  // SDL starts with text input on; the viewer asks for it only while a chat line is typed
+  // (input.cpp), so an input method never takes WASD.
+  SDL_StopTextInput();
+
   zc_options options;
   zc_options_init(&options);
   options.player_name = o.name.c_str();
@@ -77,7 +83,7 @@ int run(const Options& o) {
     options.ticket = o.ticket.data();
     options.ticket_size = o.ticket.size();
   }
-  std::unique_ptr<zc_client, SdlDeleter> client(zc_create(&options));
+  std::unique_ptr<zc_client, Deleter> client(zc_create(&options));
   if (!client || zc_connect(client.get(), o.host.c_str(), o.port) != 0) {
     std::fprintf(stderr, "viewer: cannot connect to %s:%u\n", o.host.c_str(), o.port);
     return 1;

@@ -20,8 +20,8 @@ struct Options {
   double wait_limit = 60.0;  // seconds the screenshot run waits for the world at most
 };
 
-// The options, or nullopt with `error` saying what is wrong (or "" for --help, whose
-// usage text is in `error` too).
+// The options, or nullopt with `error` saying what is wrong; for --help, nullopt with
+// `help` set and the usage text in `error`.
 std::optional<Options> parse_options(const std::vector<std::string>& args, std::string& error,
                                      bool& help);
 
