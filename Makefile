@@ -15,8 +15,8 @@ CTEST_ARGS ?=
 FUZZ_SECONDS ?= 60
 SOAK_SECONDS ?= 180
 
-.PHONY: all deps test-deps build release run test check build-asan test-asan build-tsan test-tsan \
-        test-soak build-fuzz fuzz bench load format format-check clean
+.PHONY: all deps test-deps build release run viewer test check build-asan test-asan build-tsan \
+        test-tsan test-soak build-fuzz fuzz bench load format format-check clean
 
 all: build
 
@@ -41,8 +41,18 @@ release: deps
 	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(RELEASE) -j $(JOBS) --target $(RELEASE_TARGETS)
 
+# RUN_ARGS: more zone-server options, e.g. --set game.scripts_dir=configs/game.
+RUN_ARGS ?=
 run: release
-	$(RELEASE)/server/zone/zone-server --config $(CONFIG)
+	$(RELEASE)/server/zone/zone-server --config $(CONFIG) $(RUN_ARGS)
+
+# The sample client with a window (SDL2; docs/client.md, "The sample client") on the zone
+# `make run` starts: run it from a second terminal.
+VIEWER_ARGS ?= --server 127.0.0.1:7777 --name viewer
+viewer: deps
+	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(RELEASE) -j $(JOBS) --target zoneclient_viewer
+	$(RELEASE)/shared/client/examples/viewer/zoneclient_viewer $(VIEWER_ARGS)
 
 test: build test-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE '$(CTEST_EXCLUDE)' $(CTEST_ARGS)

@@ -18,14 +18,17 @@ packages=(
   libsodium-dev
   libsqlite3-dev
   libpq-dev
+  libsdl2-dev
 )
 # What the tests use beyond the build (--tests): Chromium for the live-map browser test
 # (tests/browser, with Node.js >= 20 and npm from the machine) and promtool, from the
 # prometheus package, for the /metrics check (tests/metrics), and nats-server for the
 # tests of a world of several zones (tests/cluster), with openssl for their throwaway TLS
 # certificates, and postgresql for the tests of the shared character store (tests/persist,
-# which start a throwaway server of their own). `make test` asks for them.
-test_packages=(chromium prometheus nats-server openssl postgresql)
+# which start a throwaway server of their own), and xvfb (with xauth, which xvfb-run
+# needs) for the sample client's screenshot test (tests/client/viewer_test.cpp). `make
+# test` asks for them.
+test_packages=(chromium prometheus nats-server openssl postgresql xvfb xauth)
 # Extra packages for optional tooling, requested with --with NAME.
 while [[ $# -gt 0 ]]; do
   case "$1" in

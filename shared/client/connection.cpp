@@ -220,6 +220,7 @@ void Connection::clear_session() {
   others_.clear();
   statics_.clear();
   chunks_.clear();
+  chunk_layer_ = ChunkLayer{};
   frame_input_sequence_ = 0;
 }
 
@@ -387,6 +388,7 @@ void Connection::on_chunks(const protocol::ChunkUpdate& u) {
   // A load of a chunk held or an unload of one not held cannot happen on the reliable
   // channel; the set stays right either way.
   const ChunkChange change = apply_chunk_update(chunks_, u, [](bool, util::ChunkCoord) {});
+  chunk_layer_ = {u.chunk_size(), u.load_radius(), u.unload_radius()};
   ClientEvent& e = events_.push();
   e.type = EventType::kChunks;
   e.tick = u.server_tick();

@@ -53,6 +53,14 @@ struct StaticObject {
   std::uint8_t kind = 0;
 };
 
+// Chunks are squares of chunk_size metres counted from the world's minimum corner
+// (docs/protocol.md, "Chunk layer").
+struct ChunkLayer {
+  float chunk_size = 0.0F;  // metres
+  float load_radius = 0.0F;
+  float unload_radius = 0.0F;
+};
+
 struct ConnectionStats {
   std::uint64_t packets_in = 0, packets_out = 0, bytes_in = 0, bytes_out = 0;
   std::uint64_t frames = 0;
@@ -111,6 +119,9 @@ class Connection {
   bool interpolated(std::uint32_t id, EntitySample& out) const;
   const std::vector<StaticObject>& statics() const { return statics_; }
   const std::vector<util::ChunkCoord>& chunks() const { return chunks_; }
+  // The newest ChunkUpdate's geometry: what a game needs to place the chunks it holds;
+  // chunk_size 0 until the first ChunkUpdate of the session.
+  const ChunkLayer& chunk_layer() const { return chunk_layer_; }
   const ConnectionStats& stats() const { return stats_; }
   std::uint32_t round_trip_ms() const;
 
@@ -152,6 +163,7 @@ class Connection {
   std::vector<std::uint32_t> gone_;  // scratch
   std::vector<StaticObject> statics_;
   std::vector<util::ChunkCoord> chunks_;  // ascending
+  ChunkLayer chunk_layer_;
   EventQueue events_;
   ConnectionStats stats_;
   flatbuffers::FlatBufferBuilder fbb_{256};

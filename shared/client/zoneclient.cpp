@@ -308,6 +308,14 @@ int zc_chunk_at(const zc_client* client, uint32_t index, zc_chunk* out) {
   return 1;
 }
 
+int zc_get_chunk_layer(const zc_client* client, zc_chunk_layer* out) {
+  if (client == nullptr || out == nullptr) return 0;
+  const zone::client::ChunkLayer& layer = client->connection.chunk_layer();
+  if (layer.chunk_size <= 0.0F) return 0;
+  *out = {layer.chunk_size, layer.load_radius, layer.unload_radius};
+  return 1;
+}
+
 int zc_poll_event(zc_client* client, zc_event* out) {
   if (client == nullptr || out == nullptr) return 0;
   const zone::client::ClientEvent* e = client->connection.events().pop();

@@ -63,6 +63,9 @@ int main(void) {
   EXPECT(zc_field_name(c, 0) == NULL);
   EXPECT(zc_static_count(c) == 0 && zc_static_at(c, 0, &so) == 0);
   EXPECT(zc_chunk_count(c) == 0 && zc_chunk_at(c, 0, &ch) == 0);
+  zc_chunk_layer layer;
+  EXPECT(zc_get_chunk_layer(c, &layer) == 0);
+  EXPECT(zc_get_chunk_layer(NULL, &layer) == 0 && zc_get_chunk_layer(c, NULL) == 0);
   EXPECT(zc_poll_event(c, &ev) == 0);
 
   /* Requests need a session: nothing is sent before the Welcome. */

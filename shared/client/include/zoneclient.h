@@ -31,9 +31,10 @@
 extern "C" {
 #endif
 
-/* The ABI version: bumped on every incompatible change of a struct or a function. A
- * binding checks zc_abi_version() == ZC_ABI_VERSION before anything else. */
-#define ZC_ABI_VERSION 2
+/* The ABI version: bumped on every change of a struct or a function (a new function
+ * too: a binding built with it would not find it in an older library). A binding checks
+ * zc_abi_version() == ZC_ABI_VERSION before anything else. */
+#define ZC_ABI_VERSION 3
 uint32_t zc_abi_version(void);
 /* The wire protocol the library speaks (docs/protocol.md). */
 uint32_t zc_protocol_version(void);
@@ -168,6 +169,15 @@ typedef struct zc_chunk {
 /* The chunks loaded now (ascending by column, then row). */
 uint32_t zc_chunk_count(const zc_client* client);
 int zc_chunk_at(const zc_client* client, uint32_t index, zc_chunk* out);
+/* Where the chunks are: chunk (col, row) is the square of chunk_size metres whose
+ * minimum corner is (world_min_x + col * chunk_size, world_min_y + row * chunk_size). */
+typedef struct zc_chunk_layer {
+  float chunk_size;    /* metres */
+  float load_radius;   /* metres: chunks within it of the player are loaded */
+  float unload_radius; /* metres: a loaded chunk is unloaded beyond it */
+} zc_chunk_layer;
+/* 0 until the session's first chunk update (the zone sends none: chunks.enabled false). */
+int zc_get_chunk_layer(const zc_client* client, zc_chunk_layer* out);
 
 /* ---- Events --------------------------------------------------------------------------- */
 typedef enum zc_event_type {
