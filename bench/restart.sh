@@ -6,7 +6,7 @@
 # density stays at the 1,000-player level, bandwidth uncapped, a checkpoint every 5 s)
 # and client-sim with N light bots that rejoin (--rejoin: a bot whose session the zone
 # ended logs in again, after a pause of 0.5-1.5 s). Once every player is in and has been
-# checkpointed, the zone is SIGKILLed (--signal TERM: stopped cleanly, which saves every
+# checkpointed (twice the players' number of saves since the last one came in), the zone is SIGKILLed (--signal TERM: stopped cleanly, which saves every
 # player as it leaves and tells the bots) and started again at once on the same ports and
 # store. One JSON line per backend, times in seconds:
 #   start_to_listen     the new process's start until it listens (store opened, schema)
@@ -19,7 +19,8 @@
 #   load_ms_mean        the store's mean time to load one character (its own metric)
 #
 # usage: bench/restart.sh [--players 5000] [--backend "sqlite postgres"] [--signal KILL|TERM]
-#                         [--build DIR]
+#                         [--build DIR] [--keep (the logs: the folder is named at the end)]
+#                         [--set KEY=VALUE ...]
 # PostgreSQL: a throwaway server from scripts/pg-throwaway.sh (Debian's postgresql).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,12 +29,16 @@ players=5000
 backends="sqlite postgres"
 signal=KILL
 build=build-release
+keep=0
+extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --players) players=$2; shift 2 ;;
     --backend) backends=$2; shift 2 ;;
     --signal) signal=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --set) extra+=(--set "$2"); shift 2 ;;
     *) echo "restart.sh: unknown argument '$1' (see the header of bench/restart.sh)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +54,7 @@ pg_dir=""
 cleanup() {
   kill $(jobs -p) 2>/dev/null || true
   [[ -n $pg_dir ]] && bash scripts/pg-throwaway.sh destroy "$pg_dir" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  if (( keep )); then echo "restart.sh: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -76,7 +81,8 @@ start_zone() {  # LOG PORT ADMIN_PORT STORE_ARGS... ; sets zone_pid
   "$server_bin" --config configs/bench-1000.yaml --bind 127.0.0.1 --port "$port" \
     --admin-port "$admin" --set world.max_x="$side" --set world.max_y="$side" \
     --set players.max_players=$(( players + 100 )) --set network.client_bandwidth=100000000 \
-    --set threads.network="$hosts" --set persist.checkpoint_seconds=5 "$@" >"$log" 2>&1 &
+    --set threads.network="$hosts" --set persist.checkpoint_seconds=5 "${extra[@]}" "$@" \
+    >"$log" 2>&1 &
   zone_pid=$!
 }
 wait_listening() {  # LOG -> "port admin"
@@ -114,7 +120,10 @@ run_one() {  # BACKEND
     --scenario wander --seed 1 --light --rejoin -q >"$work/sim-$backend.log" 2>&1 &
   local sim=$!
   wait_metric "$admin" zone_players "$players" 120
-  wait_metric "$admin" zone_persist_saves_total "$players" 60
+  # Every character checkpointed since all are in (twice over: the checkpoints are spread
+  # over the interval), so that each has a row to come back from.
+  local saved; saved=$(metric "$admin" zone_persist_saves_total)
+  wait_metric "$admin" zone_persist_saves_total "$(awk -v s="$saved" -v n="$players" 'BEGIN { print s + 2 * n }')" 120
   kill -"$signal" "$pid"; wait "$pid" 2>/dev/null || true
   local t_kill; t_kill=$(now)
   start_zone "$work/second-$backend.log" "$port" "$admin" "${store[@]}"

@@ -314,10 +314,6 @@ void Sessions::on_hello(Session& s, const Inbox& inbox, const InboundEvent& ev, 
     return on_resume(s, inbox.token_of(ev), tick, out);
   }
   if (ev.has_token) return on_arrival(s, inbox.token_of(ev), tick, out);
-  if (ev.ticket_checked && login_notice_) {
-    // A login, not a way back in: a copy of the character in another zone leaves.
-    login_notice_({.account = s.account_id, .character = s.character_id, .login_ms = s.login_ms});
-  }
   if (ev.ticket_checked && take_over(s, tick, out)) return;
   if (store_ != nullptr) return begin_load(s, name, out);
   join_new(s, name, tick, out, nullptr);
@@ -334,12 +330,21 @@ void Sessions::join_new(Session& s, std::string_view name, std::uint32_t tick,
   // Before the Welcome, which names the player's type, and its first snapshot.
   if (saved != nullptr) store_->restore(world_, s.player_slot, *saved);
   start_playing(s, tick, out);
+  announce_login(s);
   if (saved != nullptr) rejoin_groups(s, saved->party_key, saved->guild_key, out);
   ++counters_.joins;
   const world::Entity& e = world_.entity(s.player_slot);
   log_session(log_, session_log_,
               "player '{}' joined as entity {} at ({:.1f}, {:.1f}){}; {} players", s.name, e.id,
               e.x, e.y, saved != nullptr ? " (saved)" : "", world_.player_count());
+}
+
+void Sessions::announce_login(const Session& s) {
+  // A login that played, not a way back in (an arrival, a resume): a copy of the
+  // character in another zone of the world leaves. One refused here (full, the store
+  // unavailable) leaves the other copy be.
+  if (s.character_id == 0 || !login_notice_) return;
+  login_notice_({.account = s.account_id, .character = s.character_id, .login_ms = s.login_ms});
 }
 
 bool Sessions::admit_ticket(Session& s, const InboundEvent& ev, std::string_view name,
@@ -385,6 +390,7 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
                 s.character_id, s.account_id, s.peer.host, s.peer.index, world_.entity(slot).id);
     ++counters_.takeovers;
     reattach(s, slot, tick, out);
+    announce_login(s);
     return true;
   }
   Session* old = find(peer_of_slot_[slot]);
@@ -403,6 +409,7 @@ bool Sessions::take_over(Session& s, std::uint32_t tick, std::span<net::SendBatc
                             static_cast<std::uint32_t>(DisconnectReason::LoggedInElsewhere), false);
   detach_player(*old);
   reattach(s, slot, tick, out);
+  announce_login(s);
   return true;
 }
 

@@ -261,6 +261,8 @@ class Sessions {
   // Ticket mode: if s's character is online here, s takes its entity over (the older
   // connection is closed with LoggedInElsewhere) and true is returned.
   bool take_over(Session& s, std::uint32_t tick, std::span<net::SendBatch> out);
+  // Tells the other zones of the world of a ticket login that now plays here.
+  void announce_login(const Session& s);
   // A hello with a transfer token: the player another zone handed over.
   void on_arrival(Session& s, std::span<const std::uint8_t> token, std::uint32_t tick,
                   std::span<net::SendBatch> out);

@@ -230,6 +230,29 @@ nlohmann::json finish_sim(const std::string& dir, Process& sim, int seconds) {
   return nlohmann::json::parse(in);
 }
 
+// A zone of the two-zone world west | east in ticket mode (zone-ticket's key, made once per
+// test folder; auth.world emerald), with `npcs` NPCs.
+Zone start_ticket_zone(const std::string& dir, std::uint16_t nats_port, const std::string& name,
+                       int npcs) {
+  if (!std::filesystem::exists(dir + "/ticket.pub")) {
+    Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
+    REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
+    write_world_of(dir + "/world.yaml", nats_port,
+                   {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
+  }
+  std::string key;
+  std::ifstream(dir + "/ticket.pub") >> key;
+  REQUIRE(key.size() == 64);
+  Zone z = zone::test::start_truth_zone(
+      ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
+      {"--world", dir + "/world.yaml", "--zone", name, "--npcs", std::to_string(npcs), "--set",
+       "threads.workers=1", "--set", "threads.network=1", "--set", "auth.mode=ticket", "--set",
+       "auth.public_key=" + key, "--set", "auth.world=emerald"},
+      dir + "/" + name + ".log");
+  REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
+  return z;
+}
+
 // Lets client-sim run until done() holds (polled four times a second, after at least
 // min_seconds), then stops it with SIGINT: it ends its run early and writes its summary.
 // A run whose progress never comes ends by itself after the --duration it was started with,
@@ -749,26 +772,10 @@ TEST_CASE("world: four zones in a 2 x 2 square: bots walk through the corner whe
 TEST_CASE("world: in ticket mode bots carry their tickets across the border") {
   const std::string nats = nats_server_or_skip();
   const std::string dir = temp_dir();
-  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
-  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
-  std::string key;
-  std::ifstream(dir + "/ticket.pub") >> key;
-  REQUIRE(key.size() == 64);
   const std::uint16_t nats_port = free_tcp_port();
   const auto bus = start_nats(nats, dir, nats_port);
-  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
-  const auto start = [&](const std::string& name) {
-    Zone z = zone::test::start_truth_zone(
-        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
-        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", "2", "--set",
-         "threads.workers=1", "--set", "threads.network=1", "--set", "auth.mode=ticket", "--set",
-         "auth.public_key=" + key, "--set", "auth.world=emerald"},
-        dir + "/" + name + ".log");
-    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
-    return z;
-  };
-  Zone west = start("west");
-  Zone east = start("east");
+  Zone west = start_ticket_zone(dir, nats_port, "west", 2);
+  Zone east = start_ticket_zone(dir, nats_port, "east", 2);
   REQUIRE(wait_metric(
       west, "zone_ghosts", [](double v) { return v > 0; }, 10s));
 
@@ -831,26 +838,10 @@ TEST_CASE("world: in ticket mode bots carry their tickets across the border") {
 TEST_CASE("world: a character that logs in in another zone leaves the zone it played in") {
   const std::string nats = nats_server_or_skip();
   const std::string dir = temp_dir();
-  Process keygen({ZONE_TICKET_BIN, "keygen", "--out", dir}, dir + "/keygen.log");
-  REQUIRE_MESSAGE(keygen.wait(10s) == 0, keygen.log());
-  std::string key;
-  std::ifstream(dir + "/ticket.pub") >> key;
-  REQUIRE(key.size() == 64);
   const std::uint16_t nats_port = free_tcp_port();
   const auto bus = start_nats(nats, dir, nats_port);
-  write_world_of(dir + "/world.yaml", nats_port, {{"west", 0, 0, 40, 40}, {"east", 40, 0, 80, 40}});
-  const auto start = [&](const std::string& name) {
-    Zone z = zone::test::start_truth_zone(
-        ZONE_SERVER_BIN, ZONE_SOURCE_DIR "/configs/zone.yaml",
-        {"--world", dir + "/world.yaml", "--zone", name, "--npcs", "0", "--set",
-         "threads.workers=1", "--set", "threads.network=1", "--set", "auth.mode=ticket", "--set",
-         "auth.public_key=" + key, "--set", "auth.world=emerald"},
-        dir + "/" + name + ".log");
-    REQUIRE_MESSAGE(z.admin_port != 0, z.process->log());
-    return z;
-  };
-  Zone west = start("west");
-  Zone east = start("east");
+  Zone west = start_ticket_zone(dir, nats_port, "west", 0);
+  Zone east = start_ticket_zone(dir, nats_port, "east", 0);
   for (const Zone* z : {&west, &east}) {
     REQUIRE(wait_metric(
         *z, "zone_bus_connected", [](double v) { return v == 1; }, 20s));
