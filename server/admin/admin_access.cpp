@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "util/read_file.hpp"
+
 namespace zone::admin {
 
 namespace {
@@ -92,36 +94,11 @@ std::optional<std::string> token_problem(std::string_view token) {
 }
 
 std::optional<std::string> read_token_file(const std::string& path, std::string& error) {
-  // O_NONBLOCK: a FIFO must not block start-up; it is refused below anyway.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    error = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+  std::string text;
+  if (auto problem = util::read_small_file(path, false, kMaxTokenLength + 64, text)) {
+    error = std::move(*problem);
     return std::nullopt;
   }
-  std::string text;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = fmt::format("{} is not a regular file", path);
-  } else {
-    std::array<char, 4096> buf{};
-    for (;;) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        error = fmt::format("cannot read {}: {}", path, std::strerror(errno));
-        break;
-      }
-      if (n == 0) break;
-      text.append(buf.data(), static_cast<std::size_t>(n));
-      if (text.size() > kMaxTokenLength + 64) {
-        error = fmt::format("{} is too large for a token (more than {} bytes)", path,
-                            kMaxTokenLength + 64);
-        break;
-      }
-    }
-  }
-  ::close(fd);
-  if (!error.empty()) return std::nullopt;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' ||
                            text.back() == '\t')) {
     text.pop_back();
