@@ -605,7 +605,7 @@ int main(int argc, char** argv) {
     for (const Workload* w : selected) {
       const double cs = cell_size.value_or(w->cell_size);
       GridConfig probe{{{0.0, 0.0}, {w->width, w->height}}, cs, w->hysteresis};
-      if (const auto e = GridAoi::validate(probe); e != zone::aoi::ConfigError::kNone) {
+      if (const auto e = GridAoi::validate(probe); e != zone::aoi::GridConfigError::kNone) {
         std::cerr << "aoi-bench: " << w->name << ": " << zone::aoi::to_string(e) << "\n";
         return 2;
       }

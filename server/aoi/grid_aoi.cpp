@@ -36,41 +36,41 @@ bool valid_radius(double r) {
 
 }  // namespace
 
-const char* to_string(ConfigError e) {
+const char* to_string(GridConfigError e) {
   switch (e) {
-    case ConfigError::kNone:
+    case GridConfigError::kNone:
       return "ok";
-    case ConfigError::kBadBounds:
+    case GridConfigError::kBadBounds:
       return "world bounds must be finite with min < max on both axes";
-    case ConfigError::kBadCellSize:
+    case GridConfigError::kBadCellSize:
       return "cell size must be a finite number > 0";
-    case ConfigError::kTooManyCells:
+    case GridConfigError::kTooManyCells:
       return "cell size too small for the world bounds (grid over 16 Mi cells)";
-    case ConfigError::kBadHysteresis:
+    case GridConfigError::kBadHysteresis:
       return "hysteresis must be a finite number >= 0";
-    case ConfigError::kBadMaxStep:
+    case GridConfigError::kBadMaxStep:
       return "max step must be a number >= 0 (infinity: unbounded)";
   }
   return "unknown";
 }
 
-ConfigError GridAoi::validate(const GridConfig& c) {
+GridConfigError GridAoi::validate(const GridConfig& c) {
   const Bounds& b = c.bounds;
   if (!valid_position(b.min) || !valid_position(b.max) || !(b.min.x < b.max.x) ||
       !(b.min.y < b.max.y)) {
-    return ConfigError::kBadBounds;
+    return GridConfigError::kBadBounds;
   }
-  if (!std::isfinite(c.cell_size) || !(c.cell_size > 0.0)) return ConfigError::kBadCellSize;
+  if (!std::isfinite(c.cell_size) || !(c.cell_size > 0.0)) return GridConfigError::kBadCellSize;
   const double cols = std::ceil((b.max.x - b.min.x) / c.cell_size);
   const double rows = std::ceil((b.max.y - b.min.y) / c.cell_size);
-  if (cols * rows > static_cast<double>(kMaxCells)) return ConfigError::kTooManyCells;
-  if (!std::isfinite(c.hysteresis) || c.hysteresis < 0.0) return ConfigError::kBadHysteresis;
-  if (!(c.max_step >= 0.0)) return ConfigError::kBadMaxStep;
-  return ConfigError::kNone;
+  if (cols * rows > static_cast<double>(kMaxCells)) return GridConfigError::kTooManyCells;
+  if (!std::isfinite(c.hysteresis) || c.hysteresis < 0.0) return GridConfigError::kBadHysteresis;
+  if (!(c.max_step >= 0.0)) return GridConfigError::kBadMaxStep;
+  return GridConfigError::kNone;
 }
 
 GridAoi::GridAoi(const GridConfig& config) : config_(config) {
-  if (const ConfigError e = validate(config); e != ConfigError::kNone) {
+  if (const GridConfigError e = validate(config); e != GridConfigError::kNone) {
     throw std::invalid_argument(to_string(e));
   }
   resize_grid();
@@ -201,30 +201,30 @@ bool GridAoi::set_observer(EntityHandle h, bool observer) {
   return true;
 }
 
-ConfigError GridAoi::set_cell_size(double cell_size) {
+GridConfigError GridAoi::set_cell_size(double cell_size) {
   GridConfig next = config_;
   next.cell_size = cell_size;
-  if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (const GridConfigError e = validate(next); e != GridConfigError::kNone) return e;
   pending_cell_size_ = cell_size;
-  return ConfigError::kNone;
+  return GridConfigError::kNone;
 }
 
-ConfigError GridAoi::set_hysteresis(double hysteresis) {
+GridConfigError GridAoi::set_hysteresis(double hysteresis) {
   GridConfig next = config_;
   next.hysteresis = hysteresis;
-  if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (const GridConfigError e = validate(next); e != GridConfigError::kNone) return e;
   if (next.hysteresis != config_.hysteresis) lists_stale_ = true;
   config_ = next;
-  return ConfigError::kNone;
+  return GridConfigError::kNone;
 }
 
-ConfigError GridAoi::set_max_step(double max_step) {
+GridConfigError GridAoi::set_max_step(double max_step) {
   GridConfig next = config_;
   next.max_step = max_step;
-  if (const ConfigError e = validate(next); e != ConfigError::kNone) return e;
+  if (const GridConfigError e = validate(next); e != GridConfigError::kNone) return e;
   if (next.max_step != config_.max_step) lists_stale_ = true;
   config_ = next;
-  return ConfigError::kNone;
+  return GridConfigError::kNone;
 }
 
 // --- Threads: each piece of a parallel phase writes its own output, merged in order. ----

@@ -97,7 +97,7 @@ struct GridStats {
 };
 
 // Why a GridConfig or an entity parameter was refused.
-enum class ConfigError : std::uint8_t {
+enum class GridConfigError : std::uint8_t {
   kNone,
   kBadBounds,      // min >= max on an axis, or not finite
   kBadCellSize,    // not finite or <= 0
@@ -105,7 +105,7 @@ enum class ConfigError : std::uint8_t {
   kBadHysteresis,  // negative or not finite
   kBadMaxStep,     // negative or NaN
 };
-const char* to_string(ConfigError e);
+const char* to_string(GridConfigError e);
 
 class GridAoi {
  public:
@@ -115,9 +115,9 @@ class GridAoi {
   static constexpr std::uint32_t kMaxCells = 1u << 24;
 
   // Checks a configuration without building anything.
-  static ConfigError validate(const GridConfig& config);
+  static GridConfigError validate(const GridConfig& config);
 
-  // Precondition: validate(config) == ConfigError::kNone (checked; throws
+  // Precondition: validate(config) == GridConfigError::kNone (checked; throws
   // std::invalid_argument otherwise).
   explicit GridAoi(const GridConfig& config);
 
@@ -201,11 +201,11 @@ class GridAoi {
   // Replaces the cell size (a designer tuning it while the zone runs) from the next
   // update() on; until then queries keep using the current grid. View sets are kept, so
   // this produces no events by itself: visibility depends on distances, not cells.
-  ConfigError set_cell_size(double cell_size);
+  GridConfigError set_cell_size(double cell_size);
   // Replaces the hysteresis; takes effect at the next update().
-  ConfigError set_hysteresis(double hysteresis);
+  GridConfigError set_hysteresis(double hysteresis);
   // Replaces the displacement bound; it applies to the moves made before the next update().
-  ConfigError set_max_step(double max_step);
+  GridConfigError set_max_step(double max_step);
 
   // Internal consistency check for tests (O(N^2 + scheduled tests)): view sets, scheduled
   // re-tests and the broad phase agree with the positions of the last update(). Returns an

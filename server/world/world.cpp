@@ -578,13 +578,13 @@ bool World::set_player_view_radius(double radius) {
 }
 
 bool World::set_hysteresis(double hysteresis) {
-  if (aoi_.set_hysteresis(hysteresis) != aoi::ConfigError::kNone) return false;
+  if (aoi_.set_hysteresis(hysteresis) != aoi::GridConfigError::kNone) return false;
   params_.grid.hysteresis = hysteresis;
   return true;
 }
 
 bool World::set_cell_size(double cell_size) {
-  if (aoi_.set_cell_size(cell_size) != aoi::ConfigError::kNone) return false;
+  if (aoi_.set_cell_size(cell_size) != aoi::GridConfigError::kNone) return false;
   params_.grid.cell_size = cell_size;
   return true;
 }

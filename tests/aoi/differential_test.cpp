@@ -34,11 +34,11 @@
 #include "oracle.hpp"
 
 using zone::aoi::Bounds;
-using zone::aoi::ConfigError;
 using zone::aoi::EntityHandle;
 using zone::aoi::EventKind;
 using zone::aoi::GridAoi;
 using zone::aoi::GridConfig;
+using zone::aoi::GridConfigError;
 using zone::aoi::Vec2;
 using zone::aoi::VisibilityEvent;
 using zone::aoi::test::Oracle;
@@ -410,17 +410,17 @@ class Harness {
   void retune() {
     if (!cfg_.cell_size_choices.empty() && chance(0.03)) {
       const double cs = cfg_.cell_size_choices[below(cfg_.cell_size_choices.size())];
-      REQUIRE(aoi_.set_cell_size(cs) == ConfigError::kNone);
+      REQUIRE(aoi_.set_cell_size(cs) == GridConfigError::kNone);
       pending_cell_size_ = cs;  // checked after the next update(), where it applies
     }
     if (!cfg_.hysteresis_choices.empty() && chance(0.03)) {
       const double h = cfg_.hysteresis_choices[below(cfg_.hysteresis_choices.size())];
-      REQUIRE(aoi_.set_hysteresis(h) == ConfigError::kNone);
+      REQUIRE(aoi_.set_hysteresis(h) == GridConfigError::kNone);
       oracle_.set_hysteresis(h);
     }
     if (!cfg_.max_step_choices.empty() && chance(0.03)) {
       const double b = cfg_.max_step_choices[below(cfg_.max_step_choices.size())];
-      REQUIRE(aoi_.set_max_step(b) == ConfigError::kNone);
+      REQUIRE(aoi_.set_max_step(b) == GridConfigError::kNone);
     }
   }
 
@@ -742,7 +742,7 @@ GridConfig grid(Bounds bounds, double cell_size, double hysteresis) {
   g.bounds = bounds;
   g.cell_size = cell_size;
   g.hysteresis = hysteresis;
-  REQUIRE(GridAoi::validate(g) == ConfigError::kNone);
+  REQUIRE(GridAoi::validate(g) == GridConfigError::kNone);
   return g;
 }
 

@@ -678,16 +678,16 @@ TEST_CASE("set_hysteresis applies at the next update") {
   const auto a = aoi.add({100, 100}, 10, true);
   const auto b = aoi.add({110, 100}, 0, false);
   tick(aoi);
-  REQUIRE(aoi.set_hysteresis(5) == ConfigError::kNone);
+  REQUIRE(aoi.set_hysteresis(5) == GridConfigError::kNone);
   CHECK(aoi.config().hysteresis == 5);
   REQUIRE(aoi.move(b, {115, 100}));
   CHECK(tick(aoi).empty());
   CHECK(aoi.sees(a, b));
-  CHECK(aoi.set_hysteresis(-1) == ConfigError::kBadHysteresis);
-  CHECK(aoi.set_hysteresis(kNaN) == ConfigError::kBadHysteresis);
-  CHECK(aoi.set_hysteresis(kInf) == ConfigError::kBadHysteresis);
+  CHECK(aoi.set_hysteresis(-1) == GridConfigError::kBadHysteresis);
+  CHECK(aoi.set_hysteresis(kNaN) == GridConfigError::kBadHysteresis);
+  CHECK(aoi.set_hysteresis(kInf) == GridConfigError::kBadHysteresis);
   CHECK(aoi.config().hysteresis == 5);
-  REQUIRE(aoi.set_hysteresis(0) == ConfigError::kNone);
+  REQUIRE(aoi.set_hysteresis(0) == GridConfigError::kNone);
   const auto ev = tick(aoi);
   CHECK(ev.size() == 1);
   CHECK(left(ev, a, b));
@@ -733,7 +733,7 @@ TEST_CASE("set_cell_size: no events by itself - visibility unchanged - later tic
     std::vector<std::set<Key>> answers;
     for (const auto& [c, r] : probes) answers.push_back(query(aoi, c, r));
     const double old_cs = aoi.config().cell_size;
-    REQUIRE(aoi.set_cell_size(cs) == ConfigError::kNone);
+    REQUIRE(aoi.set_cell_size(cs) == GridConfigError::kNone);
     // The new size applies at the next update; until then the grid and every query
     // answer exactly as before.
     CHECK(aoi.config().cell_size == old_cs);
@@ -759,11 +759,11 @@ TEST_CASE("set_cell_size: no events by itself - visibility unchanged - later tic
     CHECK(aoi.stats().entities == 200);
   }
   // Refused cell sizes change nothing.
-  CHECK(aoi.set_cell_size(0) == ConfigError::kBadCellSize);
-  CHECK(aoi.set_cell_size(-4) == ConfigError::kBadCellSize);
-  CHECK(aoi.set_cell_size(kNaN) == ConfigError::kBadCellSize);
-  CHECK(aoi.set_cell_size(kInf) == ConfigError::kBadCellSize);
-  CHECK(aoi.set_cell_size(1e-4) == ConfigError::kTooManyCells);
+  CHECK(aoi.set_cell_size(0) == GridConfigError::kBadCellSize);
+  CHECK(aoi.set_cell_size(-4) == GridConfigError::kBadCellSize);
+  CHECK(aoi.set_cell_size(kNaN) == GridConfigError::kBadCellSize);
+  CHECK(aoi.set_cell_size(kInf) == GridConfigError::kBadCellSize);
+  CHECK(aoi.set_cell_size(1e-4) == GridConfigError::kTooManyCells);
   CHECK(aoi.config().cell_size == 13.0);
   CHECK(aoi.grid_width() == 77);
 
@@ -809,7 +809,7 @@ TEST_CASE("set_cell_size keeps query_radius answering as of the last update") {
   CHECK(at_newcomer.empty());
   const auto stats_before = aoi.stats();
 
-  REQUIRE(aoi.set_cell_size(16.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_cell_size(16.0) == GridConfigError::kNone);
   CHECK(query(aoi, {100, 100}, 1) == at_old);
   CHECK(query(aoi, {900, 900}, 1) == at_new);
   CHECK(query(aoi, {300, 300}, 1) == at_goner);
@@ -831,10 +831,10 @@ TEST_CASE("set_cell_size leaves the hysteresis band intact") {
   tick(aoi);
   REQUIRE(aoi.move(b, {113, 100}));
   CHECK(tick(aoi).empty());
-  REQUIRE(aoi.set_cell_size(2.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_cell_size(2.0) == GridConfigError::kNone);
   CHECK(tick(aoi).empty());
   CHECK(aoi.sees(a, b));
-  REQUIRE(aoi.set_cell_size(900.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_cell_size(900.0) == GridConfigError::kNone);
   REQUIRE(aoi.move(b, {115, 100}));
   const auto ev = tick(aoi);
   CHECK(ev.size() == 1);
@@ -906,38 +906,38 @@ TEST_CASE("refused input: non-finite or out-of-range positions and radii are nev
 
 TEST_CASE(
     "validate rejects bad bounds - cell size - grid size - hysteresis and the constructor throws") {
-  CHECK(GridAoi::validate(GridConfig{}) == ConfigError::kNone);
-  CHECK(GridAoi::validate(make_config(0.5, 0.0)) == ConfigError::kNone);
+  CHECK(GridAoi::validate(GridConfig{}) == GridConfigError::kNone);
+  CHECK(GridAoi::validate(make_config(0.5, 0.0)) == GridConfigError::kNone);
 
   struct Case {
     GridConfig config;
-    ConfigError expected;
+    GridConfigError expected;
   };
   const Bounds ok{{0, 0}, {1000, 1000}};
   const std::vector<Case> cases = {
-      {make_config(32, 2, {{0, 0}, {0, 1000}}), ConfigError::kBadBounds},  // min == max
-      {make_config(32, 2, {{0, 0}, {1000, 0}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{10, 0}, {5, 1000}}), ConfigError::kBadBounds},  // min > max
-      {make_config(32, 2, {{0, 10}, {1000, 5}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{kNaN, 0}, {1000, 1000}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{0, 0}, {1000, kNaN}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{-kInf, 0}, {1000, 1000}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{0, 0}, {kInf, 1000}}), ConfigError::kBadBounds},
-      {make_config(32, 2, {{0, 0}, {above(kMax), 1000}}), ConfigError::kBadBounds},
-      {make_config(0, 2, ok), ConfigError::kBadCellSize},
-      {make_config(-0.0, 2, ok), ConfigError::kBadCellSize},
-      {make_config(-32, 2, ok), ConfigError::kBadCellSize},
-      {make_config(kNaN, 2, ok), ConfigError::kBadCellSize},
-      {make_config(kInf, 2, ok), ConfigError::kBadCellSize},
-      {make_config(-kInf, 2, ok), ConfigError::kBadCellSize},
-      {make_config(0.01, 2, ok), ConfigError::kTooManyCells},  // 10^10 cells
-      {make_config(1.0, 2, {{0, 0}, {4097, 4096}}), ConfigError::kTooManyCells},
-      {make_config(1e-300, 2, ok), ConfigError::kTooManyCells},
-      {make_config(1.0, 2, {{-kMax, -kMax}, {kMax, kMax}}), ConfigError::kTooManyCells},
-      {make_config(32, -1, ok), ConfigError::kBadHysteresis},
-      {make_config(32, below(0.0), ok), ConfigError::kBadHysteresis},
-      {make_config(32, kNaN, ok), ConfigError::kBadHysteresis},
-      {make_config(32, kInf, ok), ConfigError::kBadHysteresis},
+      {make_config(32, 2, {{0, 0}, {0, 1000}}), GridConfigError::kBadBounds},  // min == max
+      {make_config(32, 2, {{0, 0}, {1000, 0}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{10, 0}, {5, 1000}}), GridConfigError::kBadBounds},  // min > max
+      {make_config(32, 2, {{0, 10}, {1000, 5}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{kNaN, 0}, {1000, 1000}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{0, 0}, {1000, kNaN}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{-kInf, 0}, {1000, 1000}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{0, 0}, {kInf, 1000}}), GridConfigError::kBadBounds},
+      {make_config(32, 2, {{0, 0}, {above(kMax), 1000}}), GridConfigError::kBadBounds},
+      {make_config(0, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(-0.0, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(-32, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(kNaN, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(kInf, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(-kInf, 2, ok), GridConfigError::kBadCellSize},
+      {make_config(0.01, 2, ok), GridConfigError::kTooManyCells},  // 10^10 cells
+      {make_config(1.0, 2, {{0, 0}, {4097, 4096}}), GridConfigError::kTooManyCells},
+      {make_config(1e-300, 2, ok), GridConfigError::kTooManyCells},
+      {make_config(1.0, 2, {{-kMax, -kMax}, {kMax, kMax}}), GridConfigError::kTooManyCells},
+      {make_config(32, -1, ok), GridConfigError::kBadHysteresis},
+      {make_config(32, below(0.0), ok), GridConfigError::kBadHysteresis},
+      {make_config(32, kNaN, ok), GridConfigError::kBadHysteresis},
+      {make_config(32, kInf, ok), GridConfigError::kBadHysteresis},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -946,7 +946,7 @@ TEST_CASE(
     CHECK(std::string(to_string(cases[i].expected)).size() > 0);
   }
   // Exactly kMaxCells is still allowed (validated only: building it takes 64 MiB).
-  CHECK(GridAoi::validate(make_config(1.0, 2, {{0, 0}, {4096, 4096}})) == ConfigError::kNone);
+  CHECK(GridAoi::validate(make_config(1.0, 2, {{0, 0}, {4096, 4096}})) == GridConfigError::kNone);
   // Valid odd shapes construct fine.
   CHECK_NOTHROW(GridAoi{make_config(1e300, 0, ok)});                         // a single cell
   CHECK_NOTHROW(GridAoi{make_config(3, 0, {{-kMax, 0}, {-kMax + 10, 1}})});  // one thin row
@@ -1169,16 +1169,16 @@ TEST_CASE("max_step: validation and set_max_step") {
   GridConfig c = make_config();
   CHECK(c.max_step == kInf);  // no bound by default
   c.max_step = 0.0;
-  CHECK(GridAoi::validate(c) == ConfigError::kNone);
+  CHECK(GridAoi::validate(c) == GridConfigError::kNone);
   c.max_step = -0.5;
-  CHECK(GridAoi::validate(c) == ConfigError::kBadMaxStep);
+  CHECK(GridAoi::validate(c) == GridConfigError::kBadMaxStep);
   c.max_step = kNaN;
-  CHECK(GridAoi::validate(c) == ConfigError::kBadMaxStep);
+  CHECK(GridAoi::validate(c) == GridConfigError::kBadMaxStep);
   GridAoi aoi(make_config());
-  CHECK(aoi.set_max_step(-1.0) == ConfigError::kBadMaxStep);
-  CHECK(aoi.set_max_step(0.25) == ConfigError::kNone);
+  CHECK(aoi.set_max_step(-1.0) == GridConfigError::kBadMaxStep);
+  CHECK(aoi.set_max_step(0.25) == GridConfigError::kNone);
   CHECK(aoi.config().max_step == 0.25);
-  CHECK(aoi.set_max_step(kInf) == ConfigError::kNone);
+  CHECK(aoi.set_max_step(kInf) == GridConfigError::kNone);
 }
 
 TEST_CASE("max_step: a pair asleep deep inside the view leaves when its target teleports") {
@@ -1489,14 +1489,14 @@ TEST_CASE("max_step: changing the bound - the hysteresis - the cell size keeps v
       bounded.move(h1, p);
       plain.move(h2, p);
     }
-    if (t == 30) REQUIRE(bounded.set_max_step(0.3) == ConfigError::kNone);
+    if (t == 30) REQUIRE(bounded.set_max_step(0.3) == GridConfigError::kNone);
     if (t == 50) {
-      REQUIRE(bounded.set_hysteresis(4.0) == ConfigError::kNone);
-      REQUIRE(plain.set_hysteresis(4.0) == ConfigError::kNone);
+      REQUIRE(bounded.set_hysteresis(4.0) == GridConfigError::kNone);
+      REQUIRE(plain.set_hysteresis(4.0) == GridConfigError::kNone);
     }
-    if (t == 70) REQUIRE(bounded.set_cell_size(3.0) == ConfigError::kNone);
-    if (t == 90) REQUIRE(bounded.set_max_step(kInf) == ConfigError::kNone);
-    if (t == 100) REQUIRE(bounded.set_max_step(0.3) == ConfigError::kNone);
+    if (t == 70) REQUIRE(bounded.set_cell_size(3.0) == GridConfigError::kNone);
+    if (t == 90) REQUIRE(bounded.set_max_step(kInf) == GridConfigError::kNone);
+    if (t == 100) REQUIRE(bounded.set_max_step(0.3) == GridConfigError::kNone);
     INFO("tick " << t);
     CHECK(event_set(tick(bounded)) == event_set(tick(plain)));
     CHECK(bounded.stats().visible_pairs == plain.stats().visible_pairs);
@@ -1511,7 +1511,7 @@ TEST_CASE("cells: a 16 Mi cell grid with few entities gives the same events as a
   fine.bounds = {{0.0, 0.0}, {2000.0, 2000.0}};
   GridConfig coarse = fine;
   coarse.cell_size = 64.0;
-  REQUIRE(GridAoi::validate(fine) == ConfigError::kNone);
+  REQUIRE(GridAoi::validate(fine) == GridConfigError::kNone);
   GridAoi a(fine);
   GridAoi b(coarse);
   CHECK(a.stats().cells == 4000u * 4000u);
@@ -1607,15 +1607,15 @@ TEST_CASE(
     }
   };
   walk(3);  // across x = 320 and listed late
-  REQUIRE(aoi.set_max_step(std::numeric_limits<double>::infinity()) == ConfigError::kNone);
+  REQUIRE(aoi.set_max_step(std::numeric_limits<double>::infinity()) == GridConfigError::kNone);
   walk(2);
-  REQUIRE(aoi.set_max_step(1.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_max_step(1.0) == GridConfigError::kNone);
   walk(3);
-  REQUIRE(aoi.set_hysteresis(0.5) == ConfigError::kNone);
+  REQUIRE(aoi.set_hysteresis(0.5) == GridConfigError::kNone);
   walk(2);
-  REQUIRE(aoi.set_cell_size(7.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_cell_size(7.0) == GridConfigError::kNone);
   walk(2);
-  REQUIRE(aoi.set_cell_size(640.0) == ConfigError::kNone);
+  REQUIRE(aoi.set_cell_size(640.0) == GridConfigError::kNone);
   walk(4);
   for (const EntityHandle a : hs) {
     if (!aoi.is_observer(a)) continue;

@@ -137,7 +137,7 @@ void same_for_any_workers(std::uint32_t crowd) {
       if (tick % 20 == 10) {  // every list is rebuilt at the next update
         for (GridAoi* aoi : all)
           REQUIRE(aoi->set_hysteresis(tick % 40 == 10 ? 3.0 : 2.0) ==
-                  zone::aoi::ConfigError::kNone);
+                  zone::aoi::GridConfigError::kNone);
       }
     }
     const auto expected = serial.update();
