@@ -287,10 +287,13 @@ int main(int argc, char** argv) {
     for (const auto& d : swarm.event_details()) fmt::print(stderr, "  {}\n", d);
     for (const auto& d : swarm.before_spawn_details()) fmt::print(stderr, "  {}\n", d);
   }
-  if (summary.rejoin_property_changes > 0) {
-    // Not a failure by itself: a fight within the last checkpoint interval changes health.
-    fmt::print(stderr, "client-sim: {} game properties came back changed after a rejoin:\n",
-               summary.rejoin_property_changes);
+  if (summary.rejoin_property_changes > 0 || summary.rejoin_unheld > 0) {
+    // Not failures by themselves: a fight within the last checkpoint interval changes
+    // health, and a character the zone had not yet checkpointed comes back new.
+    fmt::print(stderr,
+               "client-sim: after rejoins, {} game properties came back changed and {} "
+               "characters at no position they had held:\n",
+               summary.rejoin_property_changes, summary.rejoin_unheld);
     for (const auto& d : swarm.rejoin_details()) fmt::print(stderr, "  {}\n", d);
   }
   for (const std::string& c : zone::sim::crossed(summary, fail_if)) {

@@ -38,6 +38,9 @@ constexpr std::uint32_t kEventSettleSeconds = 5;
 constexpr std::uint32_t kRejoinTimeoutMs = 5000;
 constexpr double kRejoinPauseMinS = 0.5;
 constexpr double kRejoinPauseMaxS = 1.5;
+// What a bot remembers of where it was, for --rejoin's check that it came back at a
+// position it held (a checkpoint's): one position a tick for this long.
+constexpr std::size_t kTrailPositions = 400;  // 20 s at 20 Hz
 // Reconnects: each resume goes out through the next of this many sets of sockets, as a
 // client whose network changed has a new address. A zone that goes on resending its
 // goodbye to the old connection (its acknowledgement lost) then reaches a socket whose
@@ -264,6 +267,8 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
         ++counters_.connect_failures;
       } else {
         ++counters_.server_disconnects;
+        ++counters_.disconnects_by_reason[protocol::to_string(
+            static_cast<protocol::DisconnectReason>(ev.data))];
       }
       if (options_.progress && (joined || !options_.rejoin)) {
         fmt::print(stderr, "{}: disconnected by the server ({})\n", bot.name(),
@@ -282,6 +287,7 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
         const protocol::Values self = bot.replica().self();
         slot.last_self.assign(self.begin(), self.end());
         slot.last_self_at = now;
+        remember_position(slot, self, now);
       }
       if (!slot.counted_join && bot.phase() == client::Bot::Phase::kPlaying) {
         slot.counted_join = true;
@@ -372,6 +378,22 @@ void BotGroup::rejoin(clock::time_point now) {
   }
 }
 
+void BotGroup::remember_position(Slot& slot, protocol::Values self, clock::time_point now) {
+  if (self.size() < protocol::kEngineFieldCount) return;
+  const std::uint32_t tick = slot.bot->replica().current().tick;
+  if (!slot.trail.empty() && slot.trail[slot.trail_last].tick == tick) return;
+  const TrailPoint p{protocol::position_metres(self, protocol::kX),
+                     protocol::position_metres(self, protocol::kY), tick, now};
+  if (slot.trail.size() < kTrailPositions) {
+    if (slot.trail.capacity() < kTrailPositions) slot.trail.reserve(kTrailPositions);
+    slot.trail.push_back(p);
+    slot.trail_last = slot.trail.size() - 1;
+  } else {
+    slot.trail_last = (slot.trail_last + 1) % kTrailPositions;
+    slot.trail[slot.trail_last] = p;
+  }
+}
+
 void BotGroup::check_comeback(Slot& slot, clock::time_point now) {
   slot.comeback_pending = false;
   const client::Bot& bot = *slot.bot;
@@ -387,6 +409,36 @@ void BotGroup::check_comeback(Slot& slot, clock::time_point now) {
   counters_.rejoin_loss_sum_m += loss;
   counters_.rejoin_wait_max_s =
       std::max(counters_.rejoin_wait_max_s, seconds(now - slot.last_self_at));
+  // It came back where it once was (a checkpoint of it): within one tick's walk of a
+  // position it held (the bot may not have seen the frame of the checkpoint's tick).
+  // How long before it last saw itself that was is the play it lost.
+  const double x = protocol::position_metres(now_self, protocol::kX);
+  const double y = protocol::position_metres(now_self, protocol::kY);
+  const double reach =
+      bot.welcome().max_speed / std::max<double>(1, bot.welcome().tick_rate) + 0.02;
+  const TrailPoint* held = nullptr;
+  double nearest = 1e300;
+  for (const TrailPoint& p : slot.trail) {
+    const double d = std::hypot(p.x - x, p.y - y);
+    // Of the positions within reach, the newest (the latest checkpoint's).
+    if (d <= reach && (held == nullptr || p.tick > held->tick)) held = &p;
+    nearest = std::min(nearest, d);
+  }
+  if (held == nullptr) {
+    ++counters_.rejoin_unheld;
+    if (counters_.rejoin_details.size() < 20) {
+      counters_.rejoin_details.push_back(fmt::format(
+          "{}: came back at ({:.2f}, {:.2f}), {:.2f} m from any position it held in the last {} "
+          "frames",
+          bot.name(), x, y, nearest, slot.trail.size()));
+    }
+  } else {
+    const double lost = seconds(slot.last_self_at - held->at);
+    counters_.rejoin_lost_play_max_s = std::max(counters_.rejoin_lost_play_max_s, lost);
+    counters_.rejoin_lost_play_sum_s += lost;
+    ++counters_.rejoins_held;
+  }
+  slot.trail.clear();
   // The game's properties (the rows after the engine's): a property the game does not
   // save comes back at its default, and one a fight changed within the last checkpoint
   // interval at its saved value; without either, each comes back as the bot last saw it.

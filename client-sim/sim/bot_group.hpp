@@ -59,6 +59,7 @@ struct GroupStats {
   std::uint32_t connected_ever = 0;
   std::uint32_t connect_failures = 0;
   std::uint32_t server_disconnects = 0;
+  std::map<std::string, std::uint64_t> disconnects_by_reason;  // of those, by the reason given
   std::uint64_t bytes_in = 0, bytes_out = 0, packets_in = 0, enters = 0, leaves = 0;
   double view_sum = 0.0;       // entities in view, summed over playing bots
   std::vector<double> rtt_ms;  // one per playing bot
@@ -83,6 +84,13 @@ struct GroupStats {
   double rejoin_loss_sum_m = 0.0;
   std::uint64_t rejoin_property_changes = 0;
   double rejoin_wait_max_s = 0.0;
+  // Of the rejoins, those that came back at a position the bot had held (within a tick's
+  // walk), and those that did not (a failure: not a checkpoint of it); for the former,
+  // the play lost (from that position's time to the last frame it saw before).
+  std::uint64_t rejoins_held = 0;
+  std::uint64_t rejoin_unheld = 0;
+  double rejoin_lost_play_max_s = 0.0;
+  double rejoin_lost_play_sum_s = 0.0;
   std::vector<std::string> rejoin_details;  // the first few property changes
   std::uint32_t in_party = 0;               // playing bots the server has in a party now
   std::uint32_t in_guild = 0;               // ... in a guild now
@@ -133,6 +141,11 @@ class BotGroup {
   void check_events(const std::string& zone, std::shared_ptr<const EventTruthBatch> batch);
 
  private:
+  struct TrailPoint {
+    double x = 0.0, y = 0.0;  // metres
+    std::uint32_t tick = 0;
+    std::chrono::steady_clock::time_point at{};
+  };
   struct Slot {
     std::unique_ptr<client::Bot> bot;
     std::uint32_t host = 0;
@@ -159,6 +172,9 @@ class BotGroup {
     std::vector<std::int32_t> last_self;
     std::chrono::steady_clock::time_point last_self_at{};
     bool comeback_pending = false;  // the next session's first frame is compared with it
+    // --rejoin: where the bot was, one position a tick, the newest at trail_last (a ring).
+    std::vector<TrailPoint> trail;
+    std::size_t trail_last = 0;
     std::size_t violations_seen = 0;
     // Gameplay: when the bot next chats and acts, its own chat rate limit, since when it
     // has been dead, and the newest tick its events were compared with the truth at.
@@ -183,6 +199,8 @@ class BotGroup {
   void rejoin(std::chrono::steady_clock::time_point now);
   // The first frame of a rejoined session: compared with what the bot last saw.
   void check_comeback(Slot& slot, std::chrono::steady_clock::time_point now);
+  void remember_position(Slot& slot, protocol::Values self,
+                         std::chrono::steady_clock::time_point now);
   // Banks the counts of the bot's session (a Transfer, a dropped connection): its
   // replica, layers and gameplay start again with the next Welcome.
   void bank_session(Slot& slot);

@@ -21,7 +21,8 @@ struct Summary {
   std::uint32_t bots_in_party_peak = 0;  // most bots in a party at the same time (scenario party)
   std::uint32_t bots_in_guild_peak = 0;  // most bots in a guild at the same time
   std::uint32_t connect_failures = 0;
-  std::uint32_t disconnects = 0;  // by the server, unexpected
+  std::uint32_t disconnects = 0;                               // by the server, unexpected
+  std::map<std::string, std::uint64_t> disconnects_by_reason;  // their reasons (protocol names)
   double duration_s = 0.0;
   double rtt_p50_ms = 0.0, rtt_p99_ms = 0.0, rtt_max_ms = 0.0;
   double bytes_in_per_bot_per_s = 0.0;
@@ -53,6 +54,12 @@ struct Summary {
   double rejoin_loss_mean_m = 0.0;
   std::uint64_t rejoin_property_changes = 0;
   double rejoin_wait_max_s = 0.0;
+  // Rejoins that came back at no position the bot had held in its last 20 s (within a
+  // tick's walk: a failure, not a checkpoint of it), and for the others the play lost:
+  // from the time it held that position to the last frame it saw before (worst, mean).
+  std::uint64_t rejoin_unheld = 0;
+  double rejoin_lost_play_max_s = 0.0;
+  double rejoin_lost_play_mean_s = 0.0;
   std::map<std::string, std::uint64_t> violations_by_kind;
   std::uint64_t truth_rounds = 0;  // truth windows fetched and handed to the bots
   // Requests to a truth endpoint that failed (each a mismatch, but with --rejoin: a zone

@@ -123,12 +123,17 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.rejoin_loss_sum_m += g.rejoin_loss_sum_m;
     t.rejoin_property_changes += g.rejoin_property_changes;
     t.rejoin_wait_max_s = std::max(t.rejoin_wait_max_s, g.rejoin_wait_max_s);
+    t.rejoins_held += g.rejoins_held;
+    t.rejoin_unheld += g.rejoin_unheld;
+    t.rejoin_lost_play_max_s = std::max(t.rejoin_lost_play_max_s, g.rejoin_lost_play_max_s);
+    t.rejoin_lost_play_sum_s += g.rejoin_lost_play_sum_s;
     for (const std::string& d : g.rejoin_details) {
       if (t.rejoin_details.size() < 20) t.rejoin_details.push_back(d);
     }
     t.connected_ever += g.connected_ever;
     t.connect_failures += g.connect_failures;
     t.server_disconnects += g.server_disconnects;
+    for (const auto& [why, n] : g.disconnects_by_reason) t.disconnects_by_reason[why] += n;
     t.bytes_in += g.bytes_in;
     t.bytes_out += g.bytes_out;
     t.packets_in += g.packets_in;
@@ -395,6 +400,7 @@ Summary Swarm::summary() const {
   s.bots_in_guild_peak = guild_peak_;
   s.connect_failures = final_.connect_failures;
   s.disconnects = final_.server_disconnects;
+  s.disconnects_by_reason = final_.disconnects_by_reason;
   s.duration_s = duration_s_;
   s.rtt_p50_ms = percentile(rtt_samples_, 0.5);
   s.rtt_p99_ms = percentile(rtt_samples_, 0.99);
@@ -444,6 +450,10 @@ Summary Swarm::summary() const {
   s.rejoin_loss_mean_m = final_.rejoins ? final_.rejoin_loss_sum_m / final_.rejoins : 0.0;
   s.rejoin_property_changes = final_.rejoin_property_changes;
   s.rejoin_wait_max_s = final_.rejoin_wait_max_s;
+  s.rejoin_unheld = final_.rejoin_unheld;
+  s.rejoin_lost_play_max_s = final_.rejoin_lost_play_max_s;
+  s.rejoin_lost_play_mean_s =
+      final_.rejoins_held ? final_.rejoin_lost_play_sum_s / final_.rejoins_held : 0.0;
   s.truth_fetch_failures = truth_fetch_failures_;
   s.static_skipped = final_.statics.skipped;
   s.static_mismatches = final_.statics.mismatches;

@@ -253,6 +253,16 @@ Zone start_ticket_zone(const std::string& dir, std::uint16_t nats_port, const st
   return z;
 }
 
+// The lines of a zone's log that contain `needle` (for a failure's message).
+std::string lines_with(const Zone& z, const std::string& needle) {
+  std::istringstream in(z.process->log());
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.find(needle) != std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
 // Lets client-sim run until done() holds (polled four times a second, after at least
 // min_seconds), then stops it with SIGINT: it ends its run early and writes its summary.
 // A run whose progress never comes ends by itself after the --duration it was started with,
@@ -673,6 +683,8 @@ TEST_CASE(
     return metric(west, arrived).value_or(0) > 0 && metric(east, arrived).value_or(0) > 0;
   });
   INFO("summary: ", s.dump(2));
+  INFO("west's disconnects:\n", lines_with(west, "disconnected"));
+  INFO("east's disconnects:\n", lines_with(east, "disconnected"));
   CHECK(s["bots_connected"].get<int>() == bots);
   // Nobody was disconnected: in particular no zone found a checkpoint of a player it held
   // stale (that would disconnect it as logged in elsewhere).
