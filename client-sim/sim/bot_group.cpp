@@ -284,10 +284,7 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
           bot.replica().current().tick != 0 && !bot.light()) {
         const auto now = clock::now();
         if (slot.comeback_pending) check_comeback(slot, now);
-        const protocol::Values self = bot.replica().self();
-        slot.last_self.assign(self.begin(), self.end());
-        slot.last_self_at = now;
-        remember_position(slot, self, now);
+        remember_self(slot, now);
       }
       if (!slot.counted_join && bot.phase() == client::Bot::Phase::kPlaying) {
         slot.counted_join = true;
@@ -378,10 +375,14 @@ void BotGroup::rejoin(clock::time_point now) {
   }
 }
 
-void BotGroup::remember_position(Slot& slot, protocol::Values self, clock::time_point now) {
-  if (self.size() < protocol::kEngineFieldCount) return;
+void BotGroup::remember_self(Slot& slot, clock::time_point now) {
+  // Once a frame: a tick's frame arrives in several packets (parts, events).
   const std::uint32_t tick = slot.bot->replica().current().tick;
   if (!slot.trail.empty() && slot.trail[slot.trail_last].tick == tick) return;
+  const protocol::Values self = slot.bot->replica().self();
+  if (self.size() < protocol::kEngineFieldCount) return;
+  slot.last_self.assign(self.begin(), self.end());
+  slot.last_self_at = now;
   const TrailPoint p{protocol::position_metres(self, protocol::kX),
                      protocol::position_metres(self, protocol::kY), tick, now};
   if (slot.trail.size() < kTrailPositions) {
@@ -401,10 +402,10 @@ void BotGroup::check_comeback(Slot& slot, clock::time_point now) {
   const protocol::Values before(slot.last_self);
   if (now_self.size() < protocol::kEngineFieldCount || before.size() != now_self.size()) return;
   ++counters_.rejoins;
-  const double loss = std::hypot(protocol::position_metres(now_self, protocol::kX) -
-                                     protocol::position_metres(before, protocol::kX),
-                                 protocol::position_metres(now_self, protocol::kY) -
-                                     protocol::position_metres(before, protocol::kY));
+  const double x = protocol::position_metres(now_self, protocol::kX);
+  const double y = protocol::position_metres(now_self, protocol::kY);
+  const double loss = std::hypot(x - protocol::position_metres(before, protocol::kX),
+                                 y - protocol::position_metres(before, protocol::kY));
   counters_.rejoin_loss_max_m = std::max(counters_.rejoin_loss_max_m, loss);
   counters_.rejoin_loss_sum_m += loss;
   counters_.rejoin_wait_max_s =
@@ -412,8 +413,6 @@ void BotGroup::check_comeback(Slot& slot, clock::time_point now) {
   // It came back where it once was (a checkpoint of it): within one tick's walk of a
   // position it held (the bot may not have seen the frame of the checkpoint's tick).
   // How long before it last saw itself that was is the play it lost.
-  const double x = protocol::position_metres(now_self, protocol::kX);
-  const double y = protocol::position_metres(now_self, protocol::kY);
   const double reach =
       bot.welcome().max_speed / std::max<double>(1, bot.welcome().tick_rate) + 0.02;
   const TrailPoint* held = nullptr;

@@ -91,7 +91,7 @@ struct GroupStats {
   std::uint64_t rejoin_unheld = 0;
   double rejoin_lost_play_max_s = 0.0;
   double rejoin_lost_play_sum_s = 0.0;
-  std::vector<std::string> rejoin_details;  // the first few property changes
+  std::vector<std::string> rejoin_details;  // the first few changes and unheld comebacks
   std::uint32_t in_party = 0;               // playing bots the server has in a party now
   std::uint32_t in_guild = 0;               // ... in a guild now
   // Chunk and static layers (client::LayerCheck), summed over the bots, finished sessions
@@ -199,8 +199,8 @@ class BotGroup {
   void rejoin(std::chrono::steady_clock::time_point now);
   // The first frame of a rejoined session: compared with what the bot last saw.
   void check_comeback(Slot& slot, std::chrono::steady_clock::time_point now);
-  void remember_position(Slot& slot, protocol::Values self,
-                         std::chrono::steady_clock::time_point now);
+  // Once per frame of a playing bot: what it sees of itself (last_self, the trail).
+  void remember_self(Slot& slot, std::chrono::steady_clock::time_point now);
   // Banks the counts of the bot's session (a Transfer, a dropped connection): its
   // replica, layers and gameplay start again with the next Welcome.
   void bank_session(Slot& slot);
