@@ -5,8 +5,9 @@
 # authentication for the user `zone` (loopback only, nothing else can reach it).
 #
 #   pg-throwaway.sh start DIR [PORT]  initdb (the first time) and start; prints the libpq
-#                                     connection string. PORT: a free one when not given,
-#                                     then the one of the last start.
+#                                     connection string. PORT: a free one below the
+#                                     ephemeral range when not given, then the one of
+#                                     the last start.
 #   pg-throwaway.sh stop DIR          stop (fast shutdown); DIR stays, start again later
 #   pg-throwaway.sh destroy DIR       stop at once and remove DIR
 #
@@ -51,15 +52,42 @@ case $command in
     fi
     port=${3:-}
     if [[ -z $port && -e $dir/port ]]; then port=$(cat "$dir/port"); fi
-    if [[ -z $port ]]; then
-      for p in $(shuf -i 20000-60000 -n 50); do
-        if ! (: </dev/tcp/127.0.0.1/"$p") 2>/dev/null; then port=$p; break; fi
-      done
-    fi
-    echo "$port" >"$dir/port"
-    "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o \
-      "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir ${PG_SERVER_OPTIONS:-}" \
-      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    # A port of our own choosing is taken below the kernel's ephemeral range: a port in
+    # that range can be held by any outgoing connection (the tests make many), which a
+    # probe does not see but bind() does. Another test can still take a free port between
+    # the probe and the bind, so a chosen port that fails to bind is replaced, a few times.
+    # A port given, or kept from the last start (a restart keeps its address), is not.
+    chosen=0
+    if [[ -z $port ]]; then chosen=1; fi
+    ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    high=$((ephemeral_low - 1))
+    if ((high < 11000)); then high=11000; fi
+    attempts=1
+    if ((chosen)); then attempts=5; fi
+    started=0
+    tried=" "
+    for ((attempt = 1; attempt <= attempts; attempt++)); do
+      if ((chosen)); then
+        port=
+        for p in $(shuf -i 10000-"$high" -n 50); do
+          if [[ $tried == *" $p "* ]]; then continue; fi
+          if ! (: </dev/tcp/127.0.0.1/"$p") 2>/dev/null; then port=$p; break; fi
+        done
+        if [[ -z $port ]]; then echo "no free loopback port found" >&2; exit 1; fi
+      fi
+      echo "$port" >"$dir/port"
+      if ((chosen)) && [[ -e $dir/server.log ]]; then : >"$dir/server.log"; fi
+      if "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o \
+        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir ${PG_SERVER_OPTIONS:-}" \
+        start >/dev/null; then
+        started=1
+        break
+      fi
+      if ! grep -q "Address already in use" "$dir/server.log"; then break; fi
+      tried+="$port "
+      echo "port $port was taken before the server bound it; trying another" >&2
+    done
+    if ((!started)); then cat "$dir/server.log" >&2; exit 1; fi
     echo "host=127.0.0.1 port=$port user=zone dbname=postgres"
     ;;
   stop)
