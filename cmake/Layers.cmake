@@ -1,11 +1,19 @@
-# Layers the build enforces (docs/architecture.md, "Layers"). Every library exports the
-# whole server/ (or shared/, client-sim/) folder as its include root, so the compiler
-# alone would let a layer include any other's headers. Instead, before a library compiles,
-# cmake/check_layers.cmake reads the #include lines of its sources and of the headers in
-# its folder, and fails the build, naming FILE:LINE and the layer, on a header of a
-# library it does not link: directly, or through the PUBLIC (interface) links of what it
-# links. So the allowed graph is the link graph in the CMakeLists.txt files, and a new
-# dependency between layers is a visible target_link_libraries() change.
+# Layers the build enforces (docs/architecture.md, "Layers"), twice over:
+# - Include roots. Headers are included as "<layer>/<file>.hpp". No library exports a
+#   whole source folder (server/, shared/, client-sim/) as its include path: zone_layer()
+#   gives each library a root of its own in the build tree,
+#   build/include-roots/<target>/<layer>/, holding links to that library's headers and
+#   nothing else, and exports it. A library's compiler sees its own root and those of the
+#   libraries it links (PUBLIC usage requirements pass on, as for any CMake target), so a
+#   header of a layer it does not link is simply not found.
+# - An include check. Before a library compiles, cmake/check_layers.cmake reads the
+#   #include lines of its sources and of the headers in its folder, and fails the build,
+#   naming FILE:LINE and the layer, on a header of a library it does not link: directly,
+#   or through the PUBLIC (interface) links of what it links. It gives the message a
+#   compiler's "file not found" does not, and catches an include written relative to the
+#   folder ("../aoi/x.hpp"), which no include path governs.
+# So the allowed graph is the link graph in the CMakeLists.txt files, and a new dependency
+# between layers is a visible target_link_libraries() change.
 
 # zone_layer(<target> <prefix> [DIR <folder>] [HEADERS <file>...] [PROGRAM]): the files
 # of <target> are the layer whose headers are included as "<prefix>/...". Checked: its
@@ -28,6 +36,36 @@ function(zone_layer target prefix)
   set_property(TARGET ${target} PROPERTY ZONE_LAYER ${prefix})
   set_property(TARGET ${target} PROPERTY ZONE_LAYER_HEADERS "${headers}")
   set_property(GLOBAL APPEND PROPERTY ZONE_LAYER_TARGETS ${target})
+  if(NOT arg_PROGRAM)
+    _zone_layer_root(${target} ${prefix} "${headers}")
+  endif()
+endfunction()
+
+# The include root of <target>: build/include-roots/<target>/<prefix>/ with a link to
+# each of its headers, made again at every configure (a header added or removed reruns
+# it: the glob above is CONFIGURE_DEPENDS). Exported to whatever links the target;
+# zone_layer_root(<target> <var>) names it for a second target built from the same
+# sources (zoneclient_shared).
+function(_zone_layer_root target prefix headers)
+  set(root "${PROJECT_BINARY_DIR}/include-roots/${target}")
+  file(REMOVE_RECURSE "${root}")
+  file(MAKE_DIRECTORY "${root}/${prefix}")
+  foreach(header IN LISTS headers)
+    cmake_path(GET header FILENAME name)
+    file(CREATE_LINK "${header}" "${root}/${prefix}/${name}" SYMBOLIC)
+  endforeach()
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    target_include_directories(${target} INTERFACE "$<BUILD_INTERFACE:${root}>")
+  else()
+    target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${root}>")
+  endif()
+  set_property(TARGET ${target} PROPERTY ZONE_LAYER_ROOT "${root}")
+endfunction()
+
+function(zone_layer_root target out)
+  get_target_property(root ${target} ZONE_LAYER_ROOT)
+  set(${out} "${root}" PARENT_SCOPE)
 endfunction()
 
 # The layers <target> may include, as "a,b,c": its own, those of every library it links,
