@@ -24,11 +24,8 @@ void update(GroupInfo& info, std::uint32_t id, protocol::GroupResult result,
 }  // namespace
 
 void Bot::connect(net::EnetHost& host, const std::string& server, std::uint16_t port) {
-  if (protocol_version_ == 0) protocol_version_ = protocol::kProtocolVersion;
-  server_ = server;
-  port_ = port;
   peer_ = host.connect(server, port);
-  phase_ = Phase::kConnecting;
+  session_.start(server, port);
 }
 
 std::shared_ptr<const StaticTruth> Bot::statics_for(const std::string& zone) const {
@@ -37,11 +34,24 @@ std::shared_ptr<const StaticTruth> Bot::statics_for(const std::string& zone) con
   return it == zone_statics_->end() ? nullptr : it->second;
 }
 
+BotCounters Bot::counters() const {
+  const SessionCounters& s = session_.counters();
+  BotCounters c;
+  c.packets_in = s.packets_in;
+  c.bytes_in = s.bytes_in;
+  c.packets_out = s.packets_out;
+  c.bytes_out = s.bytes_out;
+  c.snapshots = s.snapshot_parts;
+  c.malformed = s.malformed;
+  return c;
+}
+
 void Bot::reset_session() {
   // The old session's replica, chunks and static objects are over (the owner banked their
   // counts): a new one starts from nothing, and if it never welcomes the bot nothing of
   // the old one is counted twice.
-  replica_.reset({welcome_.max_speed, welcome_.tick_rate, welcome_.entity_id}, replica_.schema());
+  const WelcomeInfo& w = session_.welcome();
+  session_.replica().reset({w.max_speed, w.tick_rate, w.entity_id}, session_.schema());
   // The gameplay counts too (banked with the rest).
   game_ = GameCounters{};
   before_spawn_details_.clear();
@@ -53,141 +63,100 @@ void Bot::reset_session() {
 
 void Bot::drop(net::EnetHost& host) {
   host.abandon(peer_);
-  phase_ = Phase::kIdle;
+  session_.go_idle();
 }
 
 void Bot::resume(net::EnetHost& host) {
   reset_session();
-  peer_ = host.connect(server_, port_);
-  phase_ = Phase::kConnecting;
-  resuming_ = true;
+  session_.begin_resume();
+  peer_ = host.connect(session_.server_host(), session_.server_port());
 }
 
 void Bot::connect_transfer(net::EnetHost& host) {
   reset_session();
-  server_ = transfer_.host;
-  port_ = transfer_.port;
-  peer_ = host.connect(transfer_.host, transfer_.port);
-  phase_ = Phase::kConnecting;
-  arriving_ = true;
-  transfer_pending_ = false;
+  session_.begin_transfer();
+  peer_ = host.connect(session_.server_host(), session_.server_port());
   ++transfers_;
 }
 
 void Bot::on_connect(net::EnetHost& host) {
-  using Bytes = std::span<const std::uint8_t>;
-  protocol::build_hello(fbb_, protocol_version_, name_,
-                        arriving_ ? Bytes(transfer_.token) : Bytes(), ticket_,
-                        resuming_ ? Bytes(resume_token_) : Bytes());
-  host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
-  ++counters_.packets_out;
-  counters_.bytes_out += fbb_.GetSize();
-  phase_ = Phase::kAwaitingWelcome;
+  send_reliable(host, session_.hello());
 }
 
 void Bot::on_disconnect(std::uint32_t reason) {
-  disconnect_reason_ = reason;
   // After a Transfer the bot goes however the old connection ended (a lost goodbye
-  // times out instead).
-  phase_ = transfer_pending_ ? Phase::kTransferring : Phase::kClosed;
+  // times out instead): kTransferring, else kClosed.
+  session_.on_disconnect(reason);
 }
 
 void Bot::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
-  ++counters_.packets_in;
-  counters_.bytes_in += bytes.size();
-  if (channel == protocol::kUnreliableChannel) {
-    if (phase_ != Phase::kPlaying) return;  // cannot happen before the reliable welcome
-    ++counters_.snapshots;
-    if (light_) return light_part(bytes);
-    const std::size_t before = replica_.violations().size();
-    const std::uint32_t previous = replica_.ack_tick();
-    if (replica_.apply(bytes)) track_held(previous);
-    for (std::size_t i = before; i < replica_.violations().size(); ++i) {
-      if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++counters_.malformed;
-    }
-    check_chunks();  // the frame a ChunkUpdate waits for may be complete now
-    statics_.check(replica_);
-    return;
+  session_.receive(channel, bytes, *this);
+}
+
+void Bot::on_snapshot_part(bool completed, std::uint32_t previous_ack) {
+  if (completed) track_held(previous_ack);
+  check_chunks();  // the frame a ChunkUpdate waits for may be complete now
+  statics_.check(session_.replica());
+}
+
+void Bot::on_unreplicated_part(std::span<const std::uint8_t> bytes) {
+  light_part(bytes);
+}
+
+void Bot::on_welcome(const protocol::Welcome& w, const WelcomeNote& note) {
+  if (note.arrived) {
+    if (w.entity_id() != session_.transfer().entity_id) ++transfer_id_changes_;
+    // What the old zone said is void here (docs/protocol.md, "Transfer"): its groups'
+    // ids, the ticks it counted (chunks and static objects went at connect_transfer).
+    party_.id = guild_.id = 0;
+    party_.members.clear();
+    guild_.members.clear();
+    light_selves_ = {};
+    light_ack_ = light_tick_ = light_parts_ = 0;
   }
-  const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
-  if (packet == nullptr) {
-    ++counters_.malformed;
-    return;
+  if (note.resumed) {
+    ++resumes_;
+    if (w.entity_id() != note.previous_entity) ++resume_id_changes_;
   }
-  if (const protocol::Welcome* w = packet->message_as_Welcome()) {
-    const std::uint32_t previous_id = welcome_.entity_id;
-    welcome_ = read_welcome(*w);
-    if (arriving_) {
-      if (w->entity_id() != transfer_.entity_id) ++transfer_id_changes_;
-      // What the old zone said is void here (docs/protocol.md, "Transfer"): its groups'
-      // ids, the ticks it counted (chunks and static objects went at connect_transfer).
-      party_.id = guild_.id = 0;
-      party_.members.clear();
-      guild_.members.clear();
-      light_selves_ = {};
-      light_ack_ = light_tick_ = light_parts_ = 0;
-    }
-    arriving_ = false;
-    if (resuming_) {
-      ++resumes_;
-      if (w->entity_id() != previous_id) ++resume_id_changes_;
-      resuming_ = false;
-    }
-    resume_token_.clear();
-    if (w->resume_token() != nullptr)
-      resume_token_.assign(w->resume_token()->begin(), w->resume_token()->end());
-    // A new zone counts its own ticks: the replica starts again from its first snapshot,
-    // which holds everything in view.
-    std::string why;
-    std::optional<protocol::Schema> schema = protocol::read_schema(w->schema(), &why);
-    if (!schema) {
-      // Nothing of this session can be read: count it as malformed and stop listening.
-      ++counters_.malformed;
-      phase_ = Phase::kClosed;
-      return;
-    }
-    replica_.reset({w->max_speed(), w->tick_rate(), w->entity_id()}, *schema);
-    reset_game_session();
-    light_self_.assign(schema->size(), 0);
-    statics_.reset({w->world_min_x(), w->world_min_y(), w->world_max_x(), w->world_max_y(), 1.0},
-                   statics_for(welcome_.zone));
-    phase_ = Phase::kPlaying;
-  } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
-    transfer_ = read_transfer(*t);
-    transfer_pending_ = true;
-  } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
-    apply_zone_params(welcome_, *p);
-  } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
-    update(party_, s->party(), s->result(), s->members());
-  } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
-    update(guild_, g->guild(), g->result(), g->members());
-  } else if (const protocol::ChunkUpdate* c = packet->message_as_ChunkUpdate()) {
-    on_chunk_update(*c);
-  } else if (const protocol::StaticObjects* o = packet->message_as_StaticObjects()) {
-    if (!light_) {
-      statics_.on_message(*o);
-      statics_.check(replica_);
-    }
-  } else if (const protocol::Events* e = packet->message_as_Events()) {
-    if (phase_ == Phase::kPlaying) on_events(*e);
-  } else if (const protocol::ActionResult* ar = packet->message_as_ActionResult()) {
-    const auto status = static_cast<std::size_t>(ar->status());
-    if (status < game_.action_results.size()) ++game_.action_results[status];
-    if (answers_.size() >= 64) answers_.erase(answers_.begin());
-    answers_.push_back({ar->sequence(), ar->status(), ar->server_tick()});
-    // Handled at the start of its tick, so sent after every earlier tick's events but
-    // one's (conservatively).
-    if (ar->server_tick() > 1) settled_before_ = std::max(settled_before_, ar->server_tick() - 1);
-  } else if (const protocol::ChatResult* cr = packet->message_as_ChatResult()) {
-    const auto status = static_cast<std::size_t>(cr->status());
-    if (status < game_.chat_results.size()) ++game_.chat_results[status];
-    if (refusals_.size() >= 64) refusals_.erase(refusals_.begin());
-    refusals_.emplace_back(cr->status(), cr->channel());
-  }
+  reset_game_session();
+  light_self_.assign(session_.schema().size(), 0);
+  statics_.reset({w.world_min_x(), w.world_min_y(), w.world_max_x(), w.world_max_y(), 1.0},
+                 statics_for(session_.welcome().zone));
+}
+
+void Bot::on_party(const protocol::PartyStatus& s) {
+  update(party_, s.party(), s.result(), s.members());
+}
+
+void Bot::on_guild(const protocol::GuildStatus& g) {
+  update(guild_, g.guild(), g.result(), g.members());
+}
+
+void Bot::on_statics(const protocol::StaticObjects& o) {
+  if (light_) return;
+  statics_.on_message(o);
+  statics_.check(session_.replica());
+}
+
+void Bot::on_action_result(const protocol::ActionResult& ar) {
+  const auto status = static_cast<std::size_t>(ar.status());
+  if (status < game_.action_results.size()) ++game_.action_results[status];
+  if (answers_.size() >= 64) answers_.erase(answers_.begin());
+  answers_.push_back({ar.sequence(), ar.status(), ar.server_tick()});
+  // Handled at the start of its tick, so sent after every earlier tick's events but
+  // one's (conservatively).
+  if (ar.server_tick() > 1) settled_before_ = std::max(settled_before_, ar.server_tick() - 1);
+}
+
+void Bot::on_chat_result(const protocol::ChatResult& cr) {
+  const auto status = static_cast<std::size_t>(cr.status());
+  if (status < game_.chat_results.size()) ++game_.chat_results[status];
+  if (refusals_.size() >= 64) refusals_.erase(refusals_.begin());
+  refusals_.emplace_back(cr.status(), cr.channel());
 }
 
 void Bot::reset_game_session() {
-  events_by_kind_.assign(replica_.schema().events().size(), 0);
+  events_by_kind_.assign(session_.schema().events().size(), 0);
   held_.clear();
   frames_tracked_ = 0;
   event_log_.clear();
@@ -195,8 +164,9 @@ void Bot::reset_game_session() {
 }
 
 void Bot::track_held(std::uint32_t previous_tick) {
-  const replica::Frame& now = replica_.current();
-  const replica::Frame* was = replica_.frame_at(previous_tick);
+  const replica::FrameReplica& replica = session_.replica();
+  const replica::Frame& now = replica.current();
+  const replica::Frame* was = replica.frame_at(previous_tick);
   const replica::EntityList* before = was != nullptr ? &was->entities : nullptr;
   // Entities that entered since the previous current frame start (or resume) being
   // held; those that left stop at the previous frame.
@@ -227,7 +197,7 @@ void Bot::track_held(std::uint32_t previous_tick) {
 }
 
 bool Bot::held_by(std::uint32_t entity, std::uint32_t tick) const {
-  if (entity == welcome_.entity_id) return true;
+  if (entity == session_.welcome().entity_id) return true;
   const auto it = held_.find(entity);
   return it != held_.end() && it->second.first <= tick;
 }
@@ -254,8 +224,8 @@ void Bot::on_events(const protocol::Events& events) {
       if (before_spawn_details_.size() < 10) {
         const auto held = held_.find(r.entity);
         before_spawn_details_.push_back(fmt::format(
-            "{} (entity {}): event {} (kind {}) at tick {} about entity {}, {}", name_,
-            welcome_.entity_id, r.sequence, r.kind, tick, r.entity,
+            "{} (entity {}): event {} (kind {}) at tick {} about entity {}, {}", session_.name(),
+            session_.welcome().entity_id, r.sequence, r.kind, tick, r.entity,
             held == held_.end() ? std::string("never held")
                                 : fmt::format("first held at tick {}", held->second.first)));
       }
@@ -282,23 +252,21 @@ void Bot::drop_events_through(std::uint32_t tick) {
 
 std::uint32_t Bot::send_action(net::EnetHost& host, std::uint16_t action, std::uint32_t target,
                                std::span<const std::int32_t> args) {
-  if (phase_ != Phase::kPlaying) return 0;
-  protocol::build_action(fbb_, ++action_sequence_, action, target, args);
-  send_reliable(host);
+  if (!session_.playing()) return 0;
+  send_reliable(host, session_.action(action, target, args));
   ++game_.actions_sent;
-  return action_sequence_;
+  return session_.action_sequence();
 }
 
 void Bot::send_chat(net::EnetHost& host, protocol::ChatChannel channel, std::string_view text,
                     std::string_view to) {
-  if (phase_ != Phase::kPlaying) return;
-  protocol::build_chat(fbb_, channel, text, to);
-  send_reliable(host);
+  if (!session_.playing()) return;
+  send_reliable(host, session_.chat(channel, text, to));
   const auto c = static_cast<std::size_t>(channel);
   if (c < game_.chat_sent.size()) ++game_.chat_sent[c];
 }
 
-void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
+void Bot::on_chunks(const protocol::ChunkUpdate& u) {
   ChunkInfo& ci = chunks_;
   ++ci.updates;
   auto mismatch = [&](std::string what) { ci.fail(std::move(what)); };
@@ -310,8 +278,8 @@ void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
                                 u.server_tick(), cc.col, cc.row));
   });
   chunk_check_.tick = u.server_tick();
-  chunk_check_.grid = {welcome_.world_min_x, welcome_.world_min_y, welcome_.world_max_x,
-                       welcome_.world_max_y, u.chunk_size()};
+  const WelcomeInfo& w = session_.welcome();
+  chunk_check_.grid = {w.world_min_x, w.world_min_y, w.world_max_x, w.world_max_y, u.chunk_size()};
   chunk_check_.load_radius = u.load_radius();
   chunk_check_.unload_radius = u.unload_radius();
   check_chunks();
@@ -320,7 +288,7 @@ void Bot::on_chunk_update(const protocol::ChunkUpdate& u) {
 void Bot::check_chunks() {
   PendingChunkCheck& p = chunk_check_;
   if (p.tick == 0 || light_) return;
-  const auto at = chunks_.position_at(replica_, p.tick);
+  const auto at = chunks_.position_at(session_.replica(), p.tick);
   if (!at) return;
   const double x = at->x, y = at->y, kSlack = at->slack;
   std::vector<util::ChunkCoord> near;
@@ -345,27 +313,22 @@ void Bot::check_chunks() {
 }
 
 void Bot::join_party(net::EnetHost& host, std::uint64_t key) {
-  if (phase_ != Phase::kPlaying) return;
-  protocol::build_join_party(fbb_, key);
-  send_reliable(host);
+  if (session_.playing()) send_reliable(host, session_.join_party(key));
 }
 
 void Bot::join_guild(net::EnetHost& host, std::uint64_t key) {
-  if (phase_ != Phase::kPlaying) return;
-  protocol::build_join_guild(fbb_, key);
-  send_reliable(host);
+  if (session_.playing()) send_reliable(host, session_.join_guild(key));
 }
 
-void Bot::send_reliable(net::EnetHost& host) {
-  host.send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable, protocol::kReliableChannel);
-  ++counters_.packets_out;
-  counters_.bytes_out += fbb_.GetSize();
+void Bot::send_reliable(net::EnetHost& host, std::span<const std::uint8_t> bytes) {
+  host.send(peer_, bytes, net::Delivery::kReliable, protocol::kReliableChannel);
+  session_.count_sent(bytes.size());
 }
 
 void Bot::light_part(std::span<const std::uint8_t> bytes) {
-  if (protocol::parse_snapshot_part(bytes, replica_.schema(), light_scratch_) !=
-      protocol::ParseError::kNone) {
-    ++counters_.malformed;
+  const protocol::Schema& schema = session_.schema();
+  if (protocol::parse_snapshot_part(bytes, schema, light_scratch_) != protocol::ParseError::kNone) {
+    session_.count_malformed();
     return;
   }
   const protocol::SnapshotHeader& h = light_scratch_.header;
@@ -383,11 +346,11 @@ void Bot::light_part(std::span<const std::uint8_t> bytes) {
     if (h.baseline_tick() != 0) {
       light_pending_self_ = base.second;
     } else {
-      light_pending_self_.assign(replica_.schema().size(), 0);
+      light_pending_self_.assign(schema.size(), 0);
     }
   }
   if (h.part == 0 && (h.flags & protocol::kSnapshotHasSelf)) {
-    protocol::fields::apply(replica_.schema(), light_scratch_.self_mask,
+    protocol::fields::apply(schema, light_scratch_.self_mask,
                             light_scratch_.wire_at(light_scratch_.self_wire_begin),
                             light_pending_self_);
   }
@@ -399,12 +362,10 @@ void Bot::light_part(std::span<const std::uint8_t> bytes) {
 }
 
 void Bot::send_input(net::EnetHost& host, float move_x, float move_y) {
-  if (phase_ != Phase::kPlaying) return;
-  std::array<std::uint8_t, protocol::kInputBytes> bytes;
-  protocol::encode_input({++sequence_, ack_tick(), move_x, move_y}, bytes);
+  if (!session_.playing()) return;
+  const std::span<const std::uint8_t> bytes = session_.input(move_x, move_y, ack_tick());
   if (host.send(peer_, bytes, net::Delivery::kUnreliable, protocol::kUnreliableChannel)) {
-    ++counters_.packets_out;
-    counters_.bytes_out += bytes.size();
+    session_.count_sent(bytes.size());
   }
 }
 
@@ -414,8 +375,7 @@ void Bot::quit(net::EnetHost& host) {
   // and the zone kept the player until its input timeout.
   host.disconnect_at_once(peer_,
                           static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit));
-  phase_ = Phase::kClosed;
-  disconnect_reason_ = static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit);
+  session_.quit();
 }
 
 }  // namespace zone::client

@@ -1,6 +1,8 @@
-// One headless client: its connection state, the replica the server's snapshots build,
-// and the inputs it sends. Many bots share one ENet client host; the owner routes each
-// network event to the bot whose peer it concerns.
+// One headless client: the client kit's protocol Session (client/session.hpp: the Hello,
+// the replica the server's snapshots build, the inputs and requests it sends) and what a
+// load tester checks and counts on top of it. Many bots share one ENet client host; the
+// owner routes each network event to the bot whose peer it concerns, and the bot hands it
+// to its session.
 #pragma once
 
 #include <array>
@@ -13,9 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include <flatbuffers/flatbuffers.h>
-
 #include "client/layer_check.hpp"
+#include "client/session.hpp"
 #include "client/session_info.hpp"
 #include "client/static_layer.hpp"
 #include "net/enet_host.hpp"
@@ -103,27 +104,20 @@ struct BotCounters {
   std::uint64_t malformed = 0;  // server packets that failed verification or parsing
 };
 
-class Bot {
+class Bot final : private SessionObserver {
  public:
   // kTransferring: the server sent a Transfer and closed the connection (Transferred);
   // the owner reconnects the bot to the new zone (connect_transfer).
-  enum class Phase : std::uint8_t {
-    kIdle,
-    kConnecting,
-    kAwaitingWelcome,
-    kPlaying,
-    kTransferring,
-    kClosed
-  };
+  using Phase = Session::Phase;
 
-  explicit Bot(std::string name) : name_(std::move(name)) {}
+  explicit Bot(std::string name) : session_(std::move(name)) {}
 
   // Starts connecting; the host delivers the connect event later.
   void connect(net::EnetHost& host, const std::string& server, std::uint16_t port);
   // After a Transfer: connects to the new zone, to say Hello with the transfer token. The
   // old zone's replica, chunks and static objects are dropped (bank their counts first).
   void connect_transfer(net::EnetHost& host);
-  const TransferInfo& transfer() const { return transfer_; }
+  const TransferInfo& transfer() const { return session_.transfer(); }
   std::uint64_t transfers() const { return transfers_; }
   // Transfers after which the new zone's Welcome named another entity than the
   // Transfer did (the player's id must not change).
@@ -165,15 +159,14 @@ class Bot {
   // it. Freed at once, the peer's slot would go to the next connection of the host, which
   // on the same socket would then receive the old session's last packets (its goodbye
   // among them); a client that really lost its network has a new address instead.
-  void go_silent() { phase_ = Phase::kIdle; }
+  void go_silent() { session_.go_idle(); }
   // Connects to the zone it last played in (the first one, or the last Transfer's).
   void resume(net::EnetHost& host);
-  const std::vector<std::uint8_t>& resume_token() const { return resume_token_; }
+  const std::vector<std::uint8_t>& resume_token() const { return session_.resume_token(); }
   // Presents `token` as a resume token in the hello (tests give one of another client, or
   // a used one); set before connecting.
   void set_resume_token(std::vector<std::uint8_t> token) {
-    resume_token_ = std::move(token);
-    resuming_ = true;
+    session_.set_resume_token(std::move(token));
   }
   // Welcomes after a resume, and those that named another entity than before (the
   // player's id must not change).
@@ -214,43 +207,58 @@ class Bot {
   // `tick` in this session: what an event about it needs (full replica only).
   bool held_by(std::uint32_t entity, std::uint32_t tick) const;
 
-  Phase phase() const { return phase_; }
+  Phase phase() const { return session_.phase(); }
   net::PeerId peer() const { return peer_; }
-  const std::string& name() const { return name_; }
-  const WelcomeInfo& welcome() const { return welcome_; }
-  const replica::FrameReplica& replica() const { return replica_; }
-  replica::FrameReplica& replica() { return replica_; }
-  std::uint32_t disconnect_reason() const { return disconnect_reason_; }
-  const BotCounters& counters() const { return counters_; }
-  std::uint32_t input_sequence() const { return sequence_; }
+  const std::string& name() const { return session_.name(); }
+  const Session& session() const { return session_; }
+  const WelcomeInfo& welcome() const { return session_.welcome(); }
+  const replica::FrameReplica& replica() const { return session_.replica(); }
+  replica::FrameReplica& replica() { return session_.replica(); }
+  std::uint32_t disconnect_reason() const { return session_.disconnect_reason(); }
+  BotCounters counters() const;
+  std::uint32_t input_sequence() const { return session_.input_sequence(); }
   // Presents `token` in the hello, as a client another zone handed over does (tests give
   // one the zone never issued); set before connecting.
   void set_transfer_token(std::vector<std::uint8_t> token) {
-    transfer_.token = std::move(token);
-    arriving_ = true;
+    session_.set_transfer_token(std::move(token));
   }
   // The login ticket every Hello of this bot carries (a zone in ticket mode requires one;
   // docs/protocol.md, "Tickets"), after a Transfer too; set before connecting.
-  void set_ticket(std::vector<std::uint8_t> ticket) { ticket_ = std::move(ticket); }
+  void set_ticket(std::vector<std::uint8_t> ticket) { session_.set_ticket(std::move(ticket)); }
   // Protocol version to announce; tests change it to provoke a refusal.
-  void set_protocol_version(std::uint16_t v) { protocol_version_ = v; }
+  void set_protocol_version(std::uint16_t v) { session_.set_protocol_version(v); }
   // Light mode: snapshots are verified and acknowledged once every part of a tick has
   // arrived, but no replica is rebuilt. For loading a server harder than full replicas
   // would let one client machine (broadcast runs); no invariant checks in this mode.
-  void set_light(bool light) { light_ = light; }
+  void set_light(bool light) {
+    light_ = light;
+    session_.set_replicate(!light);
+  }
   bool light() const { return light_; }
   // The bot's own authoritative state (from the newest complete frame, in either mode).
-  protocol::Values self() const { return light_ ? protocol::Values(light_self_) : replica_.self(); }
+  protocol::Values self() const {
+    return light_ ? protocol::Values(light_self_) : session_.replica().self();
+  }
   // The session's schema, from the Welcome (how every record of the session is read).
-  const protocol::Schema& schema() const { return replica_.schema(); }
+  const protocol::Schema& schema() const { return session_.schema(); }
   // The newest tick this bot holds completely; what its inputs acknowledge.
-  std::uint32_t ack_tick() const { return light_ ? light_ack_ : replica_.ack_tick(); }
+  std::uint32_t ack_tick() const { return light_ ? light_ack_ : session_.replica().ack_tick(); }
 
  private:
-  std::string name_;
-  Phase phase_ = Phase::kIdle;
+  // SessionObserver: the checks and counts on what the session heard of.
+  void on_welcome(const protocol::Welcome& w, const WelcomeNote& note) override;
+  void on_snapshot_part(bool completed, std::uint32_t previous_ack) override;
+  void on_unreplicated_part(std::span<const std::uint8_t> bytes) override;
+  void on_party(const protocol::PartyStatus& s) override;
+  void on_guild(const protocol::GuildStatus& g) override;
+  void on_chunks(const protocol::ChunkUpdate& u) override;
+  void on_statics(const protocol::StaticObjects& o) override;
+  void on_events(const protocol::Events& events) override;
+  void on_action_result(const protocol::ActionResult& r) override;
+  void on_chat_result(const protocol::ChatResult& r) override;
+
+  Session session_;
   net::PeerId peer_;
-  WelcomeInfo welcome_;
   GroupInfo party_;
   GroupInfo guild_;
   ChunkInfo chunks_;
@@ -263,11 +271,8 @@ class Bot {
     util::ChunkGrid grid;
     double load_radius = 0.0, unload_radius = 0.0;
   } chunk_check_;
-  void on_chunk_update(const protocol::ChunkUpdate& u);
-  void send_reliable(net::EnetHost& host);
-  replica::FrameReplica replica_;
+  void send_reliable(net::EnetHost& host, std::span<const std::uint8_t> bytes);
   // Protocol 8: the session's gameplay traffic.
-  void on_events(const protocol::Events& events);
   void track_held(std::uint32_t previous_tick);
   void reset_game_session();
   GameCounters game_;
@@ -280,7 +285,6 @@ class Bot {
   bool keep_events_ = false;
   std::deque<ReceivedEvent> event_log_;
   std::uint32_t settled_before_ = 0;
-  std::uint32_t action_sequence_ = 0;
   // Per entity ever held this session: the first frame (tick) that held it, and the last
   // one before it left (0: held now). Entries that left long ago are forgotten.
   struct Held {
@@ -289,24 +293,11 @@ class Bot {
   };
   std::unordered_map<std::uint32_t, Held> held_;
   std::uint64_t frames_tracked_ = 0;
-  std::uint32_t disconnect_reason_ = 0;
-  TransferInfo transfer_;
-  std::vector<std::uint8_t> ticket_;        // empty: none
-  bool transfer_pending_ = false;           // a Transfer came: the coming goodbye is expected
-  bool arriving_ = false;                   // connected with a transfer token, awaiting the Welcome
-  std::vector<std::uint8_t> resume_token_;  // the last Welcome's (empty: none)
-  std::string server_;                      // the zone it connected to last
-  std::uint16_t port_ = 0;
-  bool resuming_ = false;  // connected with the resume token
+  void reset_session();  // before connecting again: the replica and layers start afresh
   std::uint64_t resumes_ = 0;
   std::uint64_t resume_id_changes_ = 0;
-  void reset_session();  // before connecting again: the replica and layers start afresh
   std::uint64_t transfers_ = 0;
   std::uint64_t transfer_id_changes_ = 0;
-  std::uint32_t sequence_ = 0;
-  std::uint16_t protocol_version_ = 0;  // 0: the current version
-  BotCounters counters_;
-  flatbuffers::FlatBufferBuilder fbb_{128};
   bool light_ = false;
   // Light mode: only the client's own record is decoded, against the own values of the
   // baseline frame, so those are kept per tick.

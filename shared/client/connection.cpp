@@ -25,14 +25,11 @@ net::HostOptions client_host_options(std::uint32_t timeout_ms) {
   return o;
 }
 
-std::uint32_t read_u32(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
-         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
-}
-
 }  // namespace
 
-Connection::Connection(ConnectionOptions options) : options_(std::move(options)) {
+Connection::Connection(ConnectionOptions options)
+    : options_(std::move(options)), session_(options_.player_name) {
+  session_.set_ticket(options_.ticket);
   host_ = std::make_unique<net::EnetHost>(client_host_options(options_.timeout_ms));
 }
 
@@ -49,9 +46,7 @@ bool Connection::connect(const std::string& host, std::uint16_t port) {
   }
   if (!peer_.valid()) return false;
   state_ = State::kConnecting;
-  disconnect_reason_ = 0;
-  server_host_ = host;
-  server_port_ = port;
+  session_.start(host, port);
   return true;
 }
 
@@ -64,9 +59,22 @@ void Connection::disconnect() {
   host_->flush();
   peer_ = {};
   state_ = State::kClosed;
-  disconnect_reason_ = static_cast<std::uint32_t>(protocol::DisconnectReason::ClientQuit);
-  resume_token_.clear();  // a quit is no lost connection
-  resuming_ = false;
+  session_.quit();
+  session_.forget_resume_token();  // a quit is no lost connection
+}
+
+ConnectionStats Connection::stats() const {
+  const SessionCounters& c = session_.counters();
+  ConnectionStats s;
+  s.packets_in = c.packets_in;
+  s.packets_out = c.packets_out;
+  s.bytes_in = c.bytes_in;
+  s.bytes_out = c.bytes_out;
+  s.frames = c.frames;
+  s.malformed = c.malformed;
+  s.corrections = corrections_;
+  s.largest_correction = largest_correction_;
+  return s;
 }
 
 std::uint32_t Connection::round_trip_ms() const {
@@ -83,15 +91,13 @@ void Connection::update(double now) {
     if (ev.peer != peer_) continue;
     switch (ev.type) {
       case net::NetEvent::Type::kConnect:
-        send_hello();
+        send_reliable(session_.hello());
         break;
       case net::NetEvent::Type::kDisconnect:
         on_disconnect(ev.data);
         break;
       case net::NetEvent::Type::kReceive:
-        ++stats_.packets_in;
-        stats_.bytes_in += ev.bytes.size();
-        on_packet(ev.channel, ev.bytes);
+        session_.receive(ev.channel, ev.bytes, *this);
         break;
     }
   }
@@ -104,7 +110,7 @@ void Connection::update(double now) {
     // keeps jitter from moving an input to a neighbouring tick, which the prediction
     // would have to correct. After a stall one input goes, not a burst the server's rate
     // limit would count as a flood.
-    const double rtt_ticks = round_trip_ms() / 1000.0 * welcome_.tick_rate;
+    const double rtt_ticks = round_trip_ms() / 1000.0 * welcome().tick_rate;
     const double slot = std::floor(clock_.server_tick(now) + rtt_ticks - 0.5);
     if (slot > input_slot_) {
       input_slot_ = slot;
@@ -117,98 +123,78 @@ void Connection::update(double now) {
   }
   predictor_.advance_display(dt);
   if (clock_.synced()) {
-    render_tick_ = clock_.server_tick(now) - options_.interpolation_delay * welcome_.tick_rate;
+    render_tick_ = clock_.server_tick(now) - options_.interpolation_delay * welcome().tick_rate;
   }
   host_->flush();
 }
 
-void Connection::send_hello() {
-  using Bytes = std::span<const std::uint8_t>;
-  protocol::build_hello(fbb_, protocol::kProtocolVersion, options_.player_name,
-                        arriving_ ? Bytes(transfer_.token) : Bytes(), options_.ticket,
-                        resuming_ ? Bytes(resume_token_) : Bytes());
-  send_reliable();
-}
-
-void Connection::send_reliable() {
-  host_->send(peer_, protocol::bytes_of(fbb_), net::Delivery::kReliable,
-              protocol::kReliableChannel);
-  ++stats_.packets_out;
-  stats_.bytes_out += fbb_.GetSize();
+void Connection::send_reliable(std::span<const std::uint8_t> bytes) {
+  host_->send(peer_, bytes, net::Delivery::kReliable, protocol::kReliableChannel);
+  session_.count_sent(bytes.size());
 }
 
 void Connection::send_input() {
-  std::array<std::uint8_t, protocol::kInputBytes> bytes;
-  ++sequence_;
-  protocol::encode_input({sequence_, replica_.ack_tick(), move_x_, move_y_}, bytes);
+  const std::span<const std::uint8_t> bytes = session_.input(move_x_, move_y_);
   if (host_->send(peer_, bytes, net::Delivery::kUnreliable, protocol::kUnreliableChannel)) {
-    ++stats_.packets_out;
-    stats_.bytes_out += bytes.size();
+    session_.count_sent(bytes.size());
   }
   // The server reads the intent as float: predict with exactly what was sent.
-  predictor_.apply_input(sequence_, move_x_, move_y_);
+  predictor_.apply_input(session_.input_sequence(), move_x_, move_y_);
 }
 
 void Connection::on_disconnect(std::uint32_t reason) {
-  disconnect_reason_ = reason;
   peer_ = {};
-  if (transfer_pending_) {
-    // However the old connection ended (a lost goodbye times out as 7): go on.
-    start_transfer();
-    return;
+  switch (session_.on_disconnect(reason)) {
+    case Session::Ending::kTransfer:
+      return start_transfer();
+    case Session::Ending::kLost:
+      // The player waits in the world for players.resume_grace_ms: come back to it.
+      if (start_resume()) return;
+      break;
+    case Session::Ending::kClosed:
+      break;
   }
-  // Lost, not ended by the zone (ENet's time-out says 0; the zone's own, 7): the player
-  // waits in the world for players.resume_grace_ms, so come back to it.
-  const bool lost =
-      reason == 0 || reason == static_cast<std::uint32_t>(protocol::DisconnectReason::Timeout);
-  if (lost && start_resume()) return;
+  closed();
+}
+
+void Connection::closed() {
   state_ = State::kClosed;
   ClientEvent& e = events_.push();
   e.type = EventType::kDisconnected;
-  e.reason = reason;
+  e.reason = session_.disconnect_reason();
 }
 
 void Connection::start_transfer() {
-  transfer_pending_ = false;
   clear_session();
-  arriving_ = true;
-  resuming_ = false;
+  session_.begin_transfer();
   state_ = State::kTransferring;
-  server_host_ = transfer_.host;
-  server_port_ = transfer_.port;
   try {
-    peer_ = host_->connect(transfer_.host, transfer_.port);
+    peer_ = host_->connect(session_.server_host(), session_.server_port());
   } catch (const net::NetError&) {
     peer_ = {};
   }
-  if (!peer_.valid()) {
-    state_ = State::kClosed;
-    ClientEvent& e = events_.push();
-    e.type = EventType::kDisconnected;
-    e.reason = disconnect_reason_;
-  }
+  if (!peer_.valid()) closed();
 }
 
 bool Connection::start_resume() {
-  if (resume_token_.empty() || resume_attempts_left_ == 0) return false;
+  if (session_.resume_token().empty() || resume_attempts_left_ == 0) return false;
   --resume_attempts_left_;
   clear_session();
-  resuming_ = true;
-  arriving_ = false;
+  session_.begin_resume();
   state_ = State::kResuming;
   try {
     // A new socket, as after a network switch: the zone may still resend the old
     // session's packets (its goodbye among them) to the old address, and on the old
     // socket a new connection in the same peer slot could take them for its own.
     host_ = std::make_unique<net::EnetHost>(client_host_options(options_.timeout_ms));
-    peer_ = host_->connect(server_host_, server_port_);
+    peer_ = host_->connect(session_.server_host(), session_.server_port());
   } catch (const net::NetError&) {
     peer_ = {};
   }
   if (!peer_.valid()) return false;
   ClientEvent& e = events_.push();
   e.type = EventType::kResuming;
-  e.entity = welcome_.entity_id;
+  e.entity = welcome().entity_id;
   e.count = resume_attempts_left_;
   return true;
 }
@@ -221,26 +207,18 @@ void Connection::clear_session() {
   statics_.clear();
   chunks_.clear();
   chunk_layer_ = ChunkLayer{};
-  frame_input_sequence_ = 0;
 }
 
-void Connection::on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
-  if (channel == protocol::kReliableChannel) return on_reliable(bytes);
-  if (channel != protocol::kUnreliableChannel || !welcomed_) return;  // before the Welcome
-  const std::size_t violations = replica_.violations().size();
-  if (replica_.apply(bytes)) on_frame(bytes);
-  for (std::size_t i = violations; i < replica_.violations().size(); ++i) {
-    if (replica_.violations()[i].kind == replica::Violation::kMalformed) ++stats_.malformed;
-  }
-  replica_.clear_violations();
+void Connection::on_snapshot_part(bool completed, std::uint32_t /*previous_ack*/) {
+  if (completed) on_frame();
+  // The session counted the malformed ones; nothing else of them is kept.
+  session_.replica().clear_violations();
 }
 
-void Connection::on_frame(std::span<const std::uint8_t> completing_part) {
-  const replica::Frame& f = replica_.current();
-  ++stats_.frames;
+void Connection::on_frame() {
+  const replica::Frame& f = session_.replica().current();
+  const WelcomeInfo& welcome = session_.welcome();
   clock_.on_frame(f.tick, now_);
-  // The part that completed the frame carries the frame's own header.
-  frame_input_sequence_ = read_u32(completing_part, 4);
   const protocol::Values self = f.self;
   const double x = protocol::position_metres(self, protocol::kX);
   const double y = protocol::position_metres(self, protocol::kY);
@@ -249,21 +227,22 @@ void Connection::on_frame(std::span<const std::uint8_t> completing_part) {
   if (!frame_seen_) {
     frame_seen_ = true;
     PredictorConfig pc;
-    pc.max_speed = options_.player_speed > 0.0 ? options_.player_speed : welcome_.max_speed;
-    pc.tick_rate = welcome_.tick_rate;
-    pc.min_x = welcome_.world_min_x;
-    pc.min_y = welcome_.world_min_y;
-    pc.max_x = welcome_.world_max_x;
-    pc.max_y = welcome_.world_max_y;
+    pc.max_speed = options_.player_speed > 0.0 ? options_.player_speed : welcome.max_speed;
+    pc.tick_rate = welcome.tick_rate;
+    pc.min_x = welcome.world_min_x;
+    pc.min_y = welcome.world_min_y;
+    pc.max_x = welcome.world_max_x;
+    pc.max_y = welcome.world_max_y;
     pc.correction_seconds = options_.correction_time;
-    predictor_.reset(pc, f.tick, x, y, sequence_ + 1);
+    predictor_.reset(pc, f.tick, x, y, session_.input_sequence() + 1);
     input_slot_ = -1.0;  // the next slot takes the first input
   }
   const double unit = protocol::position_unit_cm(self) * protocol::kPositionStep;
-  const Correction c = predictor_.reconcile(f.tick, frame_input_sequence_, x, y, unit, teleports);
+  const Correction c =
+      predictor_.reconcile(f.tick, session_.frame_input_sequence(), x, y, unit, teleports);
   if (c.corrected) {
-    ++stats_.corrections;
-    stats_.largest_correction = std::max(stats_.largest_correction, std::hypot(c.dx, c.dy));
+    ++corrections_;
+    largest_correction_ = std::max(largest_correction_, std::hypot(c.dx, c.dy));
     ClientEvent& e = events_.push();
     e.type = EventType::kCorrection;
     e.tick = f.tick;
@@ -299,89 +278,71 @@ bool Connection::interpolated(std::uint32_t id, EntitySample& out) const {
   return it != others_.end() && it->second.sample(render_tick_, out);
 }
 
-void Connection::on_reliable(std::span<const std::uint8_t> bytes) {
-  const protocol::ServerPacket* packet = protocol::parse_server_packet(bytes);
-  if (packet == nullptr) {
-    ++stats_.malformed;
-    return;
-  }
-  if (const protocol::Welcome* w = packet->message_as_Welcome()) {
-    on_welcome(*w);
-  } else if (const protocol::Transfer* t = packet->message_as_Transfer()) {
-    transfer_ = read_transfer(*t);
-    transfer_pending_ = true;
-    ClientEvent& e = events_.push();
-    e.type = EventType::kTransfer;
-    e.entity = transfer_.entity_id;
-    e.text = transfer_.zone;
-    // Nothing the old zone sends after this counts; the goodbye (reason 9) follows.
-    state_ = State::kTransferring;
-  } else if (const protocol::ZoneParams* p = packet->message_as_ZoneParams()) {
-    apply_zone_params(welcome_, *p);
-    ClientEvent& e = events_.push();
-    e.type = EventType::kZoneParams;
-    e.tick = p->server_tick();
-  } else if (const protocol::PartyStatus* s = packet->message_as_PartyStatus()) {
-    ClientEvent& e = events_.push();
-    e.type = EventType::kParty;
-    e.group = s->party();
-    e.status = static_cast<std::uint32_t>(s->result());
-    if (s->members() != nullptr) e.members.assign(s->members()->begin(), s->members()->end());
-    e.count = static_cast<std::uint32_t>(e.members.size());
-  } else if (const protocol::GuildStatus* g = packet->message_as_GuildStatus()) {
-    ClientEvent& e = events_.push();
-    e.type = EventType::kGuild;
-    e.group = g->guild();
-    e.status = static_cast<std::uint32_t>(g->result());
-    if (g->members() != nullptr) e.members.assign(g->members()->begin(), g->members()->end());
-    e.count = static_cast<std::uint32_t>(e.members.size());
-  } else if (const protocol::ChunkUpdate* c = packet->message_as_ChunkUpdate()) {
-    on_chunks(*c);
-  } else if (const protocol::StaticObjects* o = packet->message_as_StaticObjects()) {
-    on_statics(*o);
-  } else if (const protocol::Events* ev = packet->message_as_Events()) {
-    if (welcomed_) on_events(*ev);
-  } else if (const protocol::ActionResult* ar = packet->message_as_ActionResult()) {
-    ClientEvent& e = events_.push();
-    e.type = EventType::kActionResult;
-    e.sequence = ar->sequence();
-    e.status = static_cast<std::uint32_t>(ar->status());
-    e.tick = ar->server_tick();
-  } else if (const protocol::ChatResult* cr = packet->message_as_ChatResult()) {
-    ClientEvent& e = events_.push();
-    e.type = EventType::kChatResult;
-    e.status = static_cast<std::uint32_t>(cr->status());
-    e.channel = cr->channel();
-  }
+void Connection::on_transfer(const TransferInfo& transfer) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kTransfer;
+  e.entity = transfer.entity_id;
+  e.text = transfer.zone;
+  // Nothing the old zone sends after this counts; the goodbye (reason 9) follows.
+  state_ = State::kTransferring;
 }
 
-void Connection::on_welcome(const protocol::Welcome& w) {
-  std::optional<protocol::Schema> schema = protocol::read_schema(w.schema());
-  if (!schema) {
-    // Nothing of this session can be read.
-    ++stats_.malformed;
-    disconnect();
-    ClientEvent& e = events_.push();
-    e.type = EventType::kDisconnected;
-    e.reason = disconnect_reason_;
-    return;
-  }
-  welcome_ = read_welcome(w);
-  // Each Welcome's token replaces the last (a resume uses one up).
-  resume_token_ = welcome_.resume_token;
+void Connection::on_zone_params(const protocol::ZoneParams& p) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kZoneParams;
+  e.tick = p.server_tick();
+}
+
+void Connection::on_party(const protocol::PartyStatus& s) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kParty;
+  e.group = s.party();
+  e.status = static_cast<std::uint32_t>(s.result());
+  if (s.members() != nullptr) e.members.assign(s.members()->begin(), s.members()->end());
+  e.count = static_cast<std::uint32_t>(e.members.size());
+}
+
+void Connection::on_guild(const protocol::GuildStatus& g) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kGuild;
+  e.group = g.guild();
+  e.status = static_cast<std::uint32_t>(g.result());
+  if (g.members() != nullptr) e.members.assign(g.members()->begin(), g.members()->end());
+  e.count = static_cast<std::uint32_t>(e.members.size());
+}
+
+void Connection::on_action_result(const protocol::ActionResult& r) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kActionResult;
+  e.sequence = r.sequence();
+  e.status = static_cast<std::uint32_t>(r.status());
+  e.tick = r.server_tick();
+}
+
+void Connection::on_chat_result(const protocol::ChatResult& r) {
+  ClientEvent& e = events_.push();
+  e.type = EventType::kChatResult;
+  e.status = static_cast<std::uint32_t>(r.status());
+  e.channel = r.channel();
+}
+
+void Connection::on_unreadable_welcome() {
+  // Nothing of this session can be read (the session counted it as malformed).
+  disconnect();
+  closed();
+}
+
+void Connection::on_welcome(const protocol::Welcome& w, const WelcomeNote& /*note*/) {
   resume_attempts_left_ = options_.resume_attempts;
-  resuming_ = false;
-  replica_.reset({w.max_speed(), w.tick_rate(), w.entity_id()}, *schema);
   clock_.reset(w.tick_rate());
   clear_session();
   welcomed_ = true;
-  arriving_ = false;
   state_ = State::kPlaying;
   ClientEvent& e = events_.push();
   e.type = EventType::kWelcome;
   e.tick = w.server_tick();
   e.entity = w.entity_id();
-  e.text = welcome_.zone;
+  e.text = session_.welcome().zone;
 }
 
 void Connection::on_chunks(const protocol::ChunkUpdate& u) {
@@ -435,30 +396,26 @@ void Connection::on_events(const protocol::Events& events) {
 std::uint32_t Connection::send_action(std::uint16_t action, std::uint32_t target,
                                       std::span<const std::int32_t> args) {
   if (state_ != State::kPlaying) return 0;
-  protocol::build_action(fbb_, ++action_sequence_, action, target, args);
-  send_reliable();
-  return action_sequence_;
+  send_reliable(session_.action(action, target, args));
+  return session_.action_sequence();
 }
 
 bool Connection::send_chat(protocol::ChatChannel channel, std::string_view text,
                            std::string_view to) {
   if (state_ != State::kPlaying) return false;
-  protocol::build_chat(fbb_, channel, text, to);
-  send_reliable();
+  send_reliable(session_.chat(channel, text, to));
   return true;
 }
 
 bool Connection::join_party(std::uint64_t key) {
   if (state_ != State::kPlaying) return false;
-  protocol::build_join_party(fbb_, key);
-  send_reliable();
+  send_reliable(session_.join_party(key));
   return true;
 }
 
 bool Connection::join_guild(std::uint64_t key) {
   if (state_ != State::kPlaying) return false;
-  protocol::build_join_guild(fbb_, key);
-  send_reliable();
+  send_reliable(session_.join_guild(key));
   return true;
 }
 

@@ -1,10 +1,11 @@
 // One player's connection to a zone: the whole client side of docs/protocol.md behind a
-// poll loop. It owns its ENet client host and peer, says Hello (with the login ticket, and
-// the transfer token after a Transfer), rebuilds frames with replica::FrameReplica,
-// acknowledges them in one input per server tick, keeps the clock in step with the
-// server's ticks, predicts the own player (Predictor), buffers every other entity for
-// interpolation (InterpolationBuffer), keeps the chunk and static layers, and queues what
-// the game must hear of (ClientEvent) for it to poll.
+// poll loop. It owns its ENet client host and peer and a Session (session.hpp: the Hello
+// with the login ticket, the transfer token after a Transfer or the resume token after a
+// lost connection, frames rebuilt with replica::FrameReplica, the messages), acknowledges
+// frames in one input per server tick, keeps the clock in step with the server's ticks, predicts
+// the own player (Predictor), buffers every other entity for interpolation (InterpolationBuffer),
+// keeps the chunk and static layers, and queues what the game must hear of (ClientEvent) for it to
+// poll.
 //
 // The C ABI (zoneclient.h) is a thin layer over this class; C++ games may use it directly.
 #pragma once
@@ -18,12 +19,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include <flatbuffers/flatbuffers.h>
-
 #include "client/clock_sync.hpp"
 #include "client/event_queue.hpp"
 #include "client/interpolation.hpp"
 #include "client/prediction.hpp"
+#include "client/session.hpp"
 #include "client/session_info.hpp"
 #include "net/enet_host.hpp"
 #include "protocol/zone_generated.h"
@@ -69,7 +69,7 @@ struct ConnectionStats {
   double largest_correction = 0.0;
 };
 
-class Connection {
+class Connection final : private SessionObserver {
  public:
   // kResuming: the connection was lost; connecting again with the resume token.
   enum class State : std::uint8_t {
@@ -103,16 +103,18 @@ class Connection {
   bool join_guild(std::uint64_t key);
 
   State state() const { return state_; }
-  std::uint32_t disconnect_reason() const { return disconnect_reason_; }
+  std::uint32_t disconnect_reason() const { return session_.disconnect_reason(); }
   bool welcomed() const { return welcomed_; }
-  const WelcomeInfo& welcome() const { return welcome_; }
-  const protocol::Schema& schema() const { return replica_.schema(); }
-  const replica::FrameReplica& replica() const { return replica_; }
-  bool has_frame() const { return replica_.ack_tick() != 0; }
+  const WelcomeInfo& welcome() const { return session_.welcome(); }
+  const protocol::Schema& schema() const { return session_.schema(); }
+  const replica::FrameReplica& replica() const { return session_.replica(); }
+  // The protocol session inside (its phase, sequences, resume token and counters).
+  const Session& session() const { return session_; }
+  bool has_frame() const { return session_.replica().ack_tick() != 0; }
   const Predictor& predictor() const { return predictor_; }
   const ClockSync& clock() const { return clock_; }
-  std::uint32_t last_input_applied() const { return frame_input_sequence_; }
-  std::uint32_t last_input_sent() const { return sequence_; }
+  std::uint32_t last_input_applied() const { return session_.frame_input_sequence(); }
+  std::uint32_t last_input_sent() const { return session_.input_sequence(); }
   // The server tick other entities are drawn at (fractional).
   double render_tick() const { return render_tick_; }
   // An entity's interpolated state at render_tick(); false when none is buffered.
@@ -122,28 +124,35 @@ class Connection {
   // The newest ChunkUpdate's geometry: what a game needs to place the chunks it holds;
   // chunk_size 0 until the first ChunkUpdate of the session.
   const ChunkLayer& chunk_layer() const { return chunk_layer_; }
-  const ConnectionStats& stats() const { return stats_; }
+  ConnectionStats stats() const;
   std::uint32_t round_trip_ms() const;
 
   EventQueue& events() { return events_; }
 
  private:
-  void on_packet(std::uint8_t channel, std::span<const std::uint8_t> bytes);
-  void on_reliable(std::span<const std::uint8_t> bytes);
-  void on_welcome(const protocol::Welcome& w);
-  void on_frame(std::span<const std::uint8_t> completing_part);
-  void on_chunks(const protocol::ChunkUpdate& u);
-  void on_statics(const protocol::StaticObjects& o);
-  void on_events(const protocol::Events& e);
+  // SessionObserver: what the session heard of, into the event queue and the layers.
+  void on_welcome(const protocol::Welcome& w, const WelcomeNote& note) override;
+  void on_unreadable_welcome() override;
+  void on_snapshot_part(bool completed, std::uint32_t previous_ack) override;
+  void on_transfer(const TransferInfo& transfer) override;
+  void on_zone_params(const protocol::ZoneParams& p) override;
+  void on_party(const protocol::PartyStatus& s) override;
+  void on_guild(const protocol::GuildStatus& g) override;
+  void on_chunks(const protocol::ChunkUpdate& u) override;
+  void on_statics(const protocol::StaticObjects& o) override;
+  void on_events(const protocol::Events& e) override;
+  void on_action_result(const protocol::ActionResult& r) override;
+  void on_chat_result(const protocol::ChatResult& r) override;
+  void on_frame();
   void on_disconnect(std::uint32_t reason);
-  void send_hello();
-  void send_reliable();
+  void send_reliable(std::span<const std::uint8_t> bytes);
   void send_input();
   void start_transfer();
   // A lost connection: connects again to the zone it played in, to resume (true), or
   // false when it may not (no token, no attempts left).
   bool start_resume();
   void clear_session();
+  void closed();  // the connection is over: kClosed, and the game hears of it
 
   ConnectionOptions options_;
   // ENet's setup: its allocator (per-thread free lists). Setting it up again for each
@@ -152,11 +161,9 @@ class Connection {
   std::unique_ptr<net::EnetHost> host_;
   net::PeerId peer_;
   State state_ = State::kIdle;
+  Session session_;
   bool welcomed_ = false;
   bool frame_seen_ = false;  // the session's first frame arrived (inputs start then)
-  std::uint32_t disconnect_reason_ = 0;
-  WelcomeInfo welcome_;
-  replica::FrameReplica replica_;
   Predictor predictor_;
   ClockSync clock_;
   std::unordered_map<std::uint32_t, InterpolationBuffer> others_;
@@ -165,25 +172,12 @@ class Connection {
   std::vector<util::ChunkCoord> chunks_;  // ascending
   ChunkLayer chunk_layer_;
   EventQueue events_;
-  ConnectionStats stats_;
-  flatbuffers::FlatBufferBuilder fbb_{256};
+  std::uint64_t corrections_ = 0;
+  double largest_correction_ = 0.0;
   double now_ = 0.0;
   double input_slot_ = -1.0;  // the server tick slot of the last input sent
   double render_tick_ = 0.0;
   float move_x_ = 0.0f, move_y_ = 0.0f;
-  std::uint32_t sequence_ = 0;
-  std::uint32_t frame_input_sequence_ = 0;
-  std::uint32_t action_sequence_ = 0;
-  // Transfer: where the player goes next, with what.
-  TransferInfo transfer_;
-  bool transfer_pending_ = false;
-  bool arriving_ = false;  // the Hello carries the transfer token
-  // Reconnects: the zone's address (the first, or the last Transfer's), the token of the
-  // last Welcome, whether the Hello carries it, attempts left.
-  std::string server_host_;
-  std::uint16_t server_port_ = 0;
-  std::vector<std::uint8_t> resume_token_;
-  bool resuming_ = false;
   std::uint32_t resume_attempts_left_ = 0;
 };
 
