@@ -2,13 +2,14 @@
 // CONNECTs that never finish their handshake? (docs/security.md, "Connection attempts").
 //
 //   forged-connect-probe --server 127.0.0.1:7777 --attackers 80 --rate 64 --newcomers 40
+//                        --head-start 10
 //
 // Attackers: one UDP socket per address 127.0.0.2, 127.0.0.3, ... (run the zone with
 // limits.loopback_exempt false, so that the per-address limits apply to them), together
 // sending --rate forged CONNECTs a second, round robin, each with a new connect id and no
 // cookie (an attacker forging its source address never sees one), never answering.
-// Newcomers, from 127.0.1.1, 127.0.1.2, ..., one every 250 ms after a 3 s head start for
-// the attack: ask for a cookie, connect with it, say hello; one joined if its Welcome came
+// Newcomers, from 127.0.1.1, 127.0.1.2, ..., one every 250 ms after --head-start seconds
+// of attack: ask for a cookie, connect with it, say hello; one joined if its Welcome came
 // within 5 s. Prints, as JSON, the newcomers that joined and the CONNECTs forged.
 #include <arpa/inet.h>
 #include <enet/enet.h>
@@ -75,11 +76,12 @@ int main(int argc, char** argv) {
   CLI::App app{"forged-connect-probe: newcomers against forged CONNECTs"};
   std::string server = "127.0.0.1:7777";
   int attackers = 80, newcomers = 40;
-  double rate = 64;
+  double rate = 64, head_start = 10;
   app.add_option("--server", server, "HOST:PORT of the zone's game port");
   app.add_option("--attackers", attackers, "source addresses of the forged CONNECTs");
   app.add_option("--rate", rate, "forged CONNECTs a second, all addresses together");
   app.add_option("--newcomers", newcomers, "newcomers, one every 250 ms");
+  app.add_option("--head-start", head_start, "seconds of attack before the first newcomer");
   CLI11_PARSE(app, argc, argv);
   if (enet_initialize() != 0) return 1;
   ENetAddress zone{};
@@ -109,7 +111,10 @@ int main(int argc, char** argv) {
   std::vector<Newcomer> comers(newcomers);
   const auto t0 = Clock::now();
   for (int k = 0; k < newcomers; ++k) {
-    comers[k].start = t0 + std::chrono::seconds(3) + std::chrono::milliseconds(250 * k);
+    comers[k].start =
+        t0 +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(head_start)) +
+        std::chrono::milliseconds(250 * k);
   }
   flatbuffers::FlatBufferBuilder fbb;
   std::uint64_t forged = 0;
