@@ -25,9 +25,11 @@ std::uint64_t rotl(std::uint64_t x, int b) {
   return (x << b) | (x >> (64 - b));
 }
 
-// Drawn once per process: cookies from before a restart are worthless after it, which
-// costs a client at most one refused CONNECT (it asks for a new cookie when it connects
-// again).
+// Drawn once per process (the first use initialises it, thread-safely) and only read
+// after: every host of the process, on whichever network thread, makes and checks the
+// same cookies, so it does not matter which host of a SO_REUSEPORT group gets a source's
+// request and which its CONNECT. Cookies from before a restart are worthless after it,
+// which costs a client at most one refused CONNECT (it asks again when it reconnects).
 const std::array<std::uint8_t, 16>& process_key() {
   static const std::array<std::uint8_t, 16> key = [] {
     std::array<std::uint8_t, 16> k{};

@@ -461,3 +461,115 @@ TEST_CASE("admission: with limits.connect_cookies false a CONNECT without a cook
   CHECK(zone.traffic().connects_refused_cookie == 0);
   CHECK(zone.counters().joins == 1);
 }
+
+namespace {
+
+// A stand-in server: a UDP socket on 127.0.0.1 that sees what a client host sends.
+class FakeServer {
+ public:
+  FakeServer() {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    local.sin_addr.s_addr = ::inet_addr("127.0.0.1");
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0);
+    socklen_t len = sizeof local;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) == 0);
+    port_ = ntohs(local.sin_port);
+  }
+  ~FakeServer() { ::close(fd_); }
+  FakeServer(const FakeServer&) = delete;
+  FakeServer& operator=(const FakeServer&) = delete;
+  std::uint16_t port() const { return port_; }
+  // A datagram already there, with its source; nothing if none.
+  std::optional<std::vector<std::uint8_t>> poll() {
+    std::vector<std::uint8_t> buf(2048);
+    socklen_t len = sizeof from_;
+    const ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), MSG_DONTWAIT,
+                                 reinterpret_cast<sockaddr*>(&from_), &len);
+    if (n < 0) return std::nullopt;
+    buf.resize(static_cast<std::size_t>(n));
+    return buf;
+  }
+  // Answers the last datagram's source.
+  void reply(std::span<const std::uint8_t> bytes) {
+    ::sendto(fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&from_),
+             sizeof from_);
+  }
+  std::uint32_t from_ip() const { return from_.sin_addr.s_addr; }
+  std::uint16_t from_port() const { return ntohs(from_.sin_port); }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  sockaddr_in from_{};
+};
+
+// The connect data of an ENet CONNECT datagram, or nothing if it is not one.
+std::optional<std::uint32_t> connect_data(const std::vector<std::uint8_t>& d) {
+  if (d.size() < sizeof(ENetProtocolHeader) + sizeof(ENetProtocolConnect)) return std::nullopt;
+  ENetProtocolConnect c;
+  std::memcpy(&c, d.data() + sizeof(ENetProtocolHeader), sizeof c);
+  if ((c.header.command & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_CONNECT) {
+    return std::nullopt;
+  }
+  return ENET_NET_TO_HOST_32(c.data);
+}
+
+struct ClientSaw {
+  int requests = 0;
+  std::uint32_t cookie = 0;  // the one the stand-in sent
+  std::optional<std::uint32_t> connect_data;
+  std::chrono::steady_clock::duration connect_after{};
+};
+
+// Runs a client host connecting to `server` until its CONNECT arrives (or 6 s); the
+// server answers the request numbered `answer` (1 for the first; 0: never).
+ClientSaw client_against(FakeServer& server, int answer) {
+  net::EnetHost client(net::HostOptions{});
+  const auto start = std::chrono::steady_clock::now();
+  client.connect("127.0.0.1", server.port());
+  ClientSaw saw;
+  while (!saw.connect_data && std::chrono::steady_clock::now() - start < 6s) {
+    client.service(2);
+    while (auto d = server.poll()) {
+      if (net::is_cookie_datagram(*d)) {
+        if (++saw.requests == answer) {
+          const auto reply = net::cookie_reply_to(*d, server.from_ip(), server.from_port(), 1234);
+          REQUIRE(reply.has_value());
+          saw.cookie = net::read_cookie_reply(*reply)->cookie;
+          server.reply(*reply);
+        }
+      } else if (auto data = connect_data(*d)) {
+        saw.connect_data = data;
+        saw.connect_after = std::chrono::steady_clock::now() - start;
+        break;
+      }
+    }
+  }
+  return saw;
+}
+
+}  // namespace
+
+TEST_CASE("admission: a client resends an unanswered cookie request, then connects with it") {
+  net::EnetLibrary enet;
+  FakeServer server;
+  const ClientSaw saw = client_against(server, 3);  // the first two are lost
+  CHECK(saw.requests == 3);
+  REQUIRE(saw.connect_data.has_value());
+  CHECK(*saw.connect_data == saw.cookie);  // what the stand-in answered
+  CHECK(saw.connect_after >= 900ms);       // two resends, 0.5 s apart
+  CHECK(saw.connect_after < 3s);
+}
+
+TEST_CASE("admission: a client whose cookie requests all go unanswered connects without one") {
+  net::EnetLibrary enet;
+  FakeServer server;
+  const ClientSaw saw = client_against(server, 0);
+  CHECK(saw.requests == net::kCookieTries);
+  REQUIRE(saw.connect_data.has_value());
+  CHECK(*saw.connect_data == 0);
+  CHECK(saw.connect_after >= 2900ms);  // six requests 0.5 s apart, then 0.5 s more
+}
