@@ -23,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "net/connect_cookie.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/zone_generated.h"
 
@@ -42,6 +43,10 @@ struct Attacker {
   std::deque<ENetPeer*> connected;  // oldest first
   std::vector<ENetPeer*> pending;   // handshakes under way
   Clock::time_point pending_since;
+  // The zone's cookie for this host's address and port (docs/protocol.md, "Connecting"):
+  // valid at least 16 s, fetched again after 8.
+  std::uint32_t cookie = 0;
+  Clock::time_point cookie_at{};
 };
 
 struct Newcomer {
@@ -121,9 +126,14 @@ int main(int argc, char** argv) {
         enet_peer_disconnect_now(a.connected.front(), 0);
         a.connected.pop_front();
       }
+      if (now - a.cookie_at > std::chrono::seconds(8)) {
+        // Reads the host's socket for the reply: what else arrives meanwhile ENet resends.
+        a.cookie = zone::net::fetch_cookie(a.host, zone, std::chrono::seconds(2)).value_or(0);
+        a.cookie_at = now;
+      }
       while (a.pending.size() < 4 &&
              static_cast<int>(a.connected.size() + a.pending.size()) < per_address) {
-        ENetPeer* p = enet_host_connect(a.host, &zone, 2, 0);
+        ENetPeer* p = enet_host_connect(a.host, &zone, 2, a.cookie);
         if (p == nullptr) break;
         if (a.pending.empty()) a.pending_since = now;
         a.pending.push_back(p);
@@ -134,7 +144,8 @@ int main(int argc, char** argv) {
     while (next < total && now >= comers[next].give_up) {
       Newcomer& n = comers[next];
       n.host = host_at("127.0.1." + std::to_string(1 + next % 250), 1);
-      n.peer = enet_host_connect(n.host, &zone, 2, 0);
+      const auto cookie = zone::net::fetch_cookie(n.host, zone, std::chrono::seconds(2));
+      n.peer = enet_host_connect(n.host, &zone, 2, cookie.value_or(0));
       n.give_up = now + std::chrono::milliseconds(n.delay_ms) + std::chrono::seconds(5);
       ++next;
     }

@@ -21,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "net/connect_cookie.hpp"
 #include "protocol/codec.hpp"
 
 namespace {
@@ -56,7 +57,9 @@ int main(int argc, char** argv) {
   std::vector<ENetPeer*> peers;
   for (int i = 0; i < clients; ++i) {
     hosts.push_back(enet_host_create(nullptr, 1, 2, 0, 0));
-    peers.push_back(enet_host_connect(hosts.back(), &address, 2, 0));
+    // The zone's cookie for this host's address first (docs/protocol.md, "Connecting").
+    const auto cookie = zone::net::fetch_cookie(hosts.back(), address, std::chrono::seconds(3));
+    peers.push_back(enet_host_connect(hosts.back(), &address, 2, cookie.value_or(0)));
   }
   // Service until every client is connected and has sent its Hello (then no more).
   flatbuffers::FlatBufferBuilder fbb;

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "net/connect_cookie.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/zone_generated.h"
 
@@ -76,7 +77,9 @@ int main(int argc, char** argv) {
     for (Probe& p : probes) {
       if (p.host == nullptr && now >= p.start) {
         p.host = enet_host_create(nullptr, 1, 2, 0, 0);
-        p.peer = enet_host_connect(p.host, &address, 2, 0);
+        // The zone's cookie first (docs/protocol.md, "Connecting"); a round trip on loopback.
+        const auto cookie = zone::net::fetch_cookie(p.host, address, std::chrono::seconds(3));
+        p.peer = enet_host_connect(p.host, &address, 2, cookie.value_or(0));
       }
       if (p.host == nullptr || p.is_closed) continue;
       ENetEvent ev;

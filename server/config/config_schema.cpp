@@ -504,6 +504,7 @@ const std::vector<KeySpec>& schema() {
     integer<&ZoneConfig::limits, &LimitsConfig::max_handshakes_per_address>("limits.max_handshakes_per_address", 1, 4095),
     integer<&ZoneConfig::limits, &LimitsConfig::handshake_timeout_ms>("limits.handshake_timeout_ms", 100, 60000),
     boolean<&ZoneConfig::limits, &LimitsConfig::loopback_exempt>("limits.loopback_exempt"),
+    boolean<&ZoneConfig::limits, &LimitsConfig::connect_cookies>("limits.connect_cookies"),
 
     choice<&ZoneConfig::auth, &AuthConfig::mode>("auth.mode", kAuthModeNames),
     text<&ZoneConfig::auth, &AuthConfig::public_key>("auth.public_key", "an Ed25519 public key as 64 hexadecimal digits (zone-ticket keygen writes it to ticket.pub), or \"\" for none", valid_public_key_or_empty),

@@ -165,6 +165,7 @@ struct LimitsConfig {
   std::uint32_t max_handshakes_per_address = 4;    // per network host
   std::uint32_t handshake_timeout_ms = 8000;       // an unfinished handshake is dropped after
   bool loopback_exempt = true;  // per-address limits skip 127.0.0.0/8 (this machine)
+  bool connect_cookies = true;  // a CONNECT must carry the cookie its source was given
 };
 
 // Who may join (docs/protocol.md, "Tickets"; docs/security.md, "Accounts").

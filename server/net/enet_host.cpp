@@ -10,6 +10,7 @@
 #include "net/enet_memory.hpp"
 
 #include <algorithm>
+#include <random>
 
 #include "net/enet_limits.hpp"
 
@@ -121,16 +122,95 @@ EnetHost::EnetHost(const HostOptions& options) : options_(options) {
   outgoing_.assign(options.max_peers, 0);
   half_open_since_.assign(options.max_peers, {});
   half_open_connect_id_.assign(options.max_peers, 0);
-  if (admission_enabled()) host_->intercept = &intercept_datagram;
+  // Every host takes cookie datagrams out of ENet's way: a server answers requests, a
+  // client takes the replies to its own.
+  host_->intercept = &intercept_datagram;
 }
 
 bool EnetHost::admission_enabled() const {
   const AdmissionLimits& a = options_.admission;
   return a.per_address != 0 || a.half_open != 0 || a.half_open_per_address != 0 ||
-         a.half_open_timeout_ms != 0;
+         a.half_open_timeout_ms != 0 || a.connect_cookies;
+}
+
+void EnetHost::on_cookie_datagram() {
+  const std::span<const std::uint8_t> datagram{host_->receivedData, host_->receivedDataLength};
+  const ENetAddress from = host_->receivedAddress;
+  // Answered from what the request carries alone: nothing is kept for the source, which
+  // may be forged. The reply is smaller than the request.
+  if (auto reply = cookie_reply_to(datagram, from.host, from.port, current_cookie_window())) {
+    ENetBuffer out{};
+    out.data = reply->data();
+    out.dataLength = reply->size();
+    enet_socket_send(host_->socket, &from, &out, 1);
+    ++stats_.cookie_replies;
+    return;
+  }
+  const auto reply = read_cookie_reply(datagram);
+  if (!reply) return;
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const PendingConnect& p = pending_[i];
+    // The nonce and the server's address: a reply from anyone else is ignored.
+    if (p.nonce == reply->nonce && p.peer->address.host == from.host &&
+        p.peer->address.port == from.port) {
+      release_connect(i, reply->cookie);
+      return;
+    }
+  }
+}
+
+void EnetHost::advance_cookies(std::chrono::steady_clock::time_point now) {
+  for (std::size_t i = 0; i < pending_.size();) {
+    PendingConnect& p = pending_[i];
+    if (now < p.next_request) {
+      ++i;
+    } else if (p.requests >= kCookieTries) {
+      release_connect(i, 0);  // the last element moved to i
+    } else {
+      auto request = cookie_request(p.nonce);
+      ENetBuffer out{};
+      out.data = request.data();
+      out.dataLength = request.size();
+      enet_socket_send(host_->socket, &p.peer->address, &out, 1);
+      ++p.requests;
+      p.next_request = now + kCookieResend;
+      ++i;
+    }
+  }
+}
+
+void EnetHost::release_connect(std::size_t index, std::uint32_t cookie) {
+  const PendingConnect p = pending_[index];
+  pending_[index] = pending_.back();
+  pending_.pop_back();
+  auto* command = static_cast<ENetOutgoingCommand*>(p.command);
+  // Only ENet's own misreading of a forged datagram could have reset the peer meanwhile
+  // (its queues then no longer expect this command).
+  if (p.peer->state != ENET_PEER_STATE_CONNECTING || p.peer->connectID != p.connect_id) {
+    enet_free(command);
+    return;
+  }
+  command->command.connect.data = ENET_HOST_TO_NET_32(cookie);
+  enet_list_insert(enet_list_end(&p.peer->outgoingCommands), command);
+}
+
+bool EnetHost::drop_pending(ENetPeer* peer) {
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].peer != peer) continue;
+    enet_free(pending_[i].command);
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    return true;
+  }
+  return false;
 }
 
 bool EnetHost::admit_datagram() {
+  if (is_cookie_datagram({host_->receivedData, host_->receivedDataLength})) {
+    on_cookie_datagram();
+    return false;  // ENet would drop it anyway (it looks compressed); skip its work
+  }
+  if (!admission_enabled()) return true;
   // Only a datagram that names no peer and carries a CONNECT can create one; everything
   // else belongs to an existing peer (or is dropped by ENet).
   if (host_->receivedDataLength < sizeof(enet_uint16) + sizeof(ENetProtocolConnect)) return true;
@@ -153,6 +233,13 @@ bool EnetHost::admit_datagram() {
   const auto known = endpoints_.find(endpoint);
   if (known != endpoints_.end() && known->second == connect.connectID) return true;
   const AdmissionLimits& a = options_.admission;
+  // A source that never saw our reply (a forged one) has no valid cookie: dropped before
+  // it costs anything but this MAC, and before it counts against any other limit.
+  if (a.connect_cookies && !cookie_valid(ENET_NET_TO_HOST_32(connect.data), ip,
+                                         host_->receivedAddress.port, current_cookie_window())) {
+    ++stats_.connects_refused_cookie;
+    return false;
+  }
   AddressCount& count = by_address_[ip];
   const bool exempt = a.exempt_loopback && reinterpret_cast<const std::uint8_t*>(&ip)[0] == 127;
   if (!exempt && a.per_address != 0 && count.peers >= a.per_address) {
@@ -227,6 +314,7 @@ int EnetHost::socket() const {
 }
 
 EnetHost::~EnetHost() {
+  for (const PendingConnect& p : pending_) enet_free(p.command);
   if (held_packet_ != nullptr) enet_packet_destroy(held_packet_);
   for (std::size_t i = returned_next_; i < returned_.size(); ++i) {
     if (returned_[i].type == ENET_EVENT_TYPE_RECEIVE && returned_[i].packet != nullptr) {
@@ -259,6 +347,7 @@ bool EnetHost::service(std::uint32_t timeout_ms) {
   if (admission_enabled() && std::chrono::steady_clock::now() - last_scan_ >= kScanInterval) {
     scan_peers();
   }
+  if (!pending_.empty()) advance_cookies(std::chrono::steady_clock::now());
   // With an event to fill, ENet makes a peer whose handshake completes CONNECTED at once
   // and reports it here (stopping the read early); without one it would only queue the
   // connect, and a client's first reliable packet arriving in the same datagram as its
@@ -339,14 +428,28 @@ bool EnetHost::next_event(NetEvent& out) {
   return false;
 }
 
-PeerId EnetHost::connect(const std::string& host, std::uint16_t port, std::uint32_t data) {
+PeerId EnetHost::connect(const std::string& host, std::uint16_t port) {
   ENetAddress address{};
   if (enet_address_set_host(&address, host.c_str()) != 0) {
     throw NetError("cannot resolve host '" + host + "'");
   }
   address.port = port;
-  ENetPeer* peer = enet_host_connect(host_, &address, options_.channels, data);
+  ENetPeer* peer = enet_host_connect(host_, &address, options_.channels, 0);
   if (peer == nullptr) throw NetError("no free peer slot for a new connection");
+  // The CONNECT is the one command ENet queued; it waits outside the queue for the cookie.
+  auto* command = enet_list_empty(&peer->outgoingCommands)
+                      ? nullptr
+                      : static_cast<ENetOutgoingCommand*>(enet_list_back(&peer->outgoingCommands));
+  if (command == nullptr || (command->command.header.command & ENET_PROTOCOL_COMMAND_MASK) !=
+                                ENET_PROTOCOL_COMMAND_CONNECT) {
+    enet_peer_reset(peer);
+    throw NetError("ENet queued no CONNECT for a new connection");
+  }
+  enet_list_remove(&command->outgoingCommandList);
+  std::random_device device;
+  pending_.push_back(
+      {peer, peer->connectID, command, (std::uint64_t{device()} << 32) | device(), 0, {}});
+  advance_cookies(std::chrono::steady_clock::now());  // the first request goes now
   const auto index = static_cast<std::uint32_t>(peer - host_->peers);
   ++generation_[index];
   outgoing_[index] = 1;
@@ -381,23 +484,42 @@ bool EnetHost::send(PeerId id, std::span<const std::uint8_t> bytes, Delivery del
   return true;
 }
 
+// A connection still waiting for its cookie has sent nothing to the server: it is reset
+// without a word, as ENet resets a connecting peer it is asked to disconnect.
 void EnetHost::disconnect(PeerId id, std::uint32_t reason) {
-  if (ENetPeer* peer = peer_of(id)) enet_peer_disconnect_later(peer, reason);
+  ENetPeer* peer = peer_of(id);
+  if (peer == nullptr) return;
+  if (drop_pending(peer)) {
+    enet_peer_reset(peer);
+  } else {
+    enet_peer_disconnect_later(peer, reason);
+  }
 }
 
 void EnetHost::disconnect_at_once(PeerId id, std::uint32_t reason) {
-  if (ENetPeer* peer = peer_of(id)) enet_peer_disconnect(peer, reason);
+  ENetPeer* peer = peer_of(id);
+  if (peer == nullptr) return;
+  if (drop_pending(peer)) {
+    enet_peer_reset(peer);
+  } else {
+    enet_peer_disconnect(peer, reason);
+  }
 }
 
 void EnetHost::disconnect_now(PeerId id, std::uint32_t reason) {
   if (ENetPeer* peer = peer_of(id)) {
-    enet_peer_disconnect_now(peer, reason);
+    if (drop_pending(peer)) {
+      enet_peer_reset(peer);
+    } else {
+      enet_peer_disconnect_now(peer, reason);
+    }
     ++generation_[id.index];
   }
 }
 
 void EnetHost::abandon(PeerId id) {
   if (ENetPeer* peer = peer_of(id)) {
+    drop_pending(peer);
     enet_peer_reset(peer);
     ++generation_[id.index];
   }

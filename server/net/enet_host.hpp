@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net/connect_cookie.hpp"
+
 struct _ENetHost;
 struct _ENetPeer;
 struct _ENetPacket;
@@ -57,6 +59,8 @@ struct TrafficStats {
   // them a peer, and handshakes that were never finished.
   std::uint64_t connects_refused_address = 0;    // too many connections from one address
   std::uint64_t connects_refused_half_open = 0;  // too many unfinished handshakes
+  std::uint64_t connects_refused_cookie = 0;     // no valid cookie (AdmissionLimits::cookies)
+  std::uint64_t cookie_replies = 0;              // cookie requests answered
   std::uint64_t half_open_expired = 0;           // handshakes dropped after the timeout
   std::uint64_t half_open = 0;                   // handshakes in progress (last scan)
 };
@@ -72,6 +76,9 @@ struct AdmissionLimits {
   // The per-address limits skip 127.0.0.0/8: this machine, which the network cannot forge.
   // Such an address may still hold at most half of `half_open`.
   bool exempt_loopback = false;
+  // A CONNECT must carry a cookie this process gave its source address and port
+  // (net/connect_cookie.hpp); one without is dropped before any other limit is counted.
+  bool connect_cookies = false;
 };
 
 // Kernel socket buffers: what was asked for and what the kernel granted (it caps them at
@@ -141,8 +148,12 @@ class EnetHost {
   // only ever be drained up to what the service calls read.
   bool next_event(NetEvent& out);
 
-  // Client side: starts a connection; the kConnect event arrives later.
-  PeerId connect(const std::string& host, std::uint16_t port, std::uint32_t data = 0);
+  // Client side: starts a connection; the kConnect event arrives later. The host first
+  // asks the server for a cookie (net/connect_cookie.hpp), resending the request from
+  // service() while no answer comes, and holds ENet's CONNECT back until it has one; the
+  // cookie goes as the CONNECT's data. After kCookieTries unanswered requests it connects
+  // without one (a server that does not ask for cookies still lets it in).
+  PeerId connect(const std::string& host, std::uint16_t port);
 
   bool send(PeerId peer, std::span<const std::uint8_t> bytes, Delivery delivery,
             std::uint8_t channel = 0);
@@ -173,6 +184,13 @@ class EnetHost {
   // Admission control: whether the datagram ENet just read may go on (false: dropped).
   friend int intercept_datagram(_ENetHost* host, struct _ENetEvent* event);
   bool admit_datagram();
+  // A cookie request (answered) or reply (taken by the connection waiting for it).
+  void on_cookie_datagram();
+  // Sends due cookie requests, and lets a CONNECT go whose requests were all unanswered.
+  void advance_cookies(std::chrono::steady_clock::time_point now);
+  void release_connect(std::size_t pending, std::uint32_t cookie);
+  // Forgets a connection still waiting for its cookie (before ENet resets its peer).
+  bool drop_pending(_ENetPeer* peer);
   // Counts peers per address and drops handshakes older than the timeout.
   void scan_peers();
   bool admission_enabled() const;
@@ -182,6 +200,17 @@ class EnetHost {
   };
 
   HostOptions options_;
+  // Connections waiting for their cookie: their peer holds ENet's CONNECT command, taken
+  // out of its queue so that ENet does not send it yet.
+  struct PendingConnect {
+    _ENetPeer* peer = nullptr;
+    std::uint32_t connect_id = 0;  // ENet's id of this connection attempt
+    void* command = nullptr;       // the ENetOutgoingCommand of the CONNECT
+    std::uint64_t nonce = 0;
+    int requests = 0;
+    std::chrono::steady_clock::time_point next_request{};
+  };
+  std::vector<PendingConnect> pending_;
   _ENetHost* host_ = nullptr;
   _ENetPacket* held_packet_ = nullptr;  // the packet behind the last kReceive event
   // Events service() got back from ENet, handed out by next_event() before ENet's queue.

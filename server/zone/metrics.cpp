@@ -415,14 +415,16 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             m.full_drains);
   // Admission control (docs/security.md, "The game port"): what the status line's
   // "admission:" warning sums up, as counters an operator can graph and alert on.
-  w.labelled(
-      "zone_network_connects_refused_total", "counter",
-      "Connection attempts (ENet CONNECTs) dropped unanswered before they got a peer, "
-      "by reason: address (limits.max_connections_per_address connections from the "
-      "address already), handshakes (limits.max_handshakes_per_address from the address "
-      "or limits.max_handshakes in all already in progress).",
-      "reason",
-      {{"address", m.connects_refused_address}, {"handshakes", m.connects_refused_handshakes}});
+  w.labelled("zone_network_connects_refused_total", "counter",
+             "Connection attempts (ENet CONNECTs) dropped unanswered before they got a peer, "
+             "by reason: cookie (no valid cookie for its source address, limits.connect_cookies), "
+             "address (limits.max_connections_per_address connections from the "
+             "address already), handshakes (limits.max_handshakes_per_address from the address "
+             "or limits.max_handshakes in all already in progress).",
+             "reason",
+             {{"address", m.connects_refused_address},
+              {"handshakes", m.connects_refused_handshakes},
+              {"cookie", m.connects_refused_cookie}});
   w.counter("zone_network_handshakes_expired_total",
             "Handshakes never finished, dropped after limits.handshake_timeout_ms.",
             m.handshakes_expired);

@@ -149,6 +149,7 @@ struct ZoneMetrics {
   std::uint64_t full_drains = 0;  // ingest passes that found more than one ENet batch waiting
   std::uint64_t connects_refused_address = 0;     // handshakes refused: one address's share
   std::uint64_t connects_refused_handshakes = 0;  // refused: too many unfinished
+  std::uint64_t connects_refused_cookie = 0;      // refused: no valid cookie
   std::uint64_t handshakes_expired = 0;
   std::uint64_t handshakes = 0;      // unfinished handshakes now
   std::uint64_t evicted_silent = 0;  // closed for a newcomer: silent longest

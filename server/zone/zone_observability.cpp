@@ -132,6 +132,8 @@ net::TrafficStats total_traffic(HostThreads hosts) {
     sum.datagrams_in += t.datagrams_in;
     sum.connects_refused_address += t.connects_refused_address;
     sum.connects_refused_half_open += t.connects_refused_half_open;
+    sum.connects_refused_cookie += t.connects_refused_cookie;
+    sum.cookie_replies += t.cookie_replies;
     sum.half_open_expired += t.half_open_expired;
     sum.half_open += t.half_open;
   }
@@ -316,6 +318,7 @@ void Observability::record_tick(const ZoneView& zone, const TickTimes& took,
   m.bytes_out = t.wire_bytes_out;
   m.connects_refused_address = t.connects_refused_address;
   m.connects_refused_handshakes = t.connects_refused_half_open;
+  m.connects_refused_cookie = t.connects_refused_cookie;
   m.handshakes_expired = t.half_open_expired;
   m.handshakes = t.half_open;
   m.evicted_silent = sc.evicted_silent;
@@ -406,16 +409,17 @@ void Observability::log_status(const ZoneView& zone) {
   const net::TrafficStats t = total_traffic(zone.hosts);
   const std::uint64_t out = t.wire_bytes_out;
   // Refused connection attempts: one line per status interval at most, however many.
-  const std::uint64_t refused =
-      t.connects_refused_address + t.connects_refused_half_open + zone.sessions.evicted_silent;
+  const std::uint64_t refused = t.connects_refused_address + t.connects_refused_half_open +
+                                t.connects_refused_cookie + zone.sessions.evicted_silent;
   const std::uint64_t expired = t.half_open_expired;
   if (refused != status_refused_ || expired != status_expired_) {
     log_.warn(
         "admission: refused {} connection attempts and dropped {} unfinished handshakes in "
-        "{:.0f} s (totals: {} for one address's share, {} for too many handshakes, {} silent "
-        "connections closed for newcomers; {} expired)",
-        refused - status_refused_, expired - status_expired_, secs, t.connects_refused_address,
-        t.connects_refused_half_open, zone.sessions.evicted_silent, expired);
+        "{:.0f} s (totals: {} without a valid cookie, {} for one address's share, {} for too "
+        "many handshakes, {} silent connections closed for newcomers; {} expired)",
+        refused - status_refused_, expired - status_expired_, secs, t.connects_refused_cookie,
+        t.connects_refused_address, t.connects_refused_half_open, zone.sessions.evicted_silent,
+        expired);
     status_refused_ = refused;
     status_expired_ = expired;
   }

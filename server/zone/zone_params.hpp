@@ -157,6 +157,7 @@ inline net::HostOptions make_host_options(const config::ZoneConfig& c, std::uint
   o.admission.half_open_per_address = c.limits.max_handshakes_per_address;
   o.admission.half_open_timeout_ms = c.limits.handshake_timeout_ms;
   o.admission.exempt_loopback = c.limits.loopback_exempt;
+  o.admission.connect_cookies = c.limits.connect_cookies;
   o.channels = c.network.channel_limit;
   o.max_unreliable_bytes = c.network.max_packet_bytes;
   o.timeout_ms = c.network.timeout_ms;

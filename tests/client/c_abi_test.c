@@ -20,7 +20,7 @@ static int passed = 0, failed = 0;
 
 int main(void) {
   EXPECT(zc_abi_version() == ZC_ABI_VERSION);
-  EXPECT(zc_protocol_version() == 9);
+  EXPECT(zc_protocol_version() == 10);
 
   zc_options options;
   memset(&options, 0xAB, sizeof options);

@@ -262,7 +262,7 @@ test::PartSpec rich_part() {
 // ---- Channel 0: FlatBuffers ---------------------------------------------------------
 
 TEST_CASE("protocol: Hello round-trips through build_hello and parse_client_packet") {
-  CHECK(kProtocolVersion == 9);
+  CHECK(kProtocolVersion == 10);
   const std::string long_name(255, 'n');
   const std::string utf8 = "J\xC3\xBCrgen \xE2\x98\x83";
   for (const std::string& name : {std::string("alice"), std::string(""), long_name, utf8}) {

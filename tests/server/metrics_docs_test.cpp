@@ -458,5 +458,5 @@ TEST_CASE("metrics docs: the admission families are exported before anything is 
   CHECK(e.families.at("zone_network_handshakes_in_progress") == "gauge");
   CHECK(e.families.at("zone_sessions_evicted_silent_total") == "counter");
   CHECK(e.labels.at("zone_network_connects_refused_total").at("reason") ==
-        std::set<std::string>{"address", "handshakes"});
+        std::set<std::string>{"address", "handshakes", "cookie"});
 }
