@@ -68,8 +68,8 @@ std::size_t GhostExchange::neighbour_position(std::uint32_t index) const {
 ForwardResult GhostExchange::forward_action(const world::Entity& actor, std::uint16_t action,
                                             const world::Entity& target,
                                             std::span<const std::int32_t> args) {
-  const std::size_t at =
-      target.ghost ? neighbour_position(target.ghost_owner) : params_.neighbours.size();
+  const std::optional<std::uint32_t> owner = target.ghost ? ghosts_.owner(target.id) : std::nullopt;
+  const std::size_t at = owner ? neighbour_position(*owner) : params_.neighbours.size();
   if (at == params_.neighbours.size() || action > 0xFF || args.size() > kMaxActionArgs) {
     ++stats_.actions_forward_refused;
     return ForwardResult::kFailed;
@@ -137,7 +137,7 @@ void GhostExchange::resolve_actions(Clock::time_point now, double max_step, Hand
     // acts on a target (rule `entity`), with no more arguments than it declares.
     const world::Entity* actor = world_.find(a.actor);
     const world::Entity* target = world_.find(a.target);
-    const bool actor_ok = actor != nullptr && actor->ghost && actor->ghost_owner == a.sender &&
+    const bool actor_ok = actor != nullptr && actor->ghost && ghosts_.owner(a.actor) == a.sender &&
                           actor->kind == world::EntityKind::kPlayer;
     const bool action_ok = a.action < actions.size() && a.arg_count <= actions[a.action].args &&
                            actions[a.action].target == protocol::ActionTarget::kEntity;
@@ -348,7 +348,7 @@ void GhostExchange::relay_events(const GhostMessage& m) {
     // Only about a ghost the sender owns: a sender cannot speak for another zone's
     // entities, nor for this zone's.
     const world::Entity* about = world_.find(e.entity);
-    if (about == nullptr || !about->ghost || about->ghost_owner != m.source) {
+    if (about == nullptr || !about->ghost || ghosts_.owner(e.entity) != m.source) {
       ++stats_.events_refused;
       continue;
     }

@@ -169,6 +169,8 @@ class GhostExchange {
 
   ClusterStats stats() const;
   const ExchangeParams& params() const { return params_; }
+  // This zone's ghosts of its neighbours' entities (the live map reads their owners).
+  const world::Ghosts& ghosts() const { return ghosts_; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -191,7 +191,8 @@ void GhostExchange::on_answer(const TransferMessage& m, Clock::time_point now,
 void GhostExchange::offer_crossings(Clock::time_point now) {
   for (const std::uint32_t slot : world_.crossings()) {
     const world::Entity& e = world_.entity(slot);
-    if (!e.live() || e.ghost || !e.crossing) continue;  // gone or given back since the step
+    // Gone or given back since the step.
+    if (!e.live() || e.ghost || !world_.crossing(slot)) continue;
     const Neighbour* to = nullptr;
     for (const Neighbour& n : params_.neighbours) {
       if (aoi::contains(n.area, {e.x, e.y})) {

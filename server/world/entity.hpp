@@ -54,6 +54,25 @@ struct Precision {
 struct Entity {
   EntityId id = kNoEntity;
   EntityKind kind = EntityKind::kNpc;
+  // The flags World::step reads of every entity every tick to decide whether and how it
+  // moves (live(), ghost, in_handoff): in the bytes between kind and aoi, which were
+  // padding, so they cost the record nothing, on the cache line of the position and
+  // velocity the step moves. Of the state only a world of zones has, just the two
+  // one-byte flags stay here, because the step asks them of every entity; the rest lives
+  // with the code whose job it is: which zone a ghost follows in world::Ghosts' table of
+  // each neighbour's ghosts (Ghosts::owner), handoff's state in World's handoff table (a
+  // few rows, by slot; World::crossing, World::catching_up).
+  //
+  // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
+  // and moved only by world::Ghosts from that zone's reports, never by step().
+  bool ghost = false;
+  // The entity has a row in World's handoff table (docs/world.md, "Handoff"): crossing,
+  // catching up with where its old zone had it, or barred from crossing for a while. The
+  // step looks the row up only for an entity that has one; a lone zone's never do.
+  bool in_handoff = false;
+  // Set by World::despawn. The record stays readable until its slot is reused, so the
+  // AOI leave events of the despawn tick can still name the entity.
+  bool despawned = false;
   aoi::EntityHandle aoi;
   double x = 0.0;
   double y = 0.0;
@@ -78,26 +97,9 @@ struct Entity {
   bool engaged = false;
   GroupId& group(GroupKind which) { return which == GroupKind::kParty ? party : guild; }
   GroupId group(GroupKind which) const { return which == GroupKind::kParty ? party : guild; }
-  // A read-only copy of an entity another zone owns (docs/world.md, "Ghosts"): placed
-  // and moved only by world::Ghosts from that zone's reports, never by step().
-  bool ghost = false;
-  std::uint32_t ghost_owner = 0;  // a ghost's: the index of the zone whose lists it follows
-  // Handoff (docs/world.md): a player that stepped out of the zone's rectangle into a
-  // neighbour's stands still, `crossing`, until the zone hands it over or takes it back;
-  // after a take-back it may not cross again for cross_cooldown ticks.
-  bool crossing = false;
-  std::uint16_t cross_cooldown = 0;
-  // Taken over from another zone while this zone's ghost of it trailed its owner: it
-  // walks to where its owner had it (catch_x, catch_y) at the speed bound first.
-  bool catching_up = false;
-  double catch_x = 0.0;
-  double catch_y = 0.0;
   // The game's rules hold it still (a dead player): a player's intents are ignored and an
   // NPC neither thinks nor moves until they let go (World::set_frozen).
   bool frozen = false;
-  // Set by World::despawn. The record stays readable until its slot is reused, so the
-  // AOI leave events of the despawn tick can still name the entity.
-  bool despawned = false;
   bool live() const { return id != kNoEntity && !despawned; }
   bool moving() const { return vx != 0.0 || vy != 0.0; }
 };

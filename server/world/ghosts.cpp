@@ -58,7 +58,7 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
         }
         // Another source's ghost: the entity was handed over from that zone to this
         // source. It stays the same entity here, now following this source's reports.
-        if (!rehome(g.id, source, src)) {
+        if (!rehome(g.id, src)) {
           ++stats_.rejected;
           continue;
         }
@@ -69,7 +69,6 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
     if (it == src.ghosts.end()) {
       Ghost ghost;
       ghost.slot = world_.spawn_ghost(g.id, g.kind, g.name, g.properties);
-      world_.set_ghost_owner(ghost.slot, source);
       // A new ghost starts where its owner is: no client has seen it anywhere else.
       world_.set_ghost_state(ghost.slot, g.x, g.y, g.heading, g.vx, g.vy, g.properties);
       it = src.ghosts.emplace(g.id, std::move(ghost)).first;
@@ -92,7 +91,7 @@ bool Ghosts::apply(std::uint32_t source, std::uint64_t epoch, std::span<const Gh
   return true;
 }
 
-bool Ghosts::rehome(EntityId id, std::uint32_t to_index, Source& to) {
+bool Ghosts::rehome(EntityId id, Source& to) {
   for (auto& [index, other] : sources_) {
     if (&other == &to) continue;
     const auto it = other.ghosts.find(id);
@@ -100,11 +99,17 @@ bool Ghosts::rehome(EntityId id, std::uint32_t to_index, Source& to) {
     Ghost ghost = it->second;
     other.ghosts.erase(it);
     ghost.unlisted = 0;
-    world_.set_ghost_owner(ghost.slot, to_index);
     to.ghosts.emplace(id, ghost);
     return true;
   }
   return false;
+}
+
+std::optional<std::uint32_t> Ghosts::owner(EntityId id) const {
+  for (const auto& [index, src] : sources_) {
+    if (src.ghosts.count(id) != 0) return index;
+  }
+  return std::nullopt;
 }
 
 std::uint64_t Ghosts::remove_all(Source& source) {
@@ -129,7 +134,6 @@ void Ghosts::adopt(std::uint32_t source, std::uint32_t slot, Clock::time_point n
   const auto [found, fresh] = sources_.try_emplace(source);
   Source& src = found->second;
   if (fresh) src.heard = now;  // expires like any other source if it goes silent
-  world_.set_ghost_owner(slot, source);
   const Entity& e = world_.entity(slot);
   Ghost ghost;
   ghost.slot = slot;

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -115,6 +116,15 @@ class Ghosts {
   // Since the last call (the caller takes them once per tick).
   std::vector<OwnedListed>& owned_listed() { return owned_listed_; }
 
+  // The zone whose lists the ghost of `id` follows (its owner, as far as this zone
+  // knows: the source whose table holds it), or none when `id` is no ghost of a source.
+  std::optional<std::uint32_t> owner(EntityId id) const;
+  // How many ghosts zone `source`'s lists keep here.
+  std::size_t count_from(std::uint32_t source) const {
+    const auto it = sources_.find(source);
+    return it == sources_.end() ? 0 : it->second.ghosts.size();
+  }
+
   std::size_t count() const { return world_.ghost_count(); }
   std::size_t sources() const { return sources_.size(); }
   const GhostStats& stats() const { return stats_; }
@@ -128,6 +138,7 @@ class Ghosts {
     std::uint32_t unlisted = 0;
   };
   struct Source {
+    // Its ghosts by id: the owner of each ghost is the source whose table holds it.
     std::unordered_map<EntityId, Ghost> ghosts;
     Clock::time_point heard;
     std::uint64_t lists = 0;
@@ -138,7 +149,7 @@ class Ghosts {
   // Removes all of a source's ghosts; returns how many there were.
   std::uint64_t remove_all(Source& source);
   // Moves the ghost of `id` from whichever other source holds it to `to`; false if none.
-  bool rehome(EntityId id, std::uint32_t to_index, Source& to);
+  bool rehome(EntityId id, Source& to);
 
   World& world_;
   std::uint32_t id_reuse_ticks_;

@@ -101,6 +101,7 @@ Entity& World::occupy(aoi::EntityHandle h, EntityId id, EntityKind kind, double 
     properties_.resize(entities_.size() * property_stride_);
   }
   Entity& e = entities_[h.index];
+  drop_handoff(e);  // despawn dropped it already: a slot is reused clean
   e = Entity{};
   e.id = id;
   e.kind = kind;
@@ -259,10 +260,11 @@ bool World::set_frozen(std::uint32_t slot, bool frozen) {
 bool World::teleport(std::uint32_t slot, double x, double y) {
   if (slot >= entities_.size()) return false;
   Entity& e = entities_[slot];
-  if (!e.live() || e.ghost || e.crossing || e.catching_up ||
-      !aoi::contains(params_.grid.bounds, {x, y}) || static_grid_.blocked({x, y})) {
+  if (!e.live() || e.ghost) return false;
+  if (const Handoff* h = handoff_of(e); h != nullptr && (h->crossing || h->catching_up)) {
     return false;
   }
+  if (!aoi::contains(params_.grid.bounds, {x, y}) || static_grid_.blocked({x, y})) return false;
   e.x = x;
   e.y = y;
   e.vx = e.vy = 0.0;
@@ -286,6 +288,7 @@ void World::despawn(std::uint32_t slot) {
   } else {
     remove_brain(slot);
   }
+  drop_handoff(e);
   e.despawned = true;
   e.vx = e.vy = 0.0;
 }
@@ -376,8 +379,9 @@ void World::keep_inside(Entity& e, bool reflect) {
   // zone hands it over. (Patrollers keep to their legs, which lie in their zone.)
   const bool may_cross =
       e.kind == EntityKind::kPlayer || params_.npcs.behaviour == NpcBehaviour::kWander;
-  if (may_cross && e.cross_cooldown == 0 && in_open_area(e.x, e.y)) {
-    e.crossing = true;
+  Handoff* h = handoff_of(e);
+  if (may_cross && (h == nullptr || h->cooldown == 0) && in_open_area(e.x, e.y)) {
+    (h != nullptr ? *h : open_handoff(e)).crossing = true;
     return;
   }
   // NPCs bounce off the world's edge; players are stopped by it.
@@ -414,51 +418,90 @@ void World::step(double dt) {
   // counts; a patroller's heading comes from its leg, which may end beyond the edge.
   const bool patrol = params_.npcs.behaviour == NpcBehaviour::kPatrol;
   crossings_.clear();
+  // An entity with a row in the handoff table: crossing, it waits; catching up, it walks
+  // on towards its old zone's position; else it moves as the others and counts down the
+  // ticks before it may cross again. (A move may add its row: it began to cross.)
   for (NpcBrain& brain : npcs_) {
     Entity& npc = entities_[brain.slot];
-    if (npc.crossing) {
-      npc.vx = npc.vy = 0.0;  // waits for the handoff
-      continue;
-    }
-    if (npc.catching_up) {
-      catch_up(npc, step);
-      continue;
+    Handoff* h = handoff_of(npc);
+    if (h != nullptr) {
+      if (h->crossing) {
+        npc.vx = npc.vy = 0.0;  // waits for the handoff
+        continue;
+      }
+      if (h->catching_up) {
+        catch_up(npc, *h, step);
+        continue;
+      }
     }
     if (npc.moving()) {
       const double x0 = npc.x, y0 = npc.y;
       const bool hit = advance(npc, dt);
       if (npc.x == x0 && npc.y == y0 && (hit || patrol)) turn_back(brain, npc, params_.npcs);
       aoi_.move(npc.aoi, {npc.x, npc.y});
-      if (npc.crossing) crossings_.push_back(brain.slot);
+      if (h == nullptr) h = handoff_of(npc);  // rows stay put: only a new one to look for
+      if (h != nullptr && h->crossing) crossings_.push_back(brain.slot);
     }
-    if (npc.cross_cooldown > 0) --npc.cross_cooldown;
+    count_down_cooldown(npc, h);
   }
   for (Entity& e : entities_) {
     if (!e.live() || e.ghost || e.kind == EntityKind::kNpc) continue;
-    if (e.crossing) {
-      e.vx = e.vy = 0.0;  // waits for the handoff, whatever its client asks
-      continue;
-    }
-    if (e.catching_up) {
-      catch_up(e, step);
-      continue;
+    Handoff* h = handoff_of(e);
+    if (h != nullptr) {
+      if (h->crossing) {
+        e.vx = e.vy = 0.0;  // waits for the handoff, whatever its client asks
+        continue;
+      }
+      if (h->catching_up) {
+        catch_up(e, *h, step);
+        continue;
+      }
     }
     if (e.moving()) {
       advance(e, dt);
       aoi_.move(e.aoi, {e.x, e.y});
-      if (e.crossing) crossings_.push_back(e.aoi.index);
+      if (h == nullptr) h = handoff_of(e);
+      if (h != nullptr && h->crossing) crossings_.push_back(e.aoi.index);
     }
-    if (e.cross_cooldown > 0) --e.cross_cooldown;
+    count_down_cooldown(e, h);
   }
 }
 
-void World::catch_up(Entity& e, double step) {
-  const double dx = e.catch_x - e.x, dy = e.catch_y - e.y;
+World::Handoff* World::find_handoff(std::uint32_t slot) {
+  const auto it = handoffs_.find(slot);
+  return it == handoffs_.end() ? nullptr : &it->second;
+}
+
+World::Handoff& World::open_handoff(Entity& e) {
+  e.in_handoff = true;
+  return handoffs_[e.aoi.index];  // its row, or a new, clear one
+}
+
+void World::close_handoff_if_idle(Entity& e) {
+  const Handoff* h = handoff_of(e);
+  if (h != nullptr && h->idle()) drop_handoff(e);
+}
+
+void World::drop_handoff(Entity& e) {
+  if (!e.in_handoff) return;
+  e.in_handoff = false;
+  handoffs_.erase(e.aoi.index);
+}
+
+void World::count_down_cooldown(Entity& e, Handoff* h) {
+  if (h == nullptr || h->cooldown == 0) return;
+  --h->cooldown;
+  if (h->idle()) drop_handoff(e);
+}
+
+void World::catch_up(Entity& e, Handoff& h, double step) {
+  const double dx = h.catch_x - e.x, dy = h.catch_y - e.y;
   const double gap = std::hypot(dx, dy);
   if (gap <= step) {
-    e.x = e.catch_x;
-    e.y = e.catch_y;
-    e.catching_up = false;
+    e.x = h.catch_x;
+    e.y = h.catch_y;
+    h.catching_up = false;
+    close_handoff_if_idle(e);  // h goes with its row
   } else {
     e.x += dx * (step / gap);
     e.y += dy * (step / gap);
@@ -480,8 +523,10 @@ void World::take_back(std::uint32_t slot, std::uint16_t cooldown_ticks) {
   const aoi::Bounds& b = params_.grid.bounds;
   e.x = std::clamp(e.x, b.min.x, b.max.x);
   e.y = std::clamp(e.y, b.min.y, b.max.y);
-  e.crossing = false;
-  e.cross_cooldown = cooldown_ticks;
+  Handoff& h = open_handoff(e);
+  h.crossing = false;
+  h.cooldown = cooldown_ticks;
+  close_handoff_if_idle(e);  // no cooldown: nothing left to hold
   aoi_.move(e.aoi, {e.x, e.y});
   if (e.kind == EntityKind::kNpc) e.heading += std::numbers::pi;  // walks away from the edge
 }
@@ -501,9 +546,7 @@ void World::release(std::uint32_t slot) {
   }
   e.ghost = true;
   ++ghosts_;
-  e.crossing = false;
-  e.catching_up = false;
-  e.cross_cooldown = 0;
+  drop_handoff(e);
   e.engaged = false;
   e.vx = e.vy = 0.0;
 }
@@ -529,9 +572,13 @@ std::uint32_t World::adopt(const Arrival& a) {
   // Our ghost of it may trail the owner's last position by a step or two: it walks there
   // at the speed bound (step() moves it), so nobody sees it jump.
   e.kind = a.kind;
-  e.catching_up = e.x != a.x || e.y != a.y;
-  e.catch_x = a.x;
-  e.catch_y = a.y;
+  drop_handoff(e);  // a ghost has no row; nor does a record just placed
+  if (e.x != a.x || e.y != a.y) {
+    Handoff& h = open_handoff(e);
+    h.catching_up = true;
+    h.catch_x = a.x;
+    h.catch_y = a.y;
+  }
   const double x = e.x, y = e.y;
   e.heading = a.heading;
   copy_properties(slot, a.properties);
@@ -539,8 +586,6 @@ std::uint32_t World::adopt(const Arrival& a) {
   e.account = a.account;
   e.character = a.character;
   e.vx = e.vy = 0.0;
-  e.crossing = false;
-  e.cross_cooldown = 0;
   aoi_.move(e.aoi, {x, y});
   if (a.kind == EntityKind::kPlayer) {
     ++players_;

@@ -80,15 +80,25 @@ class World {
   void set_ghost_state(std::uint32_t slot, double x, double y, double heading, double vx, double vy,
                        const PropertyValues& properties);
   std::uint32_t ghost_count() const { return ghosts_; }
-  // Which zone a ghost's reports come from (world::Ghosts keeps it up to date).
-  void set_ghost_owner(std::uint32_t slot, std::uint32_t zone_index) {
-    entities_[slot].ghost_owner = zone_index;
-  }
+  // (Which zone a ghost's reports come from is world::Ghosts': Ghosts::owner.)
 
   // Handoff (docs/world.md, "Handoff"). Players and wandering NPCs whose last step()
   // ended outside the zone's rectangle, in an open area: each stands still (`crossing`)
   // until one of the calls below.
   std::span<const std::uint32_t> crossings() const { return crossings_; }
+  // Whether the entity at `slot` is crossing (stands still until handed over or taken
+  // back), and whether it is catching up (taken over while this zone's ghost of it
+  // trailed: it walks to where its old zone had it at the speed bound first).
+  bool crossing(std::uint32_t slot) const {
+    const Handoff* h = handoff_of(entities_[slot]);
+    return h != nullptr && h->crossing;
+  }
+  bool catching_up(std::uint32_t slot) const {
+    const Handoff* h = handoff_of(entities_[slot]);
+    return h != nullptr && h->catching_up;
+  }
+  // Rows of the handoff table (entities crossing, catching up or barred from crossing).
+  std::size_t handoff_rows() const { return handoffs_.size(); }
   // Refused or timed out: back to the nearest point of the rectangle (at most one step
   // away; an NPC turns round), and no crossing for `cooldown_ticks` ticks.
   void take_back(std::uint32_t slot, std::uint16_t cooldown_ticks);
@@ -264,8 +274,42 @@ class World {
   void copy_properties(std::uint32_t slot, const PropertyValues& properties);
   void keep_inside(Entity& e, bool reflect);
   bool in_open_area(double x, double y) const;
+  // Handoff state of an owned entity (docs/world.md, "Handoff"), in a table apart from
+  // Entity: only a world of zones has any, and only the few entities crossing, catching
+  // up or barred from crossing at the moment, so a row exists only while one of them
+  // holds (Entity::in_handoff marks the entities that have one, for step()).
+  struct Handoff {
+    // Stepped out of the zone's rectangle into a neighbour's: stands still until the
+    // zone hands it over or takes it back.
+    bool crossing = false;
+    // Taken over from another zone while this zone's ghost of it trailed its owner: it
+    // walks to where its owner had it (catch_x, catch_y) at the speed bound first.
+    bool catching_up = false;
+    // After a take-back: ticks before it may cross again.
+    std::uint16_t cooldown = 0;
+    double catch_x = 0.0;
+    double catch_y = 0.0;
+    bool idle() const { return !crossing && !catching_up && cooldown == 0; }
+  };
+  // The entity's row, or null when it has none: the step asks for every entity, and
+  // looks for a row only when the entity's flag says it has one.
+  Handoff* handoff_of(const Entity& e) {
+    return e.in_handoff ? find_handoff(e.aoi.index) : nullptr;
+  }
+  const Handoff* handoff_of(const Entity& e) const {
+    return e.in_handoff ? const_cast<World*>(this)->find_handoff(e.aoi.index) : nullptr;
+  }
+  Handoff* find_handoff(std::uint32_t slot);
+  // The entity's row, added (all clear) when it has none.
+  Handoff& open_handoff(Entity& e);
+  // Removes the entity's row if it holds nothing any more (or at once: drop_handoff).
+  void close_handoff_if_idle(Entity& e);
+  void drop_handoff(Entity& e);
+  // A tick of the entity's wait before it may cross again, if it has one (`h`: its row,
+  // or null).
+  void count_down_cooldown(Entity& e, Handoff* h);
   // One step of an adopted entity towards where its old zone had it.
-  void catch_up(Entity& e, double step);
+  void catch_up(Entity& e, Handoff& h, double step);
   void update_precision();
   // npcs_ and brain_of_slot_ together.
   void add_brain(const NpcBrain& brain);
@@ -293,7 +337,12 @@ class World {
   std::unordered_map<EntityId, std::uint32_t> slot_of_id_;
   EntityId next_id_;                      // first_entity_id(zone_index), then counting up
   std::vector<std::uint32_t> crossings_;  // the last step's
-  std::uint32_t players_ = 0;             // owned players (not ghosts)
+  // The handoff table: a row per owned entity with handoff state, by slot. Usually a few
+  // rows; hundreds when a neighbour refuses a crowd at the border (each waits a second),
+  // so a hash table, not a list to scan; its rows stay where they are while others come
+  // and go (step() holds one across a move).
+  std::unordered_map<std::uint32_t, Handoff> handoffs_;
+  std::uint32_t players_ = 0;  // owned players (not ghosts)
   std::uint32_t ghosts_ = 0;
   std::uint32_t engaged_npcs_ = 0;
   std::uint32_t ambient_ = 0;

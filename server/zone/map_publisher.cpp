@@ -47,7 +47,8 @@ void MapPublisher::note_events(std::uint32_t tick, const world::World& world) {
   }
 }
 
-void MapPublisher::publish(std::uint32_t tick, const world::World& world, const MapStats& stats) {
+void MapPublisher::publish(std::uint32_t tick, const world::World& world, const MapStats& stats,
+                           const world::Ghosts* ghosts) {
   Frame& f = building_;
   const world::WorldParams& p = world.params();
   f.tick = tick;
@@ -62,9 +63,6 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   f.stats = stats;
   f.dots.clear();
   f.statics = p.statics.objects;
-  // Ghosts by the index of the zone that owns them (the top bits of their ids), counted
-  // in the one pass over the entities.
-  std::array<std::uint32_t, std::size_t{1} << world::kZoneIdBits> ghosts_of{};
   // Health bars: the game's properties named health and max_health, if it has both.
   const protocol::Schema& schema = world.game().schema;
   const auto health_row = schema.find_field("health");
@@ -74,10 +72,7 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
   world.for_each_entity([&](std::uint32_t slot, const world::Entity& e) {
     const bool player = e.kind == world::EntityKind::kPlayer;
     DotKind kind = player ? kPlayerDot : (e.engaged ? kEngagedNpcDot : kNpcDot);
-    if (e.ghost) {
-      kind = player ? kGhostPlayerDot : kGhostNpcDot;
-      ++ghosts_of[e.ghost_owner];
-    }
+    if (e.ghost) kind = player ? kGhostPlayerDot : kGhostNpcDot;
     std::uint8_t health = kNoHealth;
     if (bars) {
       const auto values = world.properties(slot);
@@ -105,8 +100,10 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
     f.covered_min_y = f.min_y - p.ghost_margin;
     f.covered_max_x = f.max_x + p.ghost_margin;
     f.covered_max_y = f.max_y + p.ghost_margin;
+    // Ghosts by the zone that owns them (whose lists they follow: world::Ghosts' tables).
     for (const MapNeighbour& n : world_->neighbours) {
-      f.neighbour_ghosts.push_back(n.index < ghosts_of.size() ? ghosts_of[n.index] : 0);
+      f.neighbour_ghosts.push_back(
+          ghosts != nullptr ? static_cast<std::uint32_t>(ghosts->count_from(n.index)) : 0);
     }
   }
   f.selected = 0;
@@ -122,7 +119,7 @@ void MapPublisher::publish(std::uint32_t tick, const world::World& world, const 
       f.selected_y = static_cast<float>(e->y);
       f.selected_kind = e->kind == world::EntityKind::kPlayer ? 0 : 1;
       f.selected_ghost = e->ghost;
-      f.selected_owner = e->ghost_owner;
+      f.selected_owner = e->ghost && ghosts != nullptr ? ghosts->owner(id).value_or(0) : 0;
       f.selected_radius = static_cast<float>(world.aoi().view_radius(e->aoi));
       view_scratch_.clear();
       world.aoi().view_set(e->aoi, view_scratch_);

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "world/ghosts.hpp"
 #include "world/world.hpp"
 
 namespace zone {
@@ -66,8 +67,10 @@ class MapPublisher {
   explicit MapPublisher(std::uint32_t every_ticks) : every_(every_ticks ? every_ticks : 1) {}
 
   bool due(std::uint64_t tick) const { return tick % every_ == 0; }
-  // Tick thread.
-  void publish(std::uint32_t tick, const world::World& world, const MapStats& stats);
+  // Tick thread. `ghosts`: in a world of zones, the zone's ghosts of its neighbours'
+  // entities (who owns each); null alone.
+  void publish(std::uint32_t tick, const world::World& world, const MapStats& stats,
+               const world::Ghosts* ghosts = nullptr);
   // Tick thread, once before publishing: the zone's place in a world of zones. Without
   // it (a zone alone) the JSON has no "zone" object.
   void set_world(MapWorld world) { world_ = std::make_shared<const MapWorld>(std::move(world)); }

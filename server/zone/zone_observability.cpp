@@ -247,7 +247,8 @@ void Observability::publish_map(const ZoneView& zone, std::chrono::nanoseconds t
     map_.set_world(map_world(zone.cluster->params()));
     map_world_set_ = true;
   }
-  map_.publish(zone.tick, zone.world, map_stats_);
+  map_.publish(zone.tick, zone.world, map_stats_,
+               zone.cluster != nullptr ? &zone.cluster->ghosts() : nullptr);
 }
 
 void Observability::record_tick(const ZoneView& zone, const TickTimes& took,

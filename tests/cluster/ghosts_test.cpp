@@ -147,6 +147,8 @@ TEST_CASE("ghosts: an entity handed over between two neighbours stays one entity
   ghosts.apply(1, kEpoch, std::vector<GhostState>{g}, t0);
   REQUIRE(ghosts.count() == 1);
   const std::uint32_t slot = w.find(g.id)->aoi.index;
+  CHECK(ghosts.owner(g.id) == 1u);
+  CHECK(ghosts.count_from(1) == 1);
   SUBCASE("the new owner's list comes first") {
     g.x = 210.3;
     ghosts.apply(2, kEpoch, std::vector<GhostState>{g}, t0 + 50ms);
@@ -172,6 +174,10 @@ TEST_CASE("ghosts: an entity handed over between two neighbours stays one entity
   CHECK(ghosts.stats().rehomed == 1);
   CHECK(ghosts.stats().removed == 0);
   CHECK(ghosts.stats().spawned == 1);
+  // It follows its new owner's lists now: that zone owns it, as far as this one knows.
+  CHECK(ghosts.owner(g.id) == 2u);
+  CHECK(ghosts.count_from(1) == 0);
+  CHECK(ghosts.count_from(2) == 1);
   // Its new owner stops listing it: it goes after the grace.
   for (std::uint32_t t = 0; t < world::kUnlistedGraceTicks; ++t) {
     ghosts.apply(2, kEpoch, std::vector<GhostState>{}, t0 + 1s);
@@ -179,6 +185,7 @@ TEST_CASE("ghosts: an entity handed over between two neighbours stays one entity
   }
   CHECK(w.find(g.id) == nullptr);
   CHECK(ghosts.stats().removed == 1);
+  CHECK_FALSE(ghosts.owner(g.id).has_value());
 }
 
 TEST_CASE("ghosts: a restarted source's old ghosts go at once - its old lists are refused") {

@@ -248,7 +248,8 @@ TEST_CASE("handoff: a player taken back steps inside and may not cross again for
   }
   REQUIRE(crossed_at.has_value());
   const world::Entity& e = w.entity(slot);
-  CHECK(e.crossing);
+  CHECK(w.crossing(slot));
+  CHECK(w.handoff_rows() == 1);
   CHECK(e.x > 200.0);
   CHECK(e.x <= 200.0 + 7.0 * 0.05 + 1e-9);
   // Standing still while crossing, whatever the client asks.
@@ -261,7 +262,8 @@ TEST_CASE("handoff: a player taken back steps inside and may not cross again for
 
   // Refused: back at the edge (less than a step away), and no crossing for 10 ticks.
   w.take_back(slot, 10);
-  CHECK_FALSE(e.crossing);
+  CHECK_FALSE(w.crossing(slot));
+  CHECK(w.handoff_rows() == 1);  // its wait before it may cross again
   CHECK(e.x == 200.0);
   for (int t = 0; t < 10; ++t) {
     w.set_intent(slot, 1.0, 0.0);
@@ -270,6 +272,7 @@ TEST_CASE("handoff: a player taken back steps inside and may not cross again for
     CHECK(w.crossings().empty());
     CHECK(e.x == 200.0);  // stopped by the edge meanwhile
   }
+  CHECK(w.handoff_rows() == 0);  // the wait is over: nothing left in the table
   w.set_intent(slot, 1.0, 0.0);
   w.step(0.05);
   CHECK(w.crossings().size() == 1);
@@ -290,6 +293,9 @@ TEST_CASE("handoff: a zone alone, or an edge with no neighbour, stops players as
     CHECK(alone.crossings().empty());
     CHECK(west.crossings().empty());
   }
+  // Nobody stepping out into a neighbour's rectangle: the handoff table stays empty.
+  CHECK(alone.handoff_rows() == 0);
+  CHECK(west.handoff_rows() == 0);
   CHECK(alone.entity(a).x == 200.0);
   CHECK(west.entity(b).y == 200.0);
 }
@@ -332,7 +338,8 @@ TEST_CASE("handoff: adopt refuses an id the zone owns, and closes a ghost's gap 
   CHECK(e.x == doctest::Approx(201.70));
   east.step(0.05);
   CHECK(e.x == 202.0);
-  CHECK_FALSE(e.catching_up);
+  CHECK_FALSE(east.catching_up(slot));
+  CHECK(east.handoff_rows() == 0);  // caught up: its row is gone
   CHECK(east.properties(slot)[0] == 90);
   CHECK(east.properties(slot)[1] == 100);
   CHECK(east.ghost_count() == 0);
@@ -362,7 +369,7 @@ TEST_CASE("handoff: wandering NPCs cross into a neighbour and are taken over the
   }
   REQUIRE(crossed.has_value());
   const world::Entity& npc = west.entity(*crossed);
-  CHECK(npc.crossing);
+  CHECK(west.crossing(*crossed));
   CHECK(npc.x > 200.0);
   const double x = npc.x, y = npc.y;
   west.step(0.05);
@@ -594,7 +601,7 @@ TEST_CASE("handoff exchange: a lost answer - the old zone keeps the player, the 
   bool crossed = false;
   REQUIRE(z.run_until([&] {
     z.west.world.set_intent(z.bob, crossed ? 0.0 : 1.0, 0.0);
-    crossed = crossed || z.west.world.entity(z.bob).crossing;
+    crossed = crossed || z.west.world.crossing(z.bob);
     return answer_dropped && z.east.exchange.stats().handoffs_in_cancelled == 1;
   }));
   CHECK(cancel_dropped == drop_cancel);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "world/ghosts.hpp"
 #include "world/world.hpp"
 #include "zone/map_publisher.hpp"
 
@@ -47,6 +48,20 @@ world::WorldParams west_params() {
   return wp;
 }
 
+// One entity of zone `source`'s, listed alone in that zone's ghost list to this zone's
+// ghosts (world::Ghosts places it as a ghost that follows `source`).
+void list_alone(world::Ghosts& ghosts, std::uint32_t source, std::uint32_t id,
+                world::EntityKind kind, std::string name, double x, double y) {
+  world::GhostState g;
+  g.id = id;
+  g.kind = kind;
+  g.x = x;
+  g.y = y;
+  g.properties.type = kind == world::EntityKind::kPlayer ? 0 : 1;
+  g.name = std::move(name);
+  REQUIRE(ghosts.apply(source, 1, {&g, 1}, world::Ghosts::Clock::now()));
+}
+
 MapWorld west_world() {
   return {.name = "west",
           .index = 0,
@@ -63,20 +78,16 @@ TEST_CASE("live map: in a world, the covered area, ghosts by kind and owner, and
   // An NPC of east's and a player of north's, both in the band around west.
   const std::uint32_t east_npc = world::first_entity_id(1) + 6;
   const std::uint32_t north_player = world::first_entity_id(2) + 2;
-  const std::uint32_t a =
-      w.spawn_ghost(east_npc, world::EntityKind::kNpc, "wolf", world::PropertyValues{1});
-  w.set_ghost_state(a, 50.0, 20.0, 0.0, 0.0, 0.0, world::PropertyValues{1});
-  w.set_ghost_owner(a, 1);  // world::Ghosts sets the source whose lists it follows
-  const std::uint32_t b =
-      w.spawn_ghost(north_player, world::EntityKind::kPlayer, "scout", world::PropertyValues{0});
-  w.set_ghost_state(b, 20.0, 55.0, 0.0, 0.0, 0.0, world::PropertyValues{0});
-  w.set_ghost_owner(b, 2);
+  // world::Ghosts keeps the zone whose lists each ghost follows: its owner on the map.
+  world::Ghosts ghosts(w, 0);
+  list_alone(ghosts, 1, east_npc, world::EntityKind::kNpc, "wolf", 50.0, 20.0);
+  list_alone(ghosts, 2, north_player, world::EntityKind::kPlayer, "scout", 20.0, 55.0);
   REQUIRE(w.ghost_count() == 2);
 
   MapPublisher map(1);
   map.set_world(west_world());
   map.select(east_npc);
-  map.publish(1, w, MapStats{});
+  map.publish(1, w, MapStats{}, &ghosts);
   const nlohmann::json j = nlohmann::json::parse(map.frame_json(MapWindow{}));
   INFO(j.dump());
 
@@ -124,9 +135,12 @@ TEST_CASE("live map: in a world, the covered area, ghosts by kind and owner, and
   CHECK(inside.at("zone").at("ghosts") == 2);
 
   // The zone's own entity selected: no owner. A ghost gone: its neighbour's count drops.
+  // North's lists stop naming its player: its ghost goes once the grace is over.
   map.select(own);
-  w.despawn(b);
-  map.publish(2, w, MapStats{});
+  REQUIRE(ghosts.apply(2, 1, {}, world::Ghosts::Clock::now()));
+  for (std::uint32_t t = 0; t < world::kUnlistedGraceTicks; ++t) ghosts.follow(1.0);
+  REQUIRE(w.ghost_count() == 1);
+  map.publish(2, w, MapStats{}, &ghosts);
   const nlohmann::json later = nlohmann::json::parse(map.frame_json(MapWindow{}));
   CHECK(later.at("selected").at("id") == own);
   CHECK_FALSE(later.at("selected").contains("owner"));
@@ -138,14 +152,12 @@ TEST_CASE("live map: in a world, the covered area, ghosts by kind and owner, and
 TEST_CASE("live map: a ghost of a zone that is not a neighbour is counted, its owner unnamed") {
   world::World w(west_params());
   const std::uint32_t stray = world::first_entity_id(5) + 1;
-  const std::uint32_t slot =
-      w.spawn_ghost(stray, world::EntityKind::kNpc, "stray", world::PropertyValues{1});
-  w.set_ghost_state(slot, -10.0, 10.0, 0.0, 0.0, 0.0, world::PropertyValues{1});
-  w.set_ghost_owner(slot, 5);
+  world::Ghosts ghosts(w, 0);
+  list_alone(ghosts, 5, stray, world::EntityKind::kNpc, "stray", -10.0, 10.0);
   MapPublisher map(1);
   map.set_world(west_world());
   map.select(stray);
-  map.publish(1, w, MapStats{});
+  map.publish(1, w, MapStats{}, &ghosts);
   const nlohmann::json j = nlohmann::json::parse(map.frame_json(MapWindow{}));
   INFO(j.dump());
   CHECK(j.at("zone").at("ghosts") == 1);
@@ -179,14 +191,12 @@ TEST_CASE("live map: a ghost handed over between zones names its owner now, not 
   world::World w(west_params());
   // Made by north (its id's top bits), handed over to east, seen from west.
   const std::uint32_t id = world::first_entity_id(2) + 9;
-  const std::uint32_t slot =
-      w.spawn_ghost(id, world::EntityKind::kPlayer, "traveller", world::PropertyValues{0});
-  w.set_ghost_state(slot, 45.0, 30.0, 0.0, 0.0, 0.0, world::PropertyValues{0});
-  w.set_ghost_owner(slot, 1);
+  world::Ghosts ghosts(w, 0);
+  list_alone(ghosts, 1, id, world::EntityKind::kPlayer, "traveller", 45.0, 30.0);
   MapPublisher map(1);
   map.set_world(west_world());
   map.select(id);
-  map.publish(1, w, MapStats{});
+  map.publish(1, w, MapStats{}, &ghosts);
   const nlohmann::json j = nlohmann::json::parse(map.frame_json(MapWindow{}));
   INFO(j.dump());
   CHECK(j.at("selected").at("owner").at("index") == 1);
