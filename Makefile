@@ -82,7 +82,7 @@ TSAN_LABELS ?= server|integration|replication|threads
 build-tsan: deps
 	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZONE_TSAN=ON -DZONE_BUILD_BENCH=OFF
 	cmake --build $(TSAN) -j $(JOBS) --target server_tests sim_tests replication_tests \
-		aoi_parallel_tests zone-server client-sim
+		aoi_parallel_tests util_tests zone-server client-sim
 
 test-tsan: build-tsan test-deps
 	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -17,9 +17,14 @@
 # combat, the bots fight NPCs and each other: the line adds actions, events and chat per
 # second, event bytes per client and the rules' time per tick.
 #
+# With --neighbour SHARE (0 to 1), a neighbour process (bench/cpu_neighbour.cpp) spins
+# that share of one core (busy SHARE x 10 ms of every 10 ms) for the whole run: servers
+# share machines, and the tick should slow in proportion to the CPU taken, not fall off a
+# cliff. It is taken from DIR/bench/cpu-neighbour, else build-release/bench/cpu-neighbour.
+#
 # usage: bench/capacity.sh [--bots "1000 2000 5000 8000"] [--window S] [--build DIR]
 #                          [--out FILE.jsonl] [--scenario NAME] [--game]
-#                          [--set KEY=VALUE ...]
+#                          [--neighbour SHARE] [--set KEY=VALUE ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +33,7 @@ window=60
 scenario=wander
 build=build-release
 out=""
+neighbour=""
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -37,6 +43,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
     --scenario) scenario=$2; shift 2 ;;
+    --neighbour) neighbour=$2; shift 2 ;;
     --game) extra+=(--set game.data_file=configs/game/game.yaml --set game.scripts_dir=configs/game); shift ;;
     *) echo "capacity.sh: unknown argument '$1' (see the header of bench/capacity.sh)" >&2; exit 2 ;;
   esac
@@ -46,8 +53,20 @@ sim_bin=$build/client-sim/client-sim
 for b in "$server_bin" "$sim_bin"; do
   [[ -x $b ]] || { echo "capacity.sh: $b not built (run: make release)" >&2; exit 2; }
 done
+neighbour_bin=""
+if [[ -n $neighbour ]]; then
+  for b in "$build/bench/cpu-neighbour" build-release/bench/cpu-neighbour; do
+    [[ -x $b ]] && { neighbour_bin=$b; break; }
+  done
+  [[ -n $neighbour_bin ]] || { echo "capacity.sh: cpu-neighbour not built (run: make release)" >&2; exit 2; }
+fi
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+neighbour_pid=""
+if [[ -n $neighbour_bin ]]; then
+  "$neighbour_bin" --share "$neighbour" &
+  neighbour_pid=$!
+fi
 
 http_get() {  # port path
   exec 3<>"/dev/tcp/127.0.0.1/$1"
@@ -150,7 +169,7 @@ run_one() {
   }'
 }
 
-echo "capacity.sh: $(nproc) cores, $(lscpu | grep -m1 'Model name' | sed 's/.*: *//'), window ${window}s" >&2
+echo "capacity.sh: $(nproc) cores, $(lscpu | grep -m1 'Model name' | sed 's/.*: *//'), window ${window}s, neighbour ${neighbour:-none}, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 results=()
 for n in $counts; do
   line=$(run_one "$n")
@@ -158,3 +177,5 @@ for n in $counts; do
   results+=("$line")
 done
 if [[ -n $out ]]; then printf '%s\n' "${results[@]}" >"$out"; fi
+# The neighbour reports the share of a core it had (on stderr).
+if [[ -n $neighbour_pid ]]; then kill -TERM "$neighbour_pid"; wait "$neighbour_pid" || true; fi

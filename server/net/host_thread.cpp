@@ -45,14 +45,25 @@ void HostThread::wake() {
   [[maybe_unused]] const auto n = write(wake_fd_, &one, sizeof one);
 }
 
-void HostThread::post(SendBatch& batch) {
+std::uint64_t HostThread::post(SendBatch& batch) {
+  std::uint64_t number;
   {
     std::lock_guard lock(mutex_);
-    std::swap(pending_, batch);
-    ++posted_;
+    if (taken_ == posted_) {
+      std::swap(pending_, batch);  // pending_ is the empty batch the thread left
+    } else {
+      pending_.append(batch);  // the thread is late: one batch, sent in order
+    }
+    number = ++posted_;
   }
   batch.clear();
   wake();
+  return number;
+}
+
+void HostThread::wait_sent(std::uint64_t number) {
+  std::unique_lock lock(mutex_);
+  sent_cv_.wait(lock, [&] { return sent_ >= number; });
 }
 
 void HostThread::wait_sent() {
@@ -83,7 +94,7 @@ void HostThread::send(SendBatch& batch) {
 
 void HostThread::run() {
   SendBatch batch;
-  std::uint64_t taken = 0;
+  std::uint64_t taken = 0;  // this thread's copy of taken_
   NetEvent ev;
   auto last_pass = std::chrono::steady_clock::now() - kMinPassInterval;
   while (!stop_.load()) {
@@ -104,11 +115,12 @@ void HostThread::run() {
     }
     last_pass = std::chrono::steady_clock::now();
     // A posted batch first: the tick waits for it before it reuses the packets' memory.
+    // (batch is empty here: pending_ becomes the empty batch the next post() swaps in.)
     {
       std::lock_guard lock(mutex_);
-      if (taken != posted_) {
+      if (taken_ != posted_) {
         std::swap(batch, pending_);
-        taken = posted_;
+        taken = taken_ = posted_;
       }
     }
     if (!batch.empty()) send(batch);
@@ -130,11 +142,11 @@ void HostThread::run() {
   }
   // Whatever was posted last still goes out (goodbyes at shutdown).
   std::lock_guard lock(mutex_);
-  if (taken != posted_) {
+  if (taken_ != posted_) {
     send(pending_);
     pending_.clear();
   }
-  sent_ = posted_;
+  taken_ = sent_ = posted_;
   sent_cv_.notify_all();
 }
 

@@ -2,7 +2,9 @@
 // (until it is empty, or for at most a couple of milliseconds at a time), hands every
 // event to a callback on that thread, and sends the batch of packets that the simulation
 // thread posts once per tick. Every ENet call for the host happens on this thread: ENet
-// hosts are not thread-safe.
+// hosts are not thread-safe. Posting never waits for the thread: a batch posted before the
+// thread took the previous one is appended to it, and the poster waits (wait_sent) only
+// when it is about to reuse memory that a batch it posted refers to.
 #pragma once
 
 #include <atomic>
@@ -22,7 +24,8 @@ namespace zone::net {
 // the host reports the batch sent, or copied into the batch) and connections to close.
 class SendBatch {
  public:
-  // Bytes that stay valid until wait_sent() returns (a replication arena).
+  // Bytes that stay valid until the host reports this batch sent (wait_sent(number) for
+  // the number post() returned: a replication arena).
   void add(PeerId peer, std::span<const std::uint8_t> bytes, Delivery delivery,
            std::uint8_t channel) {
     packets_.push_back(
@@ -45,6 +48,16 @@ class SendBatch {
     closes_.clear();
   }
   bool empty() const { return packets_.empty() && closes_.empty(); }
+  // Appends other's packets and closes after this batch's, in order.
+  void append(const SendBatch& other) {
+    const auto base = static_cast<std::int64_t>(owned_.size());
+    for (Packet p : other.packets_) {
+      if (p.owned_at >= 0) p.owned_at += base;
+      packets_.push_back(p);
+    }
+    owned_.insert(owned_.end(), other.owned_.begin(), other.owned_.end());
+    closes_.insert(closes_.end(), other.closes_.begin(), other.closes_.end());
+  }
   std::size_t packet_count() const { return packets_.size(); }
 
  private:
@@ -85,10 +98,14 @@ class HostThread {
   std::size_t max_peers() const { return max_peers_; }
   SocketBuffers socket_buffers() const { return buffers_; }
 
-  // Hands `batch` to the thread (swapping it with an empty one) and returns at once.
-  // The previous batch must have been sent (wait_sent()).
-  void post(SendBatch& batch);
-  // Blocks until everything posted has been handed to the socket.
+  // Hands `batch` to the thread and returns at once, leaving `batch` empty: swapped with
+  // an empty one, or, if the thread has not yet taken the previous batch (it is late),
+  // appended to that one, so it goes out after it. Returns the batch's number (1, 2, ...).
+  std::uint64_t post(SendBatch& batch);
+  // Blocks until batch `number` and every one before it have been handed to the socket
+  // (at once for 0).
+  void wait_sent(std::uint64_t number);
+  // Blocks until everything posted has been.
   void wait_sent();
   // Traffic so far (a copy the thread refreshes every pass).
   TrafficStats stats() const;
@@ -112,7 +129,8 @@ class HostThread {
   mutable std::mutex mutex_;
   std::condition_variable sent_cv_;
   SendBatch pending_;
-  std::uint64_t posted_ = 0;  // batches posted / sent, under mutex_
+  std::uint64_t posted_ = 0;  // batches posted / taken by the thread / sent, under mutex_
+  std::uint64_t taken_ = 0;
   std::uint64_t sent_ = 0;
   TrafficStats stats_;  // under mutex_
   std::atomic<bool> stop_{false};

@@ -438,7 +438,9 @@ std::string render_prometheus(const ZoneMetrics& m, const std::string& zone_name
             m.evicted_silent);
   w.counter_seconds(
       "zone_network_send_wait_seconds_total",
-      "Time the tick waited for the network threads to finish sending the previous tick.",
+      "Time the tick waited for the network threads to finish sending the tick before the "
+      "previous one (whose arenas it reuses): non-zero only when a network thread fell a "
+      "whole tick behind.",
       m.send_wait_seconds);
   w.histogram("zone_client_send_rate_bytes_per_second",
               "Snapshot bytes per second sent to each client, observed once a second.",

@@ -111,6 +111,7 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
       replicator_(make_replication_params(config), world_),
       pool_(config::replication_workers(config)),
       workers_(pool_.size()),
+      sent_arenas_(pool_.size()),
       sessions_(config_, log_, world_, replicator_),
       layers_(config_, world_, replicator_),
       reloads_(std::move(admin.config_source)),
@@ -133,6 +134,8 @@ ZoneServer::ZoneServer(const config::ZoneConfig& config, Logger& log, AdminSetup
         o, [in](const net::NetEvent& ev) { in->on_event(ev); }, [in] { in->publish(); }));
   }
   batches_.resize(hosts_.size());
+  posted_last_.assign(hosts_.size(), 0);  // batch 0: sent before anything was posted
+  posted_before_.assign(hosts_.size(), 0);
   // The AOI update uses the replication workers too: they are idle until replicate().
   world_.set_aoi_parallel(
       [this](std::uint32_t pieces, const aoi::GridAoi::PieceFn& fn) { pool_.run(pieces, fn); },
@@ -273,13 +276,19 @@ void ZoneServer::ingest() {
 }
 
 void ZoneServer::replicate() {
-  // The arenas still hold the previous tick's packets until every host has sent them.
+  // The workers' arenas hold the previous tick's packets, which the hosts may still be
+  // sending; sent_arenas_ holds the packets of the tick before that. Wait only for those
+  // (a host a whole tick late), then swap: the previous tick's packets stay where the
+  // hosts read them, and the workers write into the arenas just sent.
   const auto wait_start = std::chrono::steady_clock::now();
-  for (auto& h : hosts_) h->wait_sent();
+  for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->wait_sent(posted_before_[h]);
   send_wait_ += std::chrono::steady_clock::now() - wait_start;
-  for (replication::ReplicationWorker& w : workers_) {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    replication::ReplicationWorker& w = workers_[i];
+    std::swap(w.out, sent_arenas_[i].out);
+    std::swap(w.reliable, sent_arenas_[i].reliable);
     w.out.clear();
-    w.reliable.clear();  // last tick's Events messages went with its batches
+    w.reliable.clear();  // those Events messages went with their tick's batches
   }
   replicator_.begin_tick(tick_);
   const replication::ClientId clients = replicator_.client_slots();
@@ -305,7 +314,8 @@ void ZoneServer::post() {
                               protocol::kReliableChannel);
     }
   }
-  for (std::size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->post(batches_[h]);
+  posted_before_.swap(posted_last_);
+  for (std::size_t h = 0; h < hosts_.size(); ++h) posted_last_[h] = hosts_[h]->post(batches_[h]);
 }
 
 void ZoneServer::shutdown(std::chrono::milliseconds grace) {

@@ -11,7 +11,8 @@
 // Threads (docs/architecture.md, "Threads") and what each touches:
 //   tick thread      run() and tick(), then shutdown(): every member not marked otherwise.
 //   network threads  one per host: its HostThread and Ingest queue; they read the
-//                    workers' arenas until the host reports the tick's batch sent.
+//                    arenas a tick's batch points into (the workers', then, from the
+//                    next tick on, sent_arenas_) until the host reports that batch sent.
 //   workers          pool_, inside replicate(): disjoint clients, an arena each; and inside
 //                    the AOI update (World::update_aoi): disjoint candidate lists, each
 //                    piece of work with an output of its own, merged in order.
@@ -186,7 +187,8 @@ class ZoneServer {
   std::uint32_t tick_ = 0;
   std::uint64_t ticks_ = 0;
   std::uint64_t overruns_ = 0;
-  std::chrono::nanoseconds send_wait_{0};  // the tick waiting for the hosts' previous batch
+  // The tick waiting for the hosts to send the batch of two ticks before (its arenas).
+  std::chrono::nanoseconds send_wait_{0};
 
   // Load-adaptive interest (interest.load_adaptive).
   LoadGovernor load_;
@@ -194,10 +196,20 @@ class ZoneServer {
   std::uint32_t load_applied_ = 0;  // the level replication and the AOI run at
   std::uint64_t load_records_ = 0;  // records sent, for debug.simulated_load_ns_per_record
 
-  // Replication in parallel: each worker's scratch and packet arena. The network threads
+  // Replication in parallel: each worker's scratch and packet arenas. The network threads
   // read the arenas until they report the tick's batch sent, so these outlive the hosts.
   util::WorkerPool pool_;
   std::vector<replication::ReplicationWorker> workers_;
+  // Double buffering: the arenas of the previous tick's batch, which the hosts may still
+  // be sending, one pair per worker. A tick swaps them with the workers' (then holding
+  // the batch it is about to replace) after waiting only for the batch before that, so a
+  // network thread late by less than a tick costs the tick nothing.
+  struct SentArenas {
+    replication::PacketArena out, reliable;
+  };
+  std::vector<SentArenas> sent_arenas_;
+  std::vector<std::uint64_t> posted_last_;    // per host: the previous tick's batch number
+  std::vector<std::uint64_t> posted_before_;  // per host: the one before (in sent_arenas_)
 
   // The network: one host and one decoding queue per network thread, and in ticket mode
   // (auth.mode) the verifier the decoders check tickets with.

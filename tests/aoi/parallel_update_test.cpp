@@ -4,10 +4,12 @@
 // bound, teleports, spawns and despawns, radius changes, observers switched on and off,
 // hysteresis and bound changes that rebuild every list): one on the calling thread alone,
 // one whose runner runs the pieces in reverse order on three worker numbers (so any
-// dependence on the order pieces run in, or on a worker's scratch, shows), and one on two
-// real threads (which TSan checks in CI). Every tick's events must be equal byte for byte,
-// and so must the stats and the views; the parallel AOIs' invariants must hold. The runners
-// count the pieces they ran, so the test fails if the parallel paths were never taken.
+// dependence on the order pieces run in, or on a worker's scratch, shows), one on two
+// real threads, and one on the zone's own WorkerPool with four workers, more than CI's
+// cores, so that workers often wake late for a run (all of which TSan checks in CI). Every tick's
+// events must be equal byte for byte, and so must the stats and the views; the parallel AOIs'
+// invariants must hold. The runners count the pieces they ran, so the test fails if the parallel
+// paths were never taken.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "aoi/grid_aoi.hpp"
+#include "util/worker_pool.hpp"
 
 using zone::aoi::EntityHandle;
 using zone::aoi::GridAoi;
@@ -33,6 +36,7 @@ struct Runners {
   std::uint32_t reverse_calls = 0;
   std::uint32_t reverse_pieces = 0;
   std::atomic<std::uint32_t> threaded_pieces{0};
+  std::uint32_t pooled_pieces = 0;
 };
 
 // Pieces in reverse order, worker numbers 2, 1, 0, 2, ...
@@ -71,7 +75,15 @@ bool same_events(std::span<const VisibilityEvent> a, std::span<const VisibilityE
   return true;
 }
 
-// 1, 2 and 3 workers on the same calls; crowd: GridConfig::crowd_min_in_view.
+// The zone's runner: a WorkerPool (shared/util/worker_pool.hpp).
+GridAoi::ParallelFor pool_runner(Runners& counts, zone::util::WorkerPool& pool) {
+  return [&counts, &pool](std::uint32_t pieces, const GridAoi::PieceFn& fn) {
+    pool.run(pieces, fn);
+    counts.pooled_pieces += pieces;
+  };
+}
+
+// 1, 2, 3 and 4 workers on the same calls; crowd: GridConfig::crowd_min_in_view.
 void same_for_any_workers(std::uint32_t crowd) {
   GridConfig config;
   config.crowd_min_in_view = crowd;
@@ -82,10 +94,13 @@ void same_for_any_workers(std::uint32_t crowd) {
   GridAoi serial(config);
   GridAoi reversed(config);
   GridAoi threaded(config);
+  GridAoi pooled(config);
   Runners counts;
+  zone::util::WorkerPool pool(4);
   reversed.set_parallel(reverse_runner(counts), 3);
   threaded.set_parallel(threaded_runner(counts), 2);
-  GridAoi* const all[] = {&serial, &reversed, &threaded};
+  pooled.set_parallel(pool_runner(counts, pool), pool.size());
+  GridAoi* const all[] = {&serial, &reversed, &threaded, &pooled};
 
   std::mt19937_64 rng(20261202);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -141,7 +156,7 @@ void same_for_any_workers(std::uint32_t crowd) {
       }
     }
     const auto expected = serial.update();
-    for (GridAoi* aoi : {&reversed, &threaded}) {
+    for (GridAoi* aoi : {&reversed, &threaded, &pooled}) {
       const auto got = aoi->update();
       INFO("tick " << tick << ": " << got.size() << " events against " << expected.size());
       REQUIRE(same_events(expected, got));
@@ -154,7 +169,7 @@ void same_for_any_workers(std::uint32_t crowd) {
     }
     crowd_peak = std::max(crowd_peak, serial.stats().crowd_members);
     if (tick % 15 == 0) {
-      for (GridAoi* aoi : {&reversed, &threaded}) {
+      for (GridAoi* aoi : {&reversed, &threaded, &pooled}) {
         const std::string broken = aoi->check_invariants();
         INFO("tick " << tick << ": " << broken);
         CHECK(broken.empty());
@@ -162,7 +177,7 @@ void same_for_any_workers(std::uint32_t crowd) {
       for (std::size_t i = 0; i < live.size(); i += 97) {
         probe.clear();
         serial.view_set(live[i], probe);
-        for (GridAoi* aoi : {&reversed, &threaded}) {
+        for (GridAoi* aoi : {&reversed, &threaded, &pooled}) {
           other.clear();
           aoi->view_set(live[i], other);
           CHECK(probe == other);
@@ -176,6 +191,7 @@ void same_for_any_workers(std::uint32_t crowd) {
   CHECK(counts.reverse_calls > 4 + 30);
   CHECK(counts.reverse_pieces > 4 * 40);
   CHECK(counts.threaded_pieces.load() == counts.reverse_pieces);
+  CHECK(counts.pooled_pieces == counts.reverse_pieces);
   if (crowd > 0) {
     CHECK(crowd_peak > 100);
   } else {
