@@ -81,6 +81,8 @@ const std::map<std::string, std::string> kNotMetrics = {
     {"zone_protocol", "docs/architecture.md: the CMake library of shared/protocol/"},
     {"zone_replica", "docs/architecture.md: the CMake library of shared/replica/"},
     {"zone_util", "docs/architecture.md: the CMake library of shared/util/"},
+    {"zone_motion", "docs/architecture.md: the CMake library of shared/motion/"},
+    {"zone_game_params", "docs/architecture.md: the CMake library of server/zone/game_params.hpp"},
     {"zone_client", "docs/architecture.md: the CMake library of client-sim/client/"},
     {"zone_sim", "docs/architecture.md: the CMake library of client-sim/sim/"},
 };
