@@ -15,6 +15,9 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
+// Attempts a resume may make again after a stale goodbye ended one before it connected.
+constexpr std::uint32_t kResumeRetries = 3;
+
 double seconds(clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
@@ -239,6 +242,22 @@ void BotGroup::route(std::uint32_t host, const net::NetEvent& ev) {
       bot.on_connect(*hosts_[host]);
       break;
     case net::NetEvent::Type::kDisconnect: {
+      if (bot.phase() == client::Bot::Phase::kConnecting && !bot.resume_token().empty() &&
+          slot.resume_retries_left > 0) {
+        // A resume attempt that ended before it connected: ENet's time-out (its handshake
+        // lost on a lossy link), or a reason, which the zone never gives a connection it
+        // has not accepted: the goodbye of an earlier connection in the same peer slot of
+        // this socket (ENet tells a slot's sessions apart by two bits). Made again from
+        // the next socket set, as a client whose connect fails tries again; the player
+        // waits in the zone for its grace meanwhile.
+        --slot.resume_retries_left;
+        ++counters_.resume_retries;
+        bot_of_peer_[host][ev.peer.index] = -1;
+        slot.host = (slot.host + hosts_per_set_) % static_cast<std::uint32_t>(hosts_.size());
+        bot.resume(*hosts_[slot.host]);
+        bot_of_peer_[slot.host][bot.peer().index] = index;
+        break;
+      }
       const bool joined = bot.phase() == client::Bot::Phase::kPlaying;
       bot.on_disconnect(ev.data);
       if (bot.phase() == client::Bot::Phase::kTransferring) {
@@ -350,6 +369,7 @@ void BotGroup::reconnect(clock::time_point now) {
     } else if (bot.phase() == client::Bot::Phase::kIdle && slot.resume_at != clock::time_point{} &&
                now >= slot.resume_at) {
       slot.resume_at = {};
+      slot.resume_retries_left = kResumeRetries;
       slot.host = (slot.host + hosts_per_set_) % static_cast<std::uint32_t>(hosts_.size());
       bot.resume(*hosts_[slot.host]);
       bot_of_peer_[slot.host][bot.peer().index] = static_cast<std::int32_t>(i);

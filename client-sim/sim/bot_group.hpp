@@ -74,6 +74,8 @@ struct GroupStats {
   std::uint64_t resumes = 0;
   std::uint64_t resume_id_changes = 0;
   std::uint64_t resumes_refused = 0;
+  // Resume attempts that ended before they connected, and were made again.
+  std::uint64_t resume_retries = 0;
   // Rejoins (--rejoin): sessions the zone ended that the bot logged in again after, and
   // what the player lost: the distance from where it last saw itself to where it came
   // back (worst, and the sum for the mean), its game properties that came back with
@@ -166,6 +168,7 @@ class BotGroup {
     // Reconnects: when the connection drops, when the bot comes back.
     std::chrono::steady_clock::time_point drop_at{}, resume_at{};
     std::uint64_t past_resumes = 0, past_resume_id_changes = 0;
+    std::uint32_t resume_retries_left = 0;  // this resume's, after a stale goodbye
     // Rejoins: when the bot logs in again, and what it last saw of itself in the session
     // the zone ended (its values row, when that frame arrived); empty: not rejoining.
     std::chrono::steady_clock::time_point rejoin_after_loss_at{};

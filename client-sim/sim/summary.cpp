@@ -35,6 +35,7 @@ nlohmann::json Summary::to_json() const {
       {"resumes", resumes},
       {"resume_id_changes", resume_id_changes},
       {"resumes_refused", resumes_refused},
+      {"resume_retries", resume_retries},
       {"rejoins", rejoins},
       {"rejoin_loss_max_m", rejoin_loss_max_m},
       {"rejoin_loss_mean_m", rejoin_loss_mean_m},

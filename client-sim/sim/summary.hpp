@@ -44,6 +44,12 @@ struct Summary {
   std::uint64_t resumes = 0;
   std::uint64_t resume_id_changes = 0;
   std::uint64_t resumes_refused = 0;
+  // Resume attempts that ended before they connected, each made again from the next socket
+  // set (at most 3 times), as a client whose connect fails tries again: ENet's time-out
+  // (the handshake lost on a lossy link), or a goodbye of an earlier connection in the
+  // same peer slot of the same socket (ENet tells a slot's sessions apart by two bits),
+  // never the zone's answer to this one.
+  std::uint64_t resume_retries = 0;
   // Rejoins (--rejoin): sessions the zone ended (a restart, a crash) after which the bot
   // logged in again, and what its player lost: the distance from where the bot last saw
   // itself to where it came back (worst, mean), game properties that came back with

@@ -118,6 +118,7 @@ GroupStats Swarm::combine(const std::vector<GroupStats>& parts) const {
     t.resumes += g.resumes;
     t.resume_id_changes += g.resume_id_changes;
     t.resumes_refused += g.resumes_refused;
+    t.resume_retries += g.resume_retries;
     t.rejoins += g.rejoins;
     t.rejoin_loss_max_m = std::max(t.rejoin_loss_max_m, g.rejoin_loss_max_m);
     t.rejoin_loss_sum_m += g.rejoin_loss_sum_m;
@@ -445,6 +446,7 @@ Summary Swarm::summary() const {
   s.resumes = final_.resumes;
   s.resume_id_changes = final_.resume_id_changes;
   s.resumes_refused = final_.resumes_refused;
+  s.resume_retries = final_.resume_retries;
   s.rejoins = final_.rejoins;
   s.rejoin_loss_max_m = final_.rejoin_loss_max_m;
   s.rejoin_loss_mean_m = final_.rejoins ? final_.rejoin_loss_sum_m / final_.rejoins : 0.0;
